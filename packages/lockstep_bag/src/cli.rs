@@ -1,0 +1,379 @@
+//! `lockstep bag ...`: inspect, repair and convert rosbag2 bags (feature `cli`).
+
+use crate::{
+    reindex, BagReader, BagWriter, ChunkCompression, MessageDefinition, MessageDefinitions, ReadOptions,
+    TopicSpec, WriterOptions,
+};
+use anyhow::{bail, Context, Result};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Arguments of `lockstep bag`.
+#[derive(Debug, clap::Args)]
+pub struct BagArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: BagCommand,
+}
+
+/// The `lockstep bag` verbs.
+#[derive(Debug, clap::Subcommand)]
+pub enum BagCommand {
+    /// Print a bag's files, size, duration, topics and Lockstep extra data (like `ros2 bag info`).
+    Info {
+        /// Bag directory, or a single .mcap / .db3 file.
+        bag: PathBuf,
+    },
+    /// Repair a bag whose recorder was killed: rewrite truncated MCAP files, rebuild metadata.yaml.
+    Reindex {
+        /// Bag directory.
+        bag: PathBuf,
+    },
+    /// Copy any readable bag (sqlite3 or MCAP) into a new MCAP bag written by this library.
+    Convert {
+        /// Input bag directory or file.
+        input: PathBuf,
+        /// Output bag directory (must not exist or be empty).
+        output: PathBuf,
+        /// MCAP chunk compression.
+        #[arg(long, value_enum, default_value = "none")]
+        compression: CompressionArg,
+        /// Start a new file when the current one exceeds this many bytes.
+        #[arg(long)]
+        max_bag_size_bytes: Option<u64>,
+        /// Start a new file when a message is this many seconds after the file's first one.
+        #[arg(long)]
+        max_bag_duration_secs: Option<f64>,
+    },
+}
+
+/// `--compression` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompressionArg {
+    /// Uncompressed chunks.
+    None,
+    /// zstd chunks.
+    Zstd,
+}
+
+/// Runs a `lockstep bag` command, printing to stdout.
+pub fn run(args: BagArgs) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match args.command {
+        BagCommand::Info { bag } => info(&bag, &mut out),
+        BagCommand::Reindex { bag } => {
+            let report = reindex(&bag).with_context(|| format!("reindexing {}", bag.display()))?;
+            for f in &report.files {
+                if f.was_complete {
+                    writeln!(
+                        out,
+                        "{}: complete, {} messages, unchanged",
+                        f.path.display(),
+                        f.messages
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "{}: recovered {} messages, dropped {} trailing bytes ({})",
+                        f.path.display(),
+                        f.messages,
+                        f.bytes_dropped,
+                        f.stop_reason.as_deref().unwrap_or("end of file")
+                    )?;
+                }
+            }
+            writeln!(
+                out,
+                "wrote {}",
+                bag.join(crate::metadata::METADATA_FILE).display()
+            )?;
+            Ok(())
+        }
+        BagCommand::Convert {
+            input,
+            output,
+            compression,
+            max_bag_size_bytes,
+            max_bag_duration_secs,
+        } => {
+            let mut opts = WriterOptions {
+                compression: match compression {
+                    CompressionArg::None => ChunkCompression::None,
+                    CompressionArg::Zstd => ChunkCompression::Zstd,
+                },
+                max_bag_size_bytes,
+                ..WriterOptions::default()
+            };
+            if let Some(secs) = max_bag_duration_secs {
+                if !(secs.is_finite() && secs > 0.0) {
+                    bail!("--max-bag-duration-secs must be a positive number of seconds, got {secs}");
+                }
+                opts.max_bag_duration_ns = Some((secs * 1e9) as u64);
+            }
+            let prefixes = std::env::var("AMENT_PREFIX_PATH").unwrap_or_default();
+            let mut defs = MessageDefinitions::from_prefix_path(&prefixes);
+            let n = convert(&input, &output, opts, &mut defs, &mut std::io::stderr())?;
+            writeln!(
+                out,
+                "converted {n} messages from {} to {}",
+                input.display(),
+                output.display()
+            )?;
+            Ok(())
+        }
+    }
+}
+
+/// Copies every topic, message, attachment and metadata record (except rosbag2's own) of `input`
+/// into a new MCAP bag at `output`. Definitions missing from the input are looked up in `defs`, then
+/// left empty. Progress goes to `progress`. Returns the number of messages copied.
+pub fn convert(
+    input: &Path,
+    output: &Path,
+    opts: WriterOptions,
+    defs: &mut MessageDefinitions,
+    progress: &mut dyn Write,
+) -> Result<u64> {
+    let reader = BagReader::open(input).with_context(|| format!("opening {}", input.display()))?;
+    if output.exists()
+        && std::fs::read_dir(output)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        bail!(
+            "{}: output exists and is not an empty directory",
+            output.display()
+        );
+    }
+    if let Some(ext) = output.extension() {
+        if ext == "mcap" || ext == "db3" {
+            bail!(
+                "{}: the output is a bag directory, not a storage file",
+                output.display()
+            );
+        }
+    }
+    let mut writer =
+        BagWriter::create(output, opts).with_context(|| format!("creating {}", output.display()))?;
+    let mut ids = HashMap::new();
+    for topic in reader.topics() {
+        let definition = match &topic.definition {
+            Some(d) if !d.text.is_empty() && (d.encoding == "ros2msg" || d.encoding == "ros2idl") => {
+                d.clone()
+            }
+            _ => match defs.resolve(&topic.metadata.type_name) {
+                Ok(d) => d,
+                Err(_) => MessageDefinition::empty(),
+            },
+        };
+        let m = &topic.metadata;
+        let spec = TopicSpec::new(&m.name, &m.type_name)
+            .with_serialization_format(&m.serialization_format)
+            .with_qos(m.offered_qos_profiles.clone())
+            .with_type_hash(&m.type_description_hash)
+            .with_definition(definition);
+        let id = writer
+            .add_topic(spec)
+            .with_context(|| format!("adding topic {}", m.name))?;
+        ids.insert(m.name.clone(), id);
+    }
+    let total = reader.message_count();
+    let started = Instant::now();
+    let mut last_report = Instant::now();
+    let mut n = 0u64;
+    for message in reader.messages_with(ReadOptions::default()) {
+        let message = message.with_context(|| format!("reading {}", input.display()))?;
+        let Some(&id) = ids.get(&*message.topic) else {
+            bail!(
+                "{}: message on topic `{}` that the bag does not declare",
+                input.display(),
+                message.topic
+            );
+        };
+        writer
+            .write_id(id, message.log_time_ns, message.publish_time_ns, &message.data)
+            .with_context(|| format!("writing {}", output.display()))?;
+        n += 1;
+        if last_report.elapsed() >= Duration::from_secs(2) {
+            last_report = Instant::now();
+            let _ = writeln!(
+                progress,
+                "converted {n} / {total} messages ({:.0?})",
+                started.elapsed()
+            );
+        }
+    }
+    for a in reader.attachments().context("reading attachments")? {
+        writer.attach(&a.name, &a.media_type, a.log_time_ns, a.create_time_ns, &a.data)?;
+    }
+    for r in reader.metadata_records().context("reading metadata records")? {
+        if r.name != crate::writer::ROSBAG2_METADATA_NAME {
+            writer.write_metadata_record(&r.name, &r.entries)?;
+        }
+    }
+    writer
+        .finish()
+        .with_context(|| format!("finishing {}", output.display()))?;
+    Ok(n)
+}
+
+/// Prints `ros2 bag info`-style text about a bag.
+pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
+    let reader = BagReader::open(bag).with_context(|| format!("opening {}", bag.display()))?;
+    let md = reader.metadata();
+    let files: Vec<String> = reader
+        .file_paths()
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let (start, end) = reader
+        .time_range()
+        .unwrap_or((md.starting_time_ns, md.end_time_ns()));
+    let label = |s: &str| format!("{s:<19}");
+    writeln!(out, "{}{}", label("Files:"), files.join("\n                   "))?;
+    writeln!(out, "{}{}", label("Bag size:"), human_size(reader.size_bytes()))?;
+    writeln!(out, "{}{}", label("Storage id:"), reader.storage().identifier())?;
+    writeln!(
+        out,
+        "{}{}",
+        label("ROS Distro:"),
+        if md.ros_distro.is_empty() {
+            "unknown"
+        } else {
+            &md.ros_distro
+        }
+    )?;
+    writeln!(
+        out,
+        "{}{}",
+        label("Metadata version:"),
+        if reader.has_metadata_file() {
+            md.version.to_string()
+        } else {
+            "none (built from files)".into()
+        }
+    )?;
+    writeln!(
+        out,
+        "{}{:.9}s",
+        label("Duration:"),
+        end.saturating_sub(start) as f64 / 1e9
+    )?;
+    writeln!(out, "{}{}", label("Start:"), timestamp(start))?;
+    writeln!(out, "{}{}", label("End:"), timestamp(end))?;
+    writeln!(out, "{}{}", label("Messages:"), reader.message_count())?;
+    let mut first = true;
+    for t in reader.topics() {
+        let line = format!(
+            "Topic: {} | Type: {} | Count: {} | Serialization Format: {}",
+            t.metadata.name, t.metadata.type_name, t.message_count, t.metadata.serialization_format
+        );
+        writeln!(
+            out,
+            "{}{}",
+            if first {
+                label("Topic information:")
+            } else {
+                label("")
+            },
+            line
+        )?;
+        first = false;
+    }
+    if first {
+        writeln!(out, "{}(none)", label("Topic information:"))?;
+    }
+    let attachments = reader.attachments().context("reading attachments")?;
+    let records: Vec<_> = reader
+        .metadata_records()
+        .context("reading metadata records")?
+        .into_iter()
+        .filter(|r| r.name != "rosbag2")
+        .collect();
+    writeln!(out, "Lockstep extra data:")?;
+    writeln!(out, "  Attachments:      {}", attachments.len())?;
+    for a in &attachments {
+        writeln!(
+            out,
+            "    {} ({}, {} bytes, in {})",
+            a.name,
+            a.media_type,
+            a.data.len(),
+            files.get(a.file_index).map_or("?", |s| s)
+        )?;
+    }
+    writeln!(out, "  Metadata records: {}", records.len())?;
+    for r in &records {
+        let keys: Vec<&str> = r.entries.keys().map(String::as_str).collect();
+        writeln!(
+            out,
+            "    {} (keys: {}; in {})",
+            r.name,
+            keys.join(", "),
+            files.get(r.file_index).map_or("?", |s| s)
+        )?;
+    }
+    Ok(())
+}
+
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+/// `YYYY-MM-DD hh:mm:ss.nnnnnnnnn UTC (secs.nanos)`.
+fn timestamp(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let nanos = ns % 1_000_000_000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (proleptic Gregorian), Howard Hinnant's algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{nanos:09} UTC ({secs}.{nanos:09})",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_times_and_sizes() {
+        assert_eq!(
+            timestamp(1_585_866_235_112_411_371),
+            "2020-04-02 22:23:55.112411371 UTC (1585866235.112411371)"
+        );
+        assert_eq!(timestamp(0), "1970-01-01 00:00:00.000000000 UTC (0.000000000)");
+        assert_eq!(human_size(2048), "2.0 KiB");
+        assert_eq!(human_size(12), "12 B");
+    }
+}

@@ -1,0 +1,166 @@
+//! The crate's error type: every variant names what failed and where (path, topic, offset, field).
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while reading, writing or repairing a bag.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An operating-system I/O error on a file or directory.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The MCAP library rejected a file (malformed record, bad CRC, truncated data...).
+    #[error("{path}: MCAP error{}: {source}", offset.map(|o| format!(" at byte offset {o}")).unwrap_or_default())]
+    Mcap {
+        /// The MCAP file.
+        path: PathBuf,
+        /// Byte offset of the record involved, when known.
+        offset: Option<u64>,
+        /// The underlying error.
+        #[source]
+        source: mcap::McapError,
+    },
+    /// An sqlite3 storage file could not be read.
+    #[error("{path}: sqlite3 error: {source}")]
+    Sqlite {
+        /// The `.db3` file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// `metadata.yaml` (or an embedded copy of it) is not valid YAML or misses/mistypes a field.
+    #[error("{path}: invalid bag metadata: field `{field}`: {reason}")]
+    Metadata {
+        /// The metadata file (or the MCAP file holding it).
+        path: PathBuf,
+        /// Dotted path of the offending field, e.g. `topics_with_message_count[2].topic_metadata.name`.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The metadata declares a format version this library does not know.
+    #[error("{path}: unsupported rosbag2 metadata version {version} (this reader handles 1 to 9)")]
+    UnsupportedVersion {
+        /// The metadata file.
+        path: PathBuf,
+        /// The version found.
+        version: i64,
+    },
+    /// The bag uses a storage plugin other than `mcap` or `sqlite3`.
+    #[error("{path}: unsupported storage `{storage}` (supported: mcap, sqlite3)")]
+    UnsupportedStorage {
+        /// The bag.
+        path: PathBuf,
+        /// The storage identifier or file extension found.
+        storage: String,
+    },
+    /// The bag uses a rosbag2 compression mode this library does not read.
+    #[error("{path}: unsupported compression mode `{mode}` with format `{format}`")]
+    UnsupportedCompression {
+        /// The bag.
+        path: PathBuf,
+        /// `compression_mode` from the metadata.
+        mode: String,
+        /// `compression_format` from the metadata.
+        format: String,
+    },
+    /// A QoS profile list (YAML text) could not be understood.
+    #[error("invalid offered_qos_profiles for topic `{topic}`: {reason}")]
+    Qos {
+        /// The topic the QoS belongs to.
+        topic: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A message was written to a topic that was never added.
+    #[error("unknown topic `{topic}`: add it with BagWriter::add_topic before writing to it")]
+    UnknownTopic {
+        /// The topic name.
+        topic: String,
+    },
+    /// A topic was added twice with different settings.
+    #[error("topic `{topic}` was already added with different settings ({detail})")]
+    ConflictingTopic {
+        /// The topic name.
+        topic: String,
+        /// Which setting differs.
+        detail: String,
+    },
+    /// No `.msg` file was found for a type (or one of its dependencies).
+    #[error("no message definition for `{type_name}`{}: searched {}", needed_by.as_ref().map(|n| format!(" (needed by `{n}`)")).unwrap_or_default(), if searched.is_empty() { "no prefixes (AMENT_PREFIX_PATH empty?)".to_string() } else { searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ") })]
+    DefinitionNotFound {
+        /// The type that could not be resolved.
+        type_name: String,
+        /// The root type whose schema was being built, if different.
+        needed_by: Option<String>,
+        /// Every file path that was tried.
+        searched: Vec<PathBuf>,
+    },
+    /// A type name is not of the form `pkg/Type` or `pkg/msg/Type`.
+    #[error("type name `{type_name}` is not of the form pkg/msg/Type")]
+    BadTypeName {
+        /// The offending name.
+        type_name: String,
+    },
+    /// The output directory of a new bag already exists and is not empty.
+    #[error("{path}: output bag directory already exists and is not empty")]
+    OutputExists {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The path is neither a bag directory nor a storage file.
+    #[error("{path}: not a rosbag2 bag: {reason}")]
+    NotABag {
+        /// The path given.
+        path: PathBuf,
+        /// Why it is not one.
+        reason: String,
+    },
+    /// A caller passed an invalid argument (empty topic name, reserved metadata name...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The writer hit an error before and refuses further writes so the file stays consistent.
+    #[error("{path}: the writer failed earlier and accepts no more writes")]
+    WriterFailed {
+        /// The bag directory.
+        path: PathBuf,
+    },
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn mcap(path: impl Into<PathBuf>, offset: Option<u64>, source: mcap::McapError) -> Self {
+        Error::Mcap {
+            path: path.into(),
+            offset,
+            source,
+        }
+    }
+
+    pub(crate) fn metadata(
+        path: impl Into<PathBuf>,
+        field: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::Metadata {
+            path: path.into(),
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}

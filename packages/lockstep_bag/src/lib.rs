@@ -1,0 +1,34 @@
+//! `lockstep_bag`: rosbag2-compatible bags in pure Rust (no ROS installation needed).
+//!
+//! - [`BagWriter`] writes a bag directory exactly as rosbag2 Jazzy's MCAP storage does:
+//!   `metadata.yaml` (version 9) and `<name>_<N>.mcap` files (profile `ros2`, `ros2msg` schemas,
+//!   `cdr` messages, chunked, optional zstd, split by size or duration), plus Lockstep's extra data as
+//!   MCAP attachments and metadata records that rosbag2 tools ignore.
+//! - [`BagReader`] reads bags written by rosbag2 (metadata versions 1 to 9, MCAP or sqlite3 storage),
+//!   by `rosbags` or by this crate, in timestamp order with a stable tie-break.
+//! - [`MessageDefinitions`] builds the `ros2msg` schema text of a type from installed `.msg` files.
+//! - [`reindex`] repairs a bag whose writer was killed.
+//! - `cli` (feature `cli`): the `lockstep bag` subcommand.
+
+mod error;
+mod mcapio;
+pub mod metadata;
+pub mod msgdefs;
+pub mod qos;
+pub mod reader;
+mod reindex;
+pub mod writer;
+mod yaml_out;
+
+#[cfg(feature = "cli")]
+pub mod cli;
+
+pub use error::{Error, Result};
+pub use metadata::{BagMetadata, FileInformation, TopicInformation, TopicMetadata};
+pub use msgdefs::{MessageDefinition, MessageDefinitions};
+pub use qos::QosProfile;
+pub use reader::{
+    AttachmentRecord, BagMessage, BagReader, BagTopic, MessageIter, MetadataRecord, ReadOptions, StorageKind,
+};
+pub use reindex::{reindex, ReindexReport, ReindexedFile};
+pub use writer::{BagWriter, ChunkCompression, TopicId, TopicSpec, WriterOptions};

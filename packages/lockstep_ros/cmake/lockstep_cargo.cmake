@@ -1,0 +1,67 @@
+# lockstep_cargo_build(CRATES <crate>... [BINARIES <bin>...] [PATH_BINARIES <bin>...])
+#
+# Builds the named crates of the Lockstep cargo workspace with cargo and installs their binaries:
+# BINARIES into lib/<package> (so `ros2 run <package> <bin>` finds them), PATH_BINARIES into bin/.
+# Every package shares one cargo target directory (<build base>/cargo_target, or $LOCKSTEP_CARGO_TARGET_DIR),
+# so r2r and its generated bindings are compiled once per colcon build, not once per package.
+# The profile is release unless LOCKSTEP_CARGO_PROFILE says otherwise.
+# r2r caches its generated bindings under a hash of AMENT_PREFIX_PATH and CMAKE_PREFIX_PATH. colcon gives
+# each package a different list (its own dependencies' install prefixes), which would make r2r regenerate and
+# recompile per package. Only prefixes that hold interface packages matter to r2r, so pass just those.
+function(_lockstep_interface_prefixes env_var out_var)
+  string(REPLACE ":" ";" prefixes "$ENV{${env_var}}")
+  set(kept "")
+  foreach(prefix IN LISTS prefixes)
+    if(prefix AND EXISTS "${prefix}/share/ament_index/resource_index/rosidl_interfaces")
+      list(APPEND kept "${prefix}")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES kept)
+  string(REPLACE ";" ":" kept "${kept}")
+  set(${out_var} "${kept}" PARENT_SCOPE)
+endfunction()
+
+function(lockstep_cargo_build)
+  cmake_parse_arguments(ARG "" "" "CRATES;BINARIES;PATH_BINARIES" ${ARGN})
+  find_program(CARGO_EXECUTABLE cargo REQUIRED)
+
+  if(DEFINED ENV{LOCKSTEP_CARGO_TARGET_DIR})
+    set(target_dir "$ENV{LOCKSTEP_CARGO_TARGET_DIR}")
+  else()
+    get_filename_component(target_dir "${CMAKE_BINARY_DIR}/../cargo_target" ABSOLUTE)
+  endif()
+  if(DEFINED ENV{LOCKSTEP_CARGO_PROFILE})
+    set(profile "$ENV{LOCKSTEP_CARGO_PROFILE}")
+  else()
+    set(profile "release")
+  endif()
+  if(profile STREQUAL "dev")
+    set(profile_dir "debug")
+  else()
+    set(profile_dir "${profile}")
+  endif()
+
+  set(package_args "")
+  foreach(crate IN LISTS ARG_CRATES)
+    list(APPEND package_args "-p" "${crate}")
+  endforeach()
+
+  _lockstep_interface_prefixes(AMENT_PREFIX_PATH ament_prefixes)
+  _lockstep_interface_prefixes(CMAKE_PREFIX_PATH cmake_prefixes)
+
+  # cargo decides what is up to date; always ask it.
+  add_custom_target(${PROJECT_NAME}_cargo ALL
+    COMMAND ${CMAKE_COMMAND} -E env "CARGO_TARGET_DIR=${target_dir}"
+            "AMENT_PREFIX_PATH=${ament_prefixes}" "CMAKE_PREFIX_PATH=${cmake_prefixes}"
+            ${CARGO_EXECUTABLE} build --profile ${profile} ${package_args}
+    WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+    COMMENT "cargo build --profile ${profile} ${package_args}"
+    USES_TERMINAL)
+
+  foreach(bin IN LISTS ARG_BINARIES)
+    install(PROGRAMS "${target_dir}/${profile_dir}/${bin}" DESTINATION lib/${PROJECT_NAME})
+  endforeach()
+  foreach(bin IN LISTS ARG_PATH_BINARIES)
+    install(PROGRAMS "${target_dir}/${profile_dir}/${bin}" DESTINATION bin)
+  endforeach()
+endfunction()

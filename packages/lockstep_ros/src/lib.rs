@@ -1,0 +1,216 @@
+//! Shared r2r glue for every Lockstep node.
+//!
+//! - [`run_node`]: create the ROS context and node, let the caller wire topics/services/actions, spin the node
+//!   on the same thread as the caller's tasks without losing messages in bursts, and stop cleanly on
+//!   SIGINT/SIGTERM.
+//! - [`qos`]: the QoS presets Lockstep uses (latched, reliable, sensor data, keep-all).
+//! - [`declare_parameters`]: typed parameters (`#[derive(r2r::RosParams)]`, doc comments become descriptions)
+//!   served on the node's standard parameter services and filled from `--ros-args --params-file`.
+//! - Logging goes through the ROS logger: use `r2r::log_info!(node_logger, ...)` etc., re-exported here.
+//!
+//! When ROS 2 comes from the PyPI wheels, this crate's build script also links libpython (see `build.rs`),
+//! so node crates need nothing but this dependency.
+
+pub mod qos;
+
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+pub use r2r;
+pub use r2r::{log_debug, log_error, log_info, log_warn};
+
+/// Any error a node's own code returns (anyhow errors convert into it).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What can go wrong while starting, running or stopping a node.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("ROS error while {action}: {source}")]
+    Ros {
+        action: String,
+        #[source]
+        source: r2r::Error,
+    },
+    #[error("could not start the tokio runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("node `{node}` failed: {source}")]
+    Node { node: String, source: BoxError },
+    #[error("the node mutex was poisoned by a panic in another thread")]
+    Poisoned,
+}
+
+/// Result alias of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Attach what we were doing to an r2r error.
+pub trait RosContext<T> {
+    fn ros_context(self, action: impl Into<String>) -> Result<T>;
+}
+
+impl<T> RosContext<T> for std::result::Result<T, r2r::Error> {
+    fn ros_context(self, action: impl Into<String>) -> Result<T> {
+        self.map_err(|source| Error::Ros {
+            action: action.into(),
+            source,
+        })
+    }
+}
+
+/// A node shared between the spinner and the node's tasks.
+pub type SharedNode = Arc<Mutex<r2r::Node>>;
+
+/// Lock a shared node, mapping a poisoned mutex to [`Error::Poisoned`].
+pub fn lock(node: &SharedNode) -> Result<MutexGuard<'_, r2r::Node>> {
+    node.lock().map_err(|_| Error::Poisoned)
+}
+
+/// Longest time one `spin_once` blocks the node's thread while nothing arrives. It returns at once when
+/// something does; the bound is the extra latency timers and other tasks can see while the node is idle.
+pub const SPIN_TIMEOUT: Duration = Duration::from_millis(1);
+
+/// Create the ROS context and a node. The context reads `--ros-args` from the process arguments, so
+/// remappings (`-r __ns:=/robot`, `-r cmd_vel:=/base/cmd_vel`) and `--params-file` work as in any ROS node.
+pub fn create_node(name: &str, namespace: &str) -> Result<r2r::Node> {
+    python_link::keep();
+    let ctx = r2r::Context::create().ros_context("creating the ROS context")?;
+    r2r::Node::create(ctx, name, namespace).ros_context(format!("creating node `{name}`"))
+}
+
+/// Spin the node forever, one `spin_once` at a time, yielding to every other task between two spins.
+///
+/// Why not a spinner thread: r2r hands each received message to its stream through a channel of 10 and
+/// silently drops what does not fit. A spinner thread racing ahead of the consumers loses messages in any
+/// burst. On one thread with a yield between spins, every stream woken by a spin is drained before the next
+/// spin, and one spin takes at most one message per subscription, so the channel never fills; messages not
+/// yet taken wait in the DDS reader's history (sized by the subscription's QoS), as in any ROS node.
+/// Returns only if the node mutex was poisoned.
+pub async fn spin(node: SharedNode) -> Error {
+    loop {
+        match node.lock() {
+            Ok(mut node) => node.spin_once(SPIN_TIMEOUT),
+            Err(_) => return Error::Poisoned,
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Run a node until its main future ends or the process gets SIGINT/SIGTERM.
+///
+/// The node lives on one thread (a current-thread tokio runtime) with its tasks; see [`spin`] for why.
+/// `setup` runs inside that runtime (so it may `tokio::spawn`; CPU-heavy work belongs in
+/// `tokio::task::spawn_blocking`), receives the shared node to create its publishers, subscriptions,
+/// services and actions, and returns the node's main future. On exit the node is dropped, which removes it
+/// from the ROS graph.
+pub fn run_node<S, Fut>(name: &str, setup: S) -> Result<()>
+where
+    S: FnOnce(SharedNode) -> std::result::Result<Fut, BoxError>,
+    Fut: Future<Output = std::result::Result<(), BoxError>> + 'static,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)?;
+    // Listen for SIGINT/SIGTERM before anything else, so a signal during setup is a clean stop, not a kill.
+    let shutdown = {
+        let _entered = runtime.enter();
+        ShutdownSignal::listen().map_err(Error::Runtime)?
+    };
+    let node: SharedNode = Arc::new(Mutex::new(create_node(name, "")?));
+
+    let main = {
+        let _entered = runtime.enter();
+        setup(node.clone()).map_err(|source| Error::Node {
+            node: name.to_owned(),
+            source,
+        })?
+    };
+
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            result = main => result.map_err(|source| Error::Node { node: name.to_owned(), source }),
+            error = spin(node.clone()) => Err(error),
+            () = shutdown.recv() => Ok(()),
+        }
+    });
+    // Tasks may still hold publishers; stop them before the node goes.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    drop(node);
+    outcome
+}
+
+/// SIGINT and SIGTERM, caught from the moment [`ShutdownSignal::listen`] returns.
+pub struct ShutdownSignal {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignal {
+    /// Start catching the signals (must be called inside a tokio runtime).
+    pub fn listen() -> std::io::Result<Self> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Self { interrupt: signal(SignalKind::interrupt())?, terminate: signal(SignalKind::terminate())? })
+    }
+
+    /// Resolves on the first SIGINT or SIGTERM received since `listen`.
+    pub async fn recv(mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {},
+            _ = self.terminate.recv() => {},
+        }
+    }
+}
+
+/// Typed parameters declared on a node.
+pub struct Parameters<P> {
+    /// The current values, kept up to date when someone sets a parameter.
+    pub values: Arc<Mutex<P>>,
+    /// Each change made from outside: (parameter name, new value).
+    pub changes: futures::stream::BoxStream<'static, (String, r2r::ParameterValue)>,
+}
+
+/// Declare typed parameters on the node and serve them on its standard parameter services
+/// (`~/get_parameters`, `~/set_parameters`, `~/describe_parameters`, ...). Values given with
+/// `--ros-args -p name:=value` or `--params-file` are applied before this returns. Must be called inside the
+/// tokio runtime (for example from [`run_node`]'s `setup`).
+pub fn declare_parameters<P>(node: &SharedNode, params: P) -> Result<Parameters<P>>
+where
+    P: r2r::RosParams + Send + 'static,
+{
+    use futures::StreamExt as _;
+    let values = Arc::new(Mutex::new(params));
+    let (serve, changes) = lock(node)?
+        .make_derived_parameter_handler(values.clone())
+        .ros_context("declaring parameters")?;
+    tokio::spawn(serve);
+    Ok(Parameters {
+        values,
+        changes: changes.boxed(),
+    })
+}
+
+/// The node's logger name, for `r2r::log_*!` macros.
+pub fn logger_name(node: &SharedNode) -> Result<String> {
+    Ok(lock(node)?.logger().to_owned())
+}
+
+#[cfg(lockstep_link_python)]
+mod python_link {
+    use std::os::raw::c_int;
+
+    extern "C" {
+        fn Py_IsInitialized() -> c_int;
+    }
+
+    /// Reference one libpython symbol so the linker (which runs with --as-needed) keeps libpython as a
+    /// dependency of the binary; the wheels' librcl.so needs it at load time. Taking the address is enough.
+    pub fn keep() {
+        let symbol: unsafe extern "C" fn() -> c_int = Py_IsInitialized;
+        std::hint::black_box(symbol);
+    }
+}
+
+#[cfg(not(lockstep_link_python))]
+mod python_link {
+    pub fn keep() {}
+}

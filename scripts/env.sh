@@ -1,0 +1,62 @@
+# Source this after `bash scripts/setup.sh`: it makes a plain shell able to run cargo build/test, the node
+# binaries, colcon and `python3 -c "import rclpy, lockstep_interfaces"`.
+# shellcheck shell=bash
+
+lockstep_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+lockstep_state="$lockstep_root/.ros"
+lockstep_venv="$lockstep_state/venv"
+export LOCKSTEP_ROOT="$lockstep_root"
+
+if [ ! -x "$lockstep_venv/bin/python" ]; then
+    echo "scripts/env.sh: run 'bash scripts/setup.sh' first" >&2
+    return 1 2>/dev/null || exit 1
+fi
+
+if [ -f /opt/ros/jazzy/setup.bash ]; then
+    # A real ROS 2 install brings its own environment; set -u would trip over its scripts.
+    set +u
+    # shellcheck disable=SC1091
+    source /opt/ros/jazzy/setup.bash
+    export LOCKSTEP_ROS_FROM_WHEELS=0
+else
+    export ROS_DISTRO=jazzy
+    export ROS_VERSION=2
+    export ROS_PYTHON_VERSION=3
+    export AMENT_PREFIX_PATH="$lockstep_venv${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+    export CMAKE_PREFIX_PATH="$lockstep_venv${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    # Quirk 2: the wheels' shared objects find their vendored libraries (ros_*.libs) only through this path.
+    lockstep_libs="$lockstep_venv/lib"
+    for lockstep_dir in "$lockstep_venv"/lib/python3*/site-packages/ros_*.libs; do
+        [ -d "$lockstep_dir" ] && lockstep_libs="$lockstep_libs:$lockstep_dir"
+    done
+    export LD_LIBRARY_PATH="$lockstep_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # Quirk 3: librcl.so pulls in the rosidl_generator_py libraries, which need libpython. lockstep_ros's
+    # build script links it into every node when this is set (see packages/lockstep_ros/build.rs).
+    export LOCKSTEP_ROS_FROM_WHEELS=1
+    LOCKSTEP_PYTHON_LIBDIR="$("$lockstep_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR"))')"
+    LOCKSTEP_PYTHON_LIB="$("$lockstep_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("LDLIBRARY"))')"
+    export LOCKSTEP_PYTHON_LIBDIR LOCKSTEP_PYTHON_LIB
+    export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$LOCKSTEP_PYTHON_LIBDIR"
+fi
+export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
+
+# The interface package built by setup.sh (its prefix path changes whenever msg/ changes).
+if [ -f "$lockstep_state/interfaces/current" ]; then
+    lockstep_iface="$(cat "$lockstep_state/interfaces/current")"
+    export AMENT_PREFIX_PATH="$lockstep_iface:$AMENT_PREFIX_PATH"
+    export CMAKE_PREFIX_PATH="$lockstep_iface${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    export LD_LIBRARY_PATH="$lockstep_iface/lib:$LD_LIBRARY_PATH"
+    for lockstep_dir in "$lockstep_iface"/lib/python3*/site-packages "$lockstep_iface"/local/lib/python3*/dist-packages; do
+        [ -d "$lockstep_dir" ] && export PYTHONPATH="$lockstep_dir${PYTHONPATH:+:$PYTHONPATH}"
+    done
+elif [ -z "${LOCKSTEP_SETUP_RUNNING:-}" ]; then
+    echo "scripts/env.sh: lockstep_interfaces is not built; run 'bash scripts/setup.sh'" >&2
+fi
+
+# Only generate Rust bindings for the interface packages Lockstep uses (keeps r2r's build short). r2r itself
+# needs rcl_interfaces, action_msgs, unique_identifier_msgs, builtin_interfaces and rosgraph_msgs.
+export IDL_PACKAGE_FILTER="builtin_interfaces;rcl_interfaces;action_msgs;unique_identifier_msgs;rosgraph_msgs;std_msgs;std_srvs;geometry_msgs;nav_msgs;sensor_msgs;trajectory_msgs;visualization_msgs;lockstep_interfaces"
+
+export PATH="$lockstep_venv/bin:$PATH"
+export LOCKSTEP_PYTHON="$lockstep_venv/bin/python"
+unset lockstep_dir lockstep_libs lockstep_iface

