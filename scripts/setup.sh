@@ -12,6 +12,9 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 state="$repo/.ros"
 venv="$state/venv"
 mkdir -p "$state"
+# One setup at a time per checkout (two shells, or helpers, may run it together).
+exec 9>"$state/setup.lock"
+flock 9
 # The venv holds package.xml files of the ROS wheels: colcon must not take them for workspace packages.
 touch "$state/COLCON_IGNORE"
 

@@ -149,7 +149,10 @@ impl ShutdownSignal {
     /// Start catching the signals (must be called inside a tokio runtime).
     pub fn listen() -> std::io::Result<Self> {
         use tokio::signal::unix::{signal, SignalKind};
-        Ok(Self { interrupt: signal(SignalKind::interrupt())?, terminate: signal(SignalKind::terminate())? })
+        Ok(Self {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
     }
 
     /// Resolves on the first SIGINT or SIGTERM received since `listen`.
