@@ -402,6 +402,26 @@ impl BagWriter {
         self.flush_chunk()
     }
 
+    /// Closes the current file and continues in a new one (`<name>_<N+1>.mcap`), like rosbag2's
+    /// `split_bagfile` service. A file with no message yet is kept as it is.
+    pub fn split_now(&mut self) -> Result<()> {
+        self.check_usable()?;
+        if self.file.as_ref().is_some_and(|f| f.count == 0) {
+            return Ok(());
+        }
+        self.split()
+    }
+
+    /// Set one `custom_data` entry of metadata.yaml (written at the next flush, split or finish).
+    pub fn set_custom_data(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.opts.custom_data.insert(key.into(), value.into());
+    }
+
+    /// Index of the file being written (`<name>_<index>.mcap`).
+    pub fn file_index(&self) -> usize {
+        self.closed_files.len()
+    }
+
     /// Closes the open chunk, hands everything to the OS and rewrites metadata.yaml.
     pub fn flush(&mut self) -> Result<()> {
         self.check_usable()?;
