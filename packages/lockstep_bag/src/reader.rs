@@ -112,7 +112,7 @@ impl ReadOptions {
     }
 
     fn wants_time(&self, t: u64) -> bool {
-        self.start_ns.map_or(true, |s| t >= s) && self.end_ns.map_or(true, |e| t < e)
+        self.start_ns.is_none_or(|s| t >= s) && self.end_ns.is_none_or(|e| t < e)
     }
 }
 
@@ -951,7 +951,7 @@ impl<'a> MessageIter<'a> {
     }
 
     fn accept(&self, fi: usize, channel: u32, t: u64) -> bool {
-        self.opts.wants_time(t) && self.wanted[fi].as_ref().map_or(true, |w| w.contains(&channel))
+        self.opts.wants_time(t) && self.wanted[fi].as_ref().is_none_or(|w| w.contains(&channel))
     }
 
     fn load(&mut self, fi: usize, load: Load) -> Result<()> {

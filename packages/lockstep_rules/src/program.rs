@@ -640,7 +640,7 @@ fn plan<'a>(
                             _ => true,
                         })
                         .count();
-                    if best.map_or(true, |(_, s)| score > s) {
+                    if best.is_none_or(|(_, s)| score > s) {
                         best = Some((k, score));
                     }
                 }

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use lockstep_bag::{BagWriter, TopicSpec, WriterOptions};
 use lockstep_recorder::Statistics;
+use lockstep_trace::{proto, Topology, TopologyBuilder};
+use lockstep_trace_ros::{component_from_msg, header_from_msg, topology_to_msg};
 use r2r::builtin_interfaces::msg::Time;
-use r2r::lockstep_interfaces::msg::{
-    ComponentTopology, DependencyHeader, ModuleTopology, RecorderStatus, TopicStatistics,
-};
+use r2r::lockstep_interfaces::msg::{DependencyHeader, ModuleTopology, RecorderStatus, TopicStatistics};
 
 /// Everything the node tells the bag thread.
 pub enum Command {
@@ -34,18 +34,11 @@ pub enum Command {
 /// `kill -9` can lose.
 const FLUSH_PERIOD: Duration = Duration::from_millis(500);
 
-/// Module wiring, sorted.
-#[derive(Default, Debug, Clone, PartialEq, Eq)]
-pub struct Wiring {
-    pub reads: BTreeSet<String>,
-    pub writes: BTreeSet<String>,
-}
-
 #[derive(Default)]
 struct State {
     stats: Statistics,
     types: BTreeMap<String, String>,
-    topology: BTreeMap<String, Wiring>,
+    topology: TopologyBuilder,
     publishers: BTreeMap<String, BTreeSet<String>>,
     skipped: BTreeMap<String, String>,
     file_index: usize,
@@ -90,19 +83,8 @@ impl Shared {
 
     /// The topology learnt so far, as the interface message (sorted by module).
     pub fn topology_msg(&self) -> ModuleTopology {
-        let components = self
-            .with(|s| {
-                s.topology
-                    .iter()
-                    .map(|(module, w)| ComponentTopology {
-                        module_name: module.clone(),
-                        reader_channels: w.reads.iter().cloned().collect(),
-                        writer_channels: w.writes.iter().cloned().collect(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        ModuleTopology { components }
+        let components = self.with(|s| s.topology.components()).unwrap_or_default();
+        topology_to_msg(&Topology { components })
     }
 
     pub fn status(&self) -> RecorderStatus {
@@ -136,34 +118,32 @@ impl Shared {
 }
 
 impl State {
-    fn learn_header(&mut self, header: &DependencyHeader) {
+    fn learn_header(&mut self, header: &DependencyHeader) -> Result<(), String> {
         self.stats
             .note_header(&header.channel_name, &header.module_name, header.sequence_num);
-        let wiring = self.topology.entry(header.module_name.clone()).or_default();
-        wiring.writes.insert(header.channel_name.clone());
-        for input in &header.inputs {
-            wiring.reads.insert(input.channel_name.clone());
-        }
+        self.topology
+            .add_header(&header_from_msg(header))
+            .map_err(|e| format!("header of {}#{}: {e}", header.channel_name, header.sequence_num))
     }
 
-    fn learn_declared(&mut self, declared: &ModuleTopology) {
+    fn learn_declared(&mut self, declared: &ModuleTopology) -> Result<(), String> {
         for c in &declared.components {
-            let wiring = self.topology.entry(c.module_name.clone()).or_default();
-            wiring.reads.extend(c.reader_channels.iter().cloned());
-            wiring.writes.extend(c.writer_channels.iter().cloned());
+            self.topology
+                .add_component(&component_from_msg(c))
+                .map_err(|e| format!("declared topology of {}: {e}", c.module_name))?;
         }
+        Ok(())
     }
 
     /// The topology as JSON: `{"module": {"reads": [...], "writes": [...]}}`, sorted.
     fn topology_json(&self) -> String {
         let map: serde_json::Map<String, serde_json::Value> = self
             .topology
-            .iter()
-            .map(|(m, w)| {
-                (
-                    m.clone(),
-                    serde_json::json!({ "reads": w.reads, "writes": w.writes }),
-                )
+            .components()
+            .into_iter()
+            .map(|c| {
+                let wiring = serde_json::json!({ "reads": c.reader_channels, "writes": c.writer_channels });
+                (c.module_name, wiring)
             })
             .collect();
         serde_json::Value::Object(map).to_string()
@@ -237,10 +217,10 @@ fn apply(writer: &mut BagWriter, command: Command, shared: &Shared) -> Result<()
             });
         }
         Command::Header(header) => {
-            shared.with(|s| s.learn_header(&header));
+            shared.with(|s| s.learn_header(&header)).unwrap_or(Ok(()))?;
         }
         Command::Declared(topology) => {
-            shared.with(|s| s.learn_declared(&topology));
+            shared.with(|s| s.learn_declared(&topology)).unwrap_or(Ok(()))?;
         }
         Command::Split(reply) => {
             let outcome = writer
@@ -256,30 +236,42 @@ fn apply(writer: &mut BagWriter, command: Command, shared: &Shared) -> Result<()
     Ok(())
 }
 
-/// Store the topology (metadata.yaml custom_data `lockstep.topology`, and MCAP metadata records
-/// `lockstep_topology` and `lockstep_graph`) and finish the bag.
+/// Name of the MCAP attachment holding the topology in the patent's protobuf schema
+/// (`lockstep_trace::proto::Topology`).
+pub const TOPOLOGY_ATTACHMENT: &str = "lockstep/topology.pb";
+
+/// Store the topology (the protobuf attachment, metadata.yaml custom_data `lockstep.topology`, and MCAP
+/// metadata records `lockstep_topology` and `lockstep_graph`) and finish the bag.
 fn finish(mut writer: BagWriter, shared: &Shared) {
     let stored = shared.with(|s| {
-        let topology: BTreeMap<String, String> = s
-            .topology
+        let components = s.topology.components();
+        let list = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>().join(",");
+        let topology: BTreeMap<String, String> = components
             .iter()
-            .map(|(m, w)| {
-                let list = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>().join(",");
-                (
-                    m.clone(),
-                    format!("reads={};writes={}", list(&w.reads), list(&w.writes)),
-                )
+            .map(|c| {
+                let wiring = format!(
+                    "reads={};writes={}",
+                    list(&c.reader_channels),
+                    list(&c.writer_channels)
+                );
+                (c.module_name.clone(), wiring)
             })
             .collect();
+        let protobuf = proto::encode(&proto::Topology::from(&Topology { components }));
         let graph: BTreeMap<String, String> = s
             .publishers
             .iter()
             .map(|(topic, nodes)| (topic.clone(), nodes.iter().cloned().collect::<Vec<_>>().join(",")))
             .collect();
-        (s.topology_json(), topology, graph)
+        (s.topology_json(), topology, graph, protobuf)
     });
-    if let Some((json, topology, graph)) = stored {
+    if let Some((json, topology, graph, protobuf)) = stored {
         writer.set_custom_data("lockstep.topology", json);
+        let now = now_ns();
+        let media_type = "application/x-protobuf; proto=lockstep.Topology";
+        if let Err(e) = writer.attach(TOPOLOGY_ATTACHMENT, media_type, now, now, &protobuf) {
+            eprintln!("lockstep_recorder: storing {TOPOLOGY_ATTACHMENT}: {e}");
+        }
         for (name, entries) in [("lockstep_topology", &topology), ("lockstep_graph", &graph)] {
             if let Err(e) = writer.write_metadata_record(name, entries) {
                 eprintln!("lockstep_recorder: storing {name}: {e}");

@@ -1,0 +1,118 @@
+//! m1 of seed 000 figure 3a, `obstacle_fusion`: fuses the front and rear range sensors (c1 `scan_front`,
+//! c2 `scan_rear`, sensor_msgs/Range) into obstacles (c3 `obstacles`, geometry_msgs/PoseArray) whenever both
+//! sensors have a new reading, with a dependency header naming the two readings used.
+
+use anyhow::Context as _;
+use futures::StreamExt as _;
+use lockstep_pipeline::{fusion, simulate_processing, topics, DATA_QOS_DEPTH};
+use lockstep_ros::{lock, qos, SharedNode};
+use lockstep_trace_ros::lockstep_trace::{Component, TraceHeader, Tracer};
+use lockstep_trace_ros::{publish_topology, TracedPublisher, TracedSubscription, Upstream};
+use r2r::geometry_msgs::msg::PoseArray;
+use r2r::sensor_msgs::msg::Range;
+
+/// Parameters of the obstacle fusion module.
+#[derive(r2r::RosParams, Debug)]
+struct Params {
+    /// Simulated computation time of one fusion, milliseconds.
+    processing_delay_ms: i64,
+    /// Whether the sensors publish dependency headers; if not, readings are numbered by arrival.
+    sensors_traced: bool,
+    /// Longest wait for a traced reading's header, milliseconds.
+    header_timeout_ms: i64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            processing_delay_ms: 2,
+            sensors_traced: false,
+            header_timeout_ms: 200,
+        }
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    lockstep_ros::run_node("obstacle_fusion", |node| Ok(setup(node)?)).context("obstacle_fusion")
+}
+
+/// The newest reading of one sensor and whether it was used already.
+#[derive(Default)]
+struct Latest {
+    reading: Option<(Range, TraceHeader)>,
+    fresh: bool,
+}
+
+fn setup(
+    node: SharedNode,
+) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
+    let params = lockstep_ros::declare_parameters(&node, Params::default())?.values;
+    let logger = lockstep_ros::logger_name(&node)?;
+    let (delay_ms, upstream) = {
+        let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
+        let upstream = if p.sensors_traced {
+            Upstream::Traced {
+                header_timeout: std::time::Duration::from_millis(p.header_timeout_ms.max(0).unsigned_abs()),
+            }
+        } else {
+            Upstream::External
+        };
+        (p.processing_delay_ms, upstream)
+    };
+
+    let mut n = lock(&node)?;
+    let module = n.name()?;
+    let data_qos = || qos::reliable(DATA_QOS_DEPTH);
+    let mut front = TracedSubscription::<Range>::new(&mut n, topics::SCAN_FRONT, data_qos(), upstream)?;
+    let mut rear = TracedSubscription::<Range>::new(&mut n, topics::SCAN_REAR, data_qos(), upstream)?;
+    let output = TracedPublisher::<PoseArray>::new(&mut n, topics::OBSTACLES, data_qos())?;
+    let component = Component::new(&module, [front.channel(), rear.channel()], [output.channel()]);
+    let topology = publish_topology(&mut n, &component)?;
+    drop(n);
+    r2r::log_info!(
+        &logger,
+        "{module}: {:?} -> {:?}",
+        component.reader_channels,
+        component.writer_channels
+    );
+
+    Ok(async move {
+        let _topology = topology; // latched: must outlive the node's work
+        let mut tracer = Tracer::new(module);
+        let (mut latest_front, mut latest_rear) = (Latest::default(), Latest::default());
+        loop {
+            let (reading, slot) = tokio::select! {
+                Some(reading) = front.next() => (reading, &mut latest_front),
+                Some(reading) = rear.next() => (reading, &mut latest_rear),
+                else => return Ok(()),
+            };
+            // A reading nobody can name cannot be replayed: leave it out rather than use it untraced.
+            let Some(header) = reading.header else {
+                r2r::log_warn!(&logger, "a reading arrived without its header; ignored");
+                continue;
+            };
+            *slot = Latest {
+                reading: Some((reading.msg, header)),
+                fresh: true,
+            };
+
+            // Fire when both sensors have a reading not fused yet.
+            if !(latest_front.fresh && latest_rear.fresh) {
+                continue;
+            }
+            let (Some((front_msg, front_header)), Some((rear_msg, rear_header))) =
+                (&latest_front.reading, &latest_rear.reading)
+            else {
+                continue;
+            };
+            let token = tracer.begin();
+            let obstacles = fusion::fuse(front_msg, rear_msg);
+            simulate_processing(delay_ms).await;
+            if let Err(e) = output.publish(&mut tracer, token, &obstacles, &[front_header, rear_header]) {
+                r2r::log_error!(&logger, "{e}");
+            }
+            latest_front.fresh = false;
+            latest_rear.fresh = false;
+        }
+    })
+}

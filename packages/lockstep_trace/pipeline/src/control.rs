@@ -1,0 +1,198 @@
+//! m2: a go-to-goal controller that stops for obstacles.
+
+use r2r::geometry_msgs::msg::{PoseArray, PoseStamped, Quaternion, Twist, Vector3};
+use r2r::nav_msgs::msg::Odometry;
+
+/// Controller limits and gains.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gains {
+    /// Forward speed per metre of distance to the goal (1/s).
+    pub k_linear_per_s: f64,
+    /// Turn rate per radian of heading error (1/s).
+    pub k_angular_per_s: f64,
+    /// Speed limit (m/s).
+    pub max_linear_mps: f64,
+    /// Turn rate limit (rad/s).
+    pub max_angular_rps: f64,
+    /// Closer than this to the goal counts as arrived (m).
+    pub goal_tolerance_m: f64,
+    /// An obstacle ahead closer than this stops forward motion (m).
+    pub stop_distance_m: f64,
+    /// An obstacle ahead closer than this slows forward motion linearly down to the stop distance (m).
+    pub slow_distance_m: f64,
+}
+
+impl Default for Gains {
+    fn default() -> Self {
+        Self {
+            k_linear_per_s: 0.5,
+            k_angular_per_s: 1.5,
+            max_linear_mps: 0.5,
+            max_angular_rps: 1.0,
+            goal_tolerance_m: 0.05,
+            stop_distance_m: 0.4,
+            slow_distance_m: 1.0,
+        }
+    }
+}
+
+/// Yaw (rad) of a quaternion.
+pub fn yaw(q: &Quaternion) -> f64 {
+    (2.0 * (q.w * q.z + q.x * q.y)).atan2(1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+}
+
+/// An angle wrapped into (-π, π].
+pub fn wrap_angle(angle: f64) -> f64 {
+    let wrapped = angle.rem_euclid(std::f64::consts::TAU);
+    if wrapped > std::f64::consts::PI {
+        wrapped - std::f64::consts::TAU
+    } else {
+        wrapped
+    }
+}
+
+/// Distance to the nearest obstacle ahead (x > 0 in the base frame), if any.
+pub fn nearest_ahead_m(obstacles: &PoseArray) -> Option<f64> {
+    obstacles
+        .poses
+        .iter()
+        .map(|p| p.position.x)
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .min_by(f64::total_cmp)
+}
+
+/// The velocity command toward `goal` from the pose in `odom`, slowed or stopped by `obstacles` ahead.
+/// Non-finite inputs give a zero command (stop) rather than a NaN one.
+pub fn command(obstacles: &PoseArray, goal: &PoseStamped, odom: &Odometry, gains: &Gains) -> Twist {
+    let pose = &odom.pose.pose;
+    let dx = goal.pose.position.x - pose.position.x;
+    let dy = goal.pose.position.y - pose.position.y;
+    let distance = dx.hypot(dy);
+    let heading_error = wrap_angle(dy.atan2(dx) - yaw(&pose.orientation));
+    if !distance.is_finite() || !heading_error.is_finite() || distance < gains.goal_tolerance_m {
+        return Twist::default();
+    }
+    let angular =
+        (gains.k_angular_per_s * heading_error).clamp(-gains.max_angular_rps, gains.max_angular_rps);
+    // Drive forward only as far as the robot faces the goal: turn in place when it faces away.
+    let mut linear =
+        (gains.k_linear_per_s * distance).min(gains.max_linear_mps) * heading_error.cos().max(0.0);
+    if let Some(ahead) = nearest_ahead_m(obstacles) {
+        let span = gains.slow_distance_m - gains.stop_distance_m;
+        let scale = if span > 0.0 {
+            ((ahead - gains.stop_distance_m) / span).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        linear *= if ahead <= gains.stop_distance_m {
+            0.0
+        } else {
+            scale
+        };
+    }
+    Twist {
+        linear: Vector3 {
+            x: linear,
+            y: 0.0,
+            z: 0.0,
+        },
+        angular: Vector3 {
+            x: 0.0,
+            y: 0.0,
+            z: angular,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use r2r::geometry_msgs::msg::{Point, Pose};
+
+    fn goal_at(x: f64, y: f64) -> PoseStamped {
+        let mut g = PoseStamped::default();
+        g.pose.position = Point { x, y, z: 0.0 };
+        g
+    }
+
+    fn odom_at(x: f64, y: f64) -> Odometry {
+        let mut o = Odometry::default();
+        o.pose.pose.position = Point { x, y, z: 0.0 };
+        o.pose.pose.orientation.w = 1.0;
+        o
+    }
+
+    fn obstacle(x: f64) -> PoseArray {
+        let mut p = Pose::default();
+        p.position.x = x;
+        PoseArray {
+            poses: vec![p],
+            ..PoseArray::default()
+        }
+    }
+
+    #[test]
+    fn drives_toward_a_goal_ahead_at_the_limit() {
+        let twist = command(
+            &PoseArray::default(),
+            &goal_at(5.0, 0.0),
+            &odom_at(0.0, 0.0),
+            &Gains::default(),
+        );
+        assert_eq!(twist.linear.x, 0.5);
+        assert_eq!(twist.angular.z, 0.0);
+    }
+
+    #[test]
+    fn turns_in_place_toward_a_goal_behind() {
+        let twist = command(
+            &PoseArray::default(),
+            &goal_at(-2.0, 0.1),
+            &odom_at(0.0, 0.0),
+            &Gains::default(),
+        );
+        assert_eq!(twist.linear.x, 0.0);
+        assert_eq!(twist.angular.z, 1.0);
+    }
+
+    #[test]
+    fn obstacles_ahead_slow_then_stop_but_behind_do_not() {
+        let g = Gains::default();
+        let (goal, odom) = (goal_at(5.0, 0.0), odom_at(0.0, 0.0));
+        assert_eq!(command(&obstacle(0.3), &goal, &odom, &g).linear.x, 0.0);
+        let slowed = command(&obstacle(0.7), &goal, &odom, &g).linear.x;
+        assert!((slowed - 0.25).abs() < 1e-12, "{slowed}");
+        assert_eq!(command(&obstacle(-0.2), &goal, &odom, &g).linear.x, 0.5);
+    }
+
+    #[test]
+    fn arrived_or_nan_means_stop() {
+        let g = Gains::default();
+        assert_eq!(
+            command(&PoseArray::default(), &goal_at(0.01, 0.0), &odom_at(0.0, 0.0), &g),
+            Twist::default()
+        );
+        assert_eq!(
+            command(
+                &PoseArray::default(),
+                &goal_at(f64::NAN, 0.0),
+                &odom_at(0.0, 0.0),
+                &g
+            ),
+            Twist::default()
+        );
+    }
+
+    #[test]
+    fn yaw_and_wrap() {
+        let q = Quaternion {
+            x: 0.0,
+            y: 0.0,
+            z: (0.5f64).sin(),
+            w: (0.5f64).cos(),
+        };
+        assert!((yaw(&q) - 1.0).abs() < 1e-12);
+        assert!((wrap_angle(3.0 * std::f64::consts::PI) - std::f64::consts::PI).abs() < 1e-12);
+        assert!((wrap_angle(-0.5) + 0.5).abs() < 1e-12);
+    }
+}

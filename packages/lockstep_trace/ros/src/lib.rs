@@ -1,0 +1,101 @@
+//! The r2r side of [`lockstep_trace`]: any Rust module node emits dependency headers without changing its
+//! message types.
+//!
+//! - [`TracedPublisher`]: publishes a typed message on its topic and its [`DependencyHeader`] on the sidecar
+//!   topic `<topic>/lockstep_header`; the header's `payload_digest` is the digest of the message's canonical
+//!   CDR bytes ([`canonical_cdr`]: CDR with zeroed alignment padding).
+//! - [`TracedSubscription`]: subscribes a topic and its sidecar, and yields each message with its header,
+//!   paired by [`lockstep_trace::HeaderMatcher`]. Messages from untraced publishers (sensors, simulators,
+//!   rclpy) get a synthesized external header.
+//! - [`publish_topology`]: the module's wiring, latched on `/lockstep/topology/<module>`, so a recorder learns
+//!   it before any data flows.
+//! - Conversions between the plain model and the ROS messages ([`header_to_msg`], [`header_from_msg`], ...).
+
+mod canonical;
+mod convert;
+mod publisher;
+mod subscription;
+
+pub use canonical::canonical_cdr;
+pub use convert::{
+    component_from_msg, component_to_msg, header_from_msg, header_to_msg, ns_to_time, time_to_ns,
+    topology_from_msg, topology_to_msg,
+};
+pub use publisher::{publish_topology, topology_topic, TracedPublisher};
+pub use subscription::{Traced, TracedSubscription, Upstream, DEFAULT_HEADER_TIMEOUT};
+
+pub use lockstep_trace;
+pub use r2r::lockstep_interfaces::msg::{ComponentTopology, DependencyHeader, ModuleTopology};
+
+/// Suffix of the sidecar topic that carries a channel's headers.
+pub const HEADER_TOPIC_SUFFIX: &str = "/lockstep_header";
+
+/// Prefix of the latched per-module topology topics.
+pub const TOPOLOGY_TOPIC_PREFIX: &str = "/lockstep/topology/";
+
+/// What can go wrong publishing or subscribing traced topics.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An r2r call failed.
+    #[error("ROS error while {action}: {source}")]
+    Ros {
+        /// What was being done (names the topic).
+        action: String,
+        #[source]
+        source: r2r::Error,
+    },
+    /// The tracing library refused (e.g. an input channel never received).
+    #[error("tracing on `{channel}`: {source}")]
+    Trace {
+        /// The output channel.
+        channel: String,
+        #[source]
+        source: lockstep_trace::Error,
+    },
+}
+
+/// Result alias of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub(crate) fn ros<T>(
+    result: std::result::Result<T, r2r::Error>,
+    action: impl FnOnce() -> String,
+) -> Result<T> {
+    result.map_err(|source| Error::Ros {
+        action: action(),
+        source,
+    })
+}
+
+/// The fully qualified name of `topic` as seen from a node in `namespace`: absolute names stay, relative ones
+/// are put under the namespace. Channel names in headers are fully qualified so that headers from nodes in
+/// different namespaces compare. (`~` private names and remapping rules are not applied: r2r does not expose
+/// rcl's name resolution; remap absolute names instead.)
+pub fn resolve_channel(namespace: &str, topic: &str) -> String {
+    if topic.starts_with('/') {
+        return topic.to_owned();
+    }
+    let namespace = namespace.trim_end_matches('/');
+    format!("{namespace}/{topic}")
+}
+
+/// The sidecar topic carrying the headers of `topic` (same relative/absolute form as `topic`).
+pub fn header_topic(topic: &str) -> String {
+    format!("{}{HEADER_TOPIC_SUFFIX}", topic.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channels_resolve_against_the_namespace() {
+        assert_eq!(resolve_channel("/", "odom"), "/odom");
+        assert_eq!(resolve_channel("", "odom"), "/odom");
+        assert_eq!(resolve_channel("/robot1", "odom"), "/robot1/odom");
+        assert_eq!(resolve_channel("/robot1/", "odom"), "/robot1/odom");
+        assert_eq!(resolve_channel("/robot1", "/odom"), "/odom");
+        assert_eq!(header_topic("cmd_vel"), "cmd_vel/lockstep_header");
+        assert_eq!(header_topic("/a/b"), "/a/b/lockstep_header");
+    }
+}

@@ -1,0 +1,122 @@
+//! Publishing traced data and the module's topology.
+
+use lockstep_trace::{Component, Token, TraceHeader, Tracer};
+use r2r::lockstep_interfaces::msg::{DependencyHeader, ModuleTopology};
+use r2r::{QosProfile, WrappedTypesupport};
+
+use crate::convert::{component_to_msg, header_to_msg};
+use crate::{header_topic, resolve_channel, ros, Error, Result, TOPOLOGY_TOPIC_PREFIX};
+
+/// Depth of the header sidecar: reliable, and deep enough that a recorder catching up on a burst of data
+/// still gets every header.
+const HEADER_QOS_DEPTH: usize = 100;
+
+/// A publisher of `T` on one topic plus its dependency headers on `<topic>/lockstep_header`.
+pub struct TracedPublisher<T: WrappedTypesupport> {
+    data: r2r::Publisher<T>,
+    headers: r2r::Publisher<DependencyHeader>,
+    channel: String,
+}
+
+impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
+    /// Create both publishers on `node`. `qos` is the data topic's; headers are always reliable.
+    pub fn new(node: &mut r2r::Node, topic: &str, qos: QosProfile) -> Result<Self> {
+        let namespace = ros(node.namespace(), || "reading the node namespace".to_owned())?;
+        let channel = resolve_channel(&namespace, topic);
+        let data = ros(node.create_publisher::<T>(topic, qos), || {
+            format!("creating the publisher of {topic}")
+        })?;
+        let sidecar = header_topic(topic);
+        let headers = ros(
+            node.create_publisher::<DependencyHeader>(
+                &sidecar,
+                lockstep_ros::qos::reliable(HEADER_QOS_DEPTH),
+            ),
+            || format!("creating the header publisher {sidecar}"),
+        )?;
+        Ok(Self {
+            data,
+            headers,
+            channel,
+        })
+    }
+
+    /// The fully qualified channel name written into headers.
+    pub fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    /// Publish `msg` computed from `inputs` since `token`, and its header; returns the header.
+    pub fn publish(
+        &self,
+        tracer: &mut Tracer,
+        token: Token,
+        msg: &T,
+        inputs: &[&TraceHeader],
+    ) -> Result<TraceHeader> {
+        let payload = self.serialize(msg)?;
+        let header = tracer.finish(token, &self.channel, &payload, inputs);
+        self.publish_with_header(msg, &header)?;
+        Ok(header)
+    }
+
+    /// Publish `msg` computed from the tracer's latest input of each of `input_channels`, and its header.
+    pub fn publish_latest(
+        &self,
+        tracer: &mut Tracer,
+        token: Token,
+        msg: &T,
+        input_channels: &[&str],
+    ) -> Result<TraceHeader> {
+        let payload = self.serialize(msg)?;
+        let header = tracer
+            .finish_latest(token, &self.channel, &payload, input_channels)
+            .map_err(|source| Error::Trace {
+                channel: self.channel.clone(),
+                source,
+            })?;
+        self.publish_with_header(msg, &header)?;
+        Ok(header)
+    }
+
+    /// Publish `msg` and a header made elsewhere (replay re-emitting a recorded header). The data goes
+    /// first: a receiver holds data a little while for its header, not the other way round.
+    pub fn publish_with_header(&self, msg: &T, header: &TraceHeader) -> Result<()> {
+        ros(self.data.publish(msg), || {
+            format!("publishing on {}", self.channel)
+        })?;
+        ros(self.headers.publish(&header_to_msg(header)), || {
+            format!("publishing the header of {}", self.channel)
+        })
+    }
+
+    /// The canonical CDR bytes of `msg` (see [`crate::canonical_cdr`]), which the digest is computed from.
+    fn serialize(&self, msg: &T) -> Result<Vec<u8>> {
+        crate::canonical_cdr(msg)
+    }
+}
+
+/// The latched topic of one module's topology: `/lockstep/topology/<module>`.
+pub fn topology_topic(module_name: &str) -> String {
+    format!("{TOPOLOGY_TOPIC_PREFIX}{module_name}")
+}
+
+/// Publish `component` (one module's wiring) latched on [`topology_topic`]. Keep the returned publisher alive:
+/// late subscribers (a recorder started later) get the message from it.
+pub fn publish_topology(
+    node: &mut r2r::Node,
+    component: &Component,
+) -> Result<r2r::Publisher<ModuleTopology>> {
+    let topic = topology_topic(&component.module_name);
+    let publisher = ros(
+        node.create_publisher::<ModuleTopology>(&topic, lockstep_ros::qos::latched()),
+        || format!("creating the topology publisher {topic}"),
+    )?;
+    let msg = ModuleTopology {
+        components: vec![component_to_msg(component)],
+    };
+    ros(publisher.publish(&msg), || {
+        format!("publishing the topology on {topic}")
+    })?;
+    Ok(publisher)
+}

@@ -1,0 +1,30 @@
+//! Dependency headers for Lockstep modules (seed 000, "Recorder").
+//!
+//! A *module* is a node; its *channels* (the patent's memory queues) are topics. Beside every message a module
+//! publishes, it publishes a dependency header naming what produced it and from what:
+//!
+//! - [`TraceHeader`]: module, channel, per-channel sequence number, start time, processing time, a digest of
+//!   the payload, and the headers of the inputs used (first level) with *their* inputs (second level) — the
+//!   patent's two-level backtrace.
+//! - [`Tracer`]: the module-side bookkeeping that numbers outputs and builds headers.
+//! - [`digest`]: the payload digest (first 8 bytes of SHA-256, little-endian) that pairs a header with its data.
+//! - [`HeaderMatcher`]: pairs data and headers arriving on two topics, despite loss, reordering, duplicates.
+//! - [`TopologyBuilder`]: learns which module reads and writes which channel, rejects cycles.
+//! - [`proto`]: the patent's protobuf schema (prost), for storing headers and topology in a bag.
+//!
+//! No ROS here: `lockstep_trace_ros` converts to and from the ROS messages.
+
+mod digest;
+mod error;
+mod matcher;
+mod model;
+pub mod proto;
+mod topology;
+mod tracer;
+
+pub use digest::{digest, DIGEST_BYTES};
+pub use error::{Error, Result};
+pub use matcher::{HeaderMatcher, MatcherStats, DEFAULT_MATCHER_CAPACITY};
+pub use model::{Component, InputRecord, SourceRef, Topology, TraceHeader, EXTERNAL_MODULE};
+pub use topology::TopologyBuilder;
+pub use tracer::{duration_to_ns_u32, now_ns, Token, Tracer};

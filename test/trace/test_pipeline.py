@@ -1,0 +1,253 @@
+"""Black-box test of dependency headers on the example pipeline of seed 000, figure 3a.
+
+rclpy plays the sensors (c1 scan_front, c2 scan_rear) and odometry (c4 odom); the three r2r modules run as
+real processes: obstacle_fusion (m1: c1, c2 -> c3 obstacles), mission_planner (m3: -> c6 mission) and
+motion_controller (m2: c3, c6, c4 -> c5 cmd_vel, on its own timer). The test checks the latched topology, that
+every header names inputs that really exist (down to the rclpy messages at the second level) and that the data
+it names is the data used (the outputs are recomputed from the named inputs), and that every data message
+pairs with exactly one header by the digest of its CDR bytes, computed here in Python.
+"""
+
+import collections
+import hashlib
+import math
+import struct
+import time
+
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PoseArray, PoseStamped, Twist
+from nav_msgs.msg import Odometry
+from rclpy.serialization import serialize_message
+from rosbags.typesys import Stores, get_typestore
+from sensor_msgs.msg import Range
+
+from lockstep_interfaces.msg import DependencyHeader, ModuleTopology
+from lockstep_testing.harness import reliable
+
+M1, M2, M3 = "obstacle_fusion", "motion_controller", "mission_planner"
+EXPECTED_TOPOLOGY = {
+    M1: (["/scan_front", "/scan_rear"], ["/obstacles"]),
+    M3: ([], ["/mission"]),
+    M2: (["/mission", "/obstacles", "/odom"], ["/cmd_vel"]),
+}
+TICK_S = 0.02  # rclpy's publishing loop: front on even ticks, rear on odd ticks (25 Hz each), odom each tick
+TICKS = 150
+M2_RATE_HZ = 10.0
+M2_DELAY_MS = 5
+WAYPOINTS = [(2.0, 0.0), (2.0, 2.0), (0.0, 2.0), (0.0, 0.0)]  # lockstep_pipeline::mission::WAYPOINTS_M
+HOLD = 3
+
+
+TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
+
+
+def ros_type_name(msg) -> str:
+    module = type(msg).__module__.split(".")[0]
+    return f"{module}/msg/{type(msg).__name__}"
+
+
+def canonical_cdr(msg) -> bytes:
+    """rclpy's CDR bytes with zeroed alignment padding.
+
+    `serialize_message` leaves CDR padding uninitialised (heap garbage, e.g. before the doubles of a
+    PoseArray), so the payload digest is defined over the canonical form. `rosbags` is an independent CDR
+    implementation that writes zero padding: decode rclpy's bytes with it and encode them again.
+    """
+    raw = serialize_message(msg)
+    typename = ros_type_name(msg)
+    canonical = bytes(TYPESTORE.serialize_cdr(TYPESTORE.deserialize_cdr(raw, typename), typename))
+    assert len(canonical) == len(raw), typename  # same layout; only padding bytes may differ
+    return canonical
+
+
+def digest(msg) -> int:
+    """First 8 bytes of SHA-256 of the canonical CDR bytes, little-endian: the Rust side's payload_digest."""
+    return int.from_bytes(hashlib.sha256(canonical_cdr(msg)).digest()[:8], "little")
+
+
+def f32(value: float) -> float:
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def front_range(i: int) -> float:
+    return 0.5 + 0.004 * i  # within the controller's slow-down zone, so cmd_vel depends on it
+
+
+def rear_range(i: int) -> float:
+    return 2.0 + 0.01 * i
+
+
+def odom_msg(i: int) -> Odometry:
+    msg = Odometry()
+    msg.header.frame_id = "odom"
+    msg.pose.pose.position.x = 0.01 * i
+    yaw = 0.01 * i
+    msg.pose.pose.orientation.z = math.sin(yaw / 2)
+    msg.pose.pose.orientation.w = math.cos(yaw / 2)
+    return msg
+
+
+def range_msg(value: float, i: int) -> Range:
+    return Range(header=dict_header(i), radiation_type=Range.ULTRASOUND, field_of_view=0.5, min_range=0.1,
+                 max_range=5.0, range=value)
+
+
+def dict_header(i: int):
+    from std_msgs.msg import Header
+    return Header(stamp=Time(sec=1000 + i, nanosec=0), frame_id="sensor")
+
+
+def expected_command(obstacle_xs, goal, odom):
+    """Python copy of lockstep_pipeline::control::command with the default gains."""
+    p, q = odom.pose.pose.position, odom.pose.pose.orientation
+    yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+    dx, dy = goal[0] - p.x, goal[1] - p.y
+    distance = math.hypot(dx, dy)
+    error = (math.atan2(dy, dx) - yaw) % math.tau
+    if error > math.pi:
+        error -= math.tau
+    if distance < 0.05:
+        return 0.0, 0.0
+    angular = max(-1.0, min(1.0, 1.5 * error))
+    linear = min(0.5 * distance, 0.5) * max(math.cos(error), 0.0)
+    ahead = [x for x in obstacle_xs if x > 0]
+    if ahead:
+        nearest = min(ahead)
+        linear *= 0.0 if nearest <= 0.4 else max(0.0, min(1.0, (nearest - 0.4) / 0.6))
+    return linear, angular
+
+
+def test_pipeline_headers_topology_and_digests(ros):
+    # Our subscriptions first, so nothing the modules publish once data flows is missed.
+    collected = {}
+    for topic, msg_type in [("/cmd_vel", Twist), ("/obstacles", PoseArray), ("/mission", PoseStamped)]:
+        collected[topic] = ros.collect(msg_type, topic)
+        collected[topic + "/lockstep_header"] = ros.collect(DependencyHeader, topic + "/lockstep_header")
+
+    m1 = ros.start("lockstep_module_m1", params={"processing_delay_ms": 2})
+    m2 = ros.start("lockstep_module_m2", params={"rate_hz": M2_RATE_HZ, "processing_delay_ms": M2_DELAY_MS})
+    m3 = ros.start("lockstep_module_m3", params={"rate_hz": 5.0, "hold": HOLD})
+
+    # The topology is latched: subscribing after the modules published it still gets it.
+    topologies = {m: ros.collect(ModuleTopology, f"/lockstep/topology/{m}", reliable(depth=1, latched=True))
+                  for m in EXPECTED_TOPOLOGY}
+    for module, received in topologies.items():
+        ros.wait_for_messages(received, 1, what=f"the topology of {module}")
+    learned = {}
+    for received in topologies.values():
+        (component,) = received[0].components
+        learned[component.module_name] = (list(component.reader_channels), list(component.writer_channels))
+    assert learned == EXPECTED_TOPOLOGY
+
+    # Wait until every link is matched, so receive counters at the modules equal rclpy's send counters.
+    front = ros.publisher(Range, "/scan_front")
+    rear = ros.publisher(Range, "/scan_rear")
+    odom = ros.publisher(Odometry, "/odom")
+    for pub in (front, rear, odom):
+        ros.wait_until(lambda pub=pub: pub.get_subscription_count() >= 1, 15, f"a subscriber on {pub.topic_name}")
+    for topic in collected:
+        ros.wait_for_topic(topic)
+    time.sleep(1.0)  # both directions of discovery, including the modules' own links to each other
+
+    sent_odom = []
+    n_front = n_rear = 0
+    start = time.monotonic()
+    for tick in range(TICKS):
+        if tick % 2 == 0:
+            front.publish(range_msg(front_range(n_front), n_front))
+            n_front += 1
+        else:
+            rear.publish(range_msg(rear_range(n_rear), n_rear))
+            n_rear += 1
+        msg = odom_msg(len(sent_odom))
+        odom.publish(msg)
+        sent_odom.append(msg)
+        time.sleep(max(0.0, start + (tick + 1) * TICK_S - time.monotonic()))
+    time.sleep(0.5)
+    # Stop the controller before looking: data and header of one output are published together, so after a
+    # clean stop every command has its header.
+    for proc in (m2, m1, m3):
+        assert proc.stop() == 0, proc.log()
+    time.sleep(0.5)
+
+    cmd, cmd_headers = collected["/cmd_vel"], collected["/cmd_vel/lockstep_header"]
+    c3_data, c3_headers = collected["/obstacles"], collected["/obstacles/lockstep_header"]
+    c6_data, c6_headers = collected["/mission"], collected["/mission/lockstep_header"]
+    duration_s = TICKS * TICK_S
+    assert len(cmd_headers) >= 0.5 * duration_s * M2_RATE_HZ, len(cmd_headers)
+
+    # Every data message pairs with exactly one header, by a digest computed here from rclpy's CDR bytes
+    # (canonicalised by rosbags).
+    for data, headers in [(cmd, cmd_headers), (c3_data, c3_headers), (c6_data, c6_headers)]:
+        data_digests = collections.Counter(digest(m) for m in data)
+        header_digests = collections.Counter(h.payload_digest for h in headers)
+        assert data_digests == header_digests
+    # For a type without padding (Twist: all doubles) rclpy's own bytes are already canonical.
+    assert all(serialize_message(m) == canonical_cdr(m) for m in cmd)
+    # Same named inputs -> same command (deterministic module); and inputs change during the run, so the
+    # commands differ too and the digest pairing above is not a trivially shared digest.
+    by_inputs = collections.defaultdict(set)
+    for h in cmd_headers:
+        by_inputs[tuple((i.channel_name, i.sequence_num) for i in h.inputs)].add(h.payload_digest)
+    assert all(len(digests) == 1 for digests in by_inputs.values()), by_inputs
+    assert len(by_inputs) >= 0.6 * len(cmd_headers)
+    assert len({h.payload_digest for h in cmd_headers}) >= 0.5 * len(cmd_headers)
+
+    c3_by_seq = {h.sequence_num: h for h in c3_headers}
+    c3_data_by_digest = {digest(m): m for m in c3_data}
+    c6_by_seq = {h.sequence_num: h for h in c6_headers}
+    assert set(c3_by_seq) == set(range(len(c3_headers))), "obstacles numbered 0.. without gaps"
+
+    # m1: every obstacle message names the front and rear readings it fused, which rclpy really sent, and its
+    # content is made of exactly those readings.
+    previous = (-1, -1)
+    for h in c3_headers:
+        assert (h.module_name, h.channel_name) == (M1, "/obstacles")
+        (fr, re_) = h.inputs
+        assert (fr.module_name, fr.channel_name, re_.module_name, re_.channel_name) == (
+            "", "/scan_front", "", "/scan_rear")
+        assert 0 <= fr.sequence_num < n_front and 0 <= re_.sequence_num < n_rear
+        pair = (fr.sequence_num, re_.sequence_num)
+        assert pair[0] >= previous[0] and pair[1] >= previous[1] and pair != previous, (previous, pair)
+        previous = pair
+        data = c3_data_by_digest[h.payload_digest]
+        assert [p.position.x for p in data.poses] == [f32(front_range(fr.sequence_num)),
+                                                      -f32(rear_range(re_.sequence_num))]
+        assert data.header.stamp.sec == 1000 + max(fr.sequence_num, re_.sequence_num)
+
+    # m2: sequence numbers from 0, timer-driven, exactly three inputs that exist, two levels deep.
+    assert [h.sequence_num for h in cmd_headers] == list(range(len(cmd_headers)))
+    starts = [h.start_stamp.sec + h.start_stamp.nanosec * 1e-9 for h in cmd_headers]
+    gaps = sorted(b - a for a, b in zip(starts, starts[1:]))
+    assert 0.7 / M2_RATE_HZ < gaps[len(gaps) // 2] < 1.5 / M2_RATE_HZ, gaps
+    cmd_by_digest = {digest(m): m for m in cmd}
+    min_c6 = min(c6_by_seq)
+    checked_content = 0
+    for h in cmd_headers:
+        assert (h.module_name, h.channel_name) == (M2, "/cmd_vel")
+        assert h.process_time_ns >= M2_DELAY_MS * 1_000_000, h.process_time_ns
+        c3, c6, c4 = h.inputs
+        assert [i.channel_name for i in h.inputs] == ["/obstacles", "/mission", "/odom"]
+        assert [i.module_name for i in h.inputs] == [M1, M3, ""]
+        # First level: the obstacles header it names is the one published, timing included.
+        recorded = c3_by_seq[c3.sequence_num]
+        assert (c3.start_stamp, c3.process_time_ns) == (recorded.start_stamp, recorded.process_time_ns)
+        # Second level: the readings behind those obstacles, as rclpy sent them.
+        assert [(s.module_name, s.channel_name, s.sequence_num) for s in c3.sources] == [
+            (i.module_name, i.channel_name, i.sequence_num) for i in recorded.inputs]
+        assert c3.sources[0].sequence_num < n_front and c3.sources[1].sequence_num < n_rear
+        # Missions published before our subscription matched are numbered below the first one we saw.
+        assert c6.sequence_num in c6_by_seq or c6.sequence_num < min_c6
+        assert c6.sources == [] and c4.sources == []
+        assert 0 <= c4.sequence_num < len(sent_odom)
+        # The named inputs are the ones used: recompute the command from them.
+        obstacles = c3_data_by_digest[recorded.payload_digest]
+        goal = WAYPOINTS[(c6.sequence_num // HOLD) % len(WAYPOINTS)]
+        linear, angular = expected_command([p.position.x for p in obstacles.poses], goal, sent_odom[c4.sequence_num])
+        out = cmd_by_digest[h.payload_digest]
+        assert math.isclose(out.linear.x, linear, abs_tol=1e-9), (h.sequence_num, out.linear.x, linear)
+        assert math.isclose(out.angular.z, angular, abs_tol=1e-9), (h.sequence_num, out.angular.z, angular)
+        checked_content += 1
+    assert checked_content == len(cmd_headers)
+    # m2 uses the latest odometry: it advances with time rather than sticking to one message.
+    assert len({h.inputs[2].sequence_num for h in cmd_headers}) >= 0.6 * len(cmd_headers)
