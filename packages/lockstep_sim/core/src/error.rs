@@ -1,0 +1,142 @@
+//! Errors of the simulator core. Scene diagnostics read `file:line:column: error: row R, column C: ...`, where
+//! `line:column` is the position in the text (1-based) and `row`/`column` the 0-based cell indices used by the
+//! simulator everywhere else (destination, rviz, the ASCII map).
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong loading a scene or rules, or driving the simulator.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A scene file could not be read.
+    #[error("{}: error: cannot read scene file: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The first line is not `columns rows [cell_size_m]`.
+    #[error("{origin}:{line}:{text_column}: error: scene header: {message}")]
+    SceneHeader {
+        /// File path or origin name.
+        origin: String,
+        /// 1-based line in the file.
+        line: usize,
+        /// 1-based character column in the file.
+        text_column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A cell is not an integer typecode.
+    #[error("{origin}:{line}:{text_column}: error: row {row}, column {column}: `{token}` is not an integer typecode")]
+    NotAnInteger {
+        /// File path or origin name.
+        origin: String,
+        /// 1-based line in the file.
+        line: usize,
+        /// 1-based character column in the file.
+        text_column: usize,
+        /// 0-based cell row.
+        row: usize,
+        /// 0-based cell column.
+        column: usize,
+        /// The offending text.
+        token: String,
+    },
+    /// A matrix row does not have as many cells as the header's column count.
+    #[error(
+        "{origin}:{line}:1: error: row {row} has {found} cell(s) but the header says {expected} columns"
+    )]
+    RaggedRow {
+        /// File path or origin name.
+        origin: String,
+        /// 1-based line in the file.
+        line: usize,
+        /// 0-based cell row.
+        row: usize,
+        /// Cells found.
+        found: usize,
+        /// The header's column count.
+        expected: usize,
+    },
+    /// The matrix does not have as many rows as the header says.
+    #[error("{origin}:{line}:1: error: the matrix has {found} row(s) but the header says {expected}")]
+    RowCount {
+        /// File path or origin name.
+        origin: String,
+        /// 1-based line where the mismatch shows (the first extra row, or the end of the file).
+        line: usize,
+        /// Rows found.
+        found: usize,
+        /// The header's row count.
+        expected: usize,
+    },
+    /// No `surface` rule decodes the typecode of a cell and it is not an `obstacle` either.
+    #[error(
+        "{origin}:{line}:{text_column}: error: row {row}, column {column}: unknown typecode {code}: no \
+         `surface` rule decodes it and no `obstacle` rule claims it"
+    )]
+    UnknownTypecode {
+        /// File path or origin name.
+        origin: String,
+        /// 1-based line in the file.
+        line: usize,
+        /// 1-based character column in the file.
+        text_column: usize,
+        /// 0-based cell row.
+        row: usize,
+        /// 0-based cell column.
+        column: usize,
+        /// The typecode.
+        code: i64,
+    },
+    /// The surface rules give a typecode an unusable or ambiguous decoding.
+    #[error("{origin}: error: typecode {code}: {message}")]
+    BadSurface {
+        /// The scene file (the rules apply to its codes).
+        origin: String,
+        /// The typecode.
+        code: i64,
+        /// What is wrong (two decodings, a negative acceleration...).
+        message: String,
+    },
+    /// The rule files do not derive what the simulator reads back.
+    #[error("{files}: error: {message}")]
+    RulesContract {
+        /// The rule files, comma separated.
+        files: String,
+        /// The missing or misshapen predicate.
+        message: String,
+    },
+    /// A rule file failed to load, parse or check (the diagnostics carry `file:line:column`).
+    #[error(transparent)]
+    Rules(#[from] lockstep_rules::Error),
+    /// A cell cannot be used (as destination or start): outside the grid or an obstacle.
+    #[error("error: cell (column {column}, row {row}) {reason}")]
+    BadCell {
+        /// Requested column.
+        column: i64,
+        /// Requested row.
+        row: i64,
+        /// Why not.
+        reason: String,
+    },
+    /// A configuration value is out of range.
+    #[error("error: `{name}` {reason}")]
+    BadParameter {
+        /// The configuration field.
+        name: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
+    /// Several diagnostics, one per line.
+    #[error("{}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Multiple {
+        /// The diagnostics, in file order.
+        errors: Vec<Error>,
+    },
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

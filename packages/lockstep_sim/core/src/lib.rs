@@ -1,0 +1,50 @@
+//! `lockstep_sim`: the rule-driven vehicle simulator of seed 004, without ROS.
+//!
+//! - [`Scene`]: a matrix file of road-surface typecodes (`columns rows [cell_size_m]`, then one integer per
+//!   cell). Errors name `file:line:column` and the cell's row and column.
+//! - [`SurfaceTable`]: each typecode decoded by the Datalog rules (`surface(C, Accel, Decel, Speed)`,
+//!   `obstacle(C)`, `surface_name(C, Name)`) through [`lockstep_rules`]. In the shipped
+//!   `config/rules/surface.dl`, code 0 is the obstacle; which codes are obstacles is the rules' decision.
+//! - [`DiffDriveParams`]: TRUE parameters move the vehicle, NOMINAL ones turn commands into wheel speeds and
+//!   wheel increments into [`Odometry`], like a real base controller.
+//! - [`Simulator`]: a deterministic fixed-step loop ([`Simulator::step`]): command delay, wheel
+//!   accelerations bounded by the surface under the vehicle, collisions with obstacle cells, grid range
+//!   sensing (free distance front/left/right), a seeded noisy SLAM pose, and in autonomous mode one behaviour
+//!   tick per step: facts in, `next_state` and `drive` out (see `config/rules/behaviour.dl` for the facts).
+//!
+//! ```
+//! use lockstep_rules::RuleSet;
+//! use lockstep_sim::{Cell, Scene, SimConfig, Simulator};
+//! let scene = Scene::parse("3 1\n1 1 1\n", "inline.scene")?;
+//! let rules = RuleSet::parse(
+//!     "surface(C, 2.0, 4.0, 1.0) :- typecode(C), C = 1.\n\
+//!      next_state(explore) :- state(explore).\n\
+//!      drive(0.5, 0.0) :- next_state(explore).",
+//!     "inline.dl",
+//! )?;
+//! let config = SimConfig { start: Some(Cell { column: 0, row: 0 }), destination: Some(Cell { column: 2, row: 0 }),
+//!                          ..SimConfig::default() };
+//! let mut sim = Simulator::new(scene, rules, config)?;
+//! for _ in 0..100 {
+//!     sim.step(0.02);
+//! }
+//! assert!(sim.pose().x_m > 1.0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod noise;
+mod scene;
+mod sim;
+mod surface;
+mod vehicle;
+
+pub use error::{Error, Result};
+pub use noise::Gaussian;
+pub use scene::{Cell, Scene};
+pub use sim::{
+    Mode, Perception, ReloadSummary, SimConfig, Simulator, SlamSample, StepReport, COMMANDED_STATE,
+    IDLE_STATE, INITIAL_STATE,
+};
+pub use surface::{Surface, SurfaceTable};
+pub use vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};
