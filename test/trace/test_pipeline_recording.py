@@ -93,6 +93,8 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
     info_out = subprocess.run([os.environ["LOCKSTEP_BIN"], "bag", "info", str(bag)], capture_output=True,
                               text=True, timeout=60)
     assert info_out.returncode == 0 and "lockstep/topology.pb" in info_out.stdout, info_out.stdout
+    assert "motion_controller: [/mission, /obstacles, /odom] -> [/cmd_vel]" in info_out.stdout, info_out.stdout
+    assert "mission_planner: [] -> [/mission]" in info_out.stdout, info_out.stdout
 
     # Every external input arrived in order.
     assert len(recorded["/odom"]) == n_odom and len(recorded["/scan_front"]) == n_front

@@ -309,6 +309,26 @@ pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
             files.get(a.file_index).map_or("?", |s| s)
         )?;
     }
+    // The module topology a Lockstep recorder stored (record `lockstep_topology`, one entry per module:
+    // `reads=a,b;writes=c`), shown as the wiring it is.
+    for r in records.iter().filter(|r| r.name == "lockstep_topology") {
+        writeln!(out, "  Module topology:")?;
+        for (module, wiring) in &r.entries {
+            let field = |key: &str| {
+                wiring
+                    .split(';')
+                    .find_map(|part| part.strip_prefix(key))
+                    .map(|list| list.replace(',', ", "))
+                    .unwrap_or_default()
+            };
+            writeln!(
+                out,
+                "    {module}: [{}] -> [{}]",
+                field("reads="),
+                field("writes=")
+            )?;
+        }
+    }
     writeln!(out, "  Metadata records: {}", records.len())?;
     for r in &records {
         let keys: Vec<&str> = r.entries.keys().map(String::as_str).collect();
