@@ -68,7 +68,7 @@ def main() -> int:
             truth = ros.collect(PoseStamped, "/ground_truth", reliable(depth=1000))
             odom = ros.collect(Odometry, "/odom", reliable(depth=1000))
             slam = ros.collect(PoseWithCovarianceStamped, "/slam_pose", reliable(depth=1000))
-            states = ros.collect(String, f"/{NODE}/state", reliable(depth=10, latched=True))
+            states = ros.collect(String, f"/{NODE}/state", reliable(depth=1000, latched=True))
             rules = ",".join(str(REPO / p.strip()) for p in params["rule_files"].split(","))
             # Start paused so that nothing is missed while discovery runs, then let it go.
             proc = ros.start(NODE, params_file=params_file,

@@ -88,7 +88,7 @@ class Sim:
     def __init__(self, ros, params):
         self.ros = ros
         self.truth = ros.collect(PoseStamped, "/ground_truth", reliable(depth=1000))
-        self.states = ros.collect(String, f"/{NODE}/state", reliable(depth=10, latched=True))
+        self.states = ros.collect(String, f"/{NODE}/state", reliable(depth=1000, latched=True))
         self.proc = ros.start(NODE, params=params)
         ros.wait_until(lambda: self.truth, 60, "the first ground truth", proc=self.proc)
 
@@ -210,7 +210,7 @@ def test_replacing_the_behaviour_rules_changes_the_path_without_restart(ros, tmp
     rules_b = copy_rules(tmp_path / "b")
     sim = Sim(ros, sim_params(rules_b, time_scale=0.0))
     sim.set_param_double("time_scale", 0.5)
-    ros.wait_until(lambda: stamp_secs(sim.latest().header) > 0.5, 30, "0.5 s of driving", proc=sim.proc)
+    ros.wait_until(lambda: stamp_secs(sim.latest().header) > 1.0, 30, "1 s of driving", proc=sim.proc)
     behaviour = rules_b / "behaviour.dl"
     write_atomically(behaviour, right_handed(behaviour.read_text()))
     ros.wait_until(lambda: "file change: reloaded" in sim.proc.log(), 30, "the watcher to reload the rules",

@@ -345,7 +345,12 @@ fn setup(
         slam: n.create_publisher::<PoseWithCovarianceStamped>("slam_pose", qos::reliable(1000))?,
         truth: n.create_publisher::<PoseStamped>("ground_truth", qos::reliable(1000))?,
         joints: n.create_publisher::<JointState>("joint_states", qos::reliable(1000))?,
-        state: n.create_publisher::<r2r::std_msgs::msg::String>("~/state", qos::latched())?,
+        // Transient-local with room for every transition of a run, so a late subscriber still sees the
+        // whole state history, not only the last state.
+        state: n.create_publisher::<r2r::std_msgs::msg::String>(
+            "~/state",
+            qos::reliable(1000).transient_local(),
+        )?,
         markers: n.create_publisher::<MarkerArray>("markers", qos::reliable(10))?,
         grid: n.create_publisher::<MarkerArray>("markers/grid", qos::latched())?,
         clock: if p.publish_clock {
