@@ -108,15 +108,22 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
     cmd_by_digest = {digest(m): m for m in cmd}
     for h in cmd_headers:
         assert (h.module_name, [i.channel_name for i in h.inputs]) == (M2, ["/obstacles", "/mission", "/odom"])
-        c3, c6, c4 = h.inputs
-        assert c3.module_name == M1 and c6.module_name == M3
+        assert h.inputs[0].module_name == M1 and h.inputs[1].module_name == M3
         # The named obstacles and mission messages are in the bag (recorded from the start).
+        assert h.inputs[1].sequence_num in c6_headers
+
+    def matches(h, odom_off):
+        c3, c6, c4 = h.inputs
         obstacles = c3_data[c3_headers[c3.sequence_num].payload_digest]
-        assert c6.sequence_num in c6_headers
         goal = WAYPOINTS[(c6.sequence_num // HOLD) % len(WAYPOINTS)]
-        # External odometry is numbered by arrival: the n-th odom in the bag.
-        linear, angular = expected_command([p.position.x for p in obstacles.poses], goal,
-                                           recorded["/odom"][c4.sequence_num])
+        odom_i = c4.sequence_num + odom_off
+        if not 0 <= odom_i < len(recorded["/odom"]):
+            return False
+        linear, angular = expected_command([p.position.x for p in obstacles.poses], goal, recorded["/odom"][odom_i])
         out = cmd_by_digest[h.payload_digest]
-        assert math.isclose(out.linear.x, linear, abs_tol=1e-9) and math.isclose(out.angular.z, angular,
-                                                                                  abs_tol=1e-9)
+        return math.isclose(out.linear.x, linear, abs_tol=1e-9) and math.isclose(out.angular.z, angular,
+                                                                                   abs_tol=1e-9)
+
+    # External odometry is numbered by arrival at m2: the n-th odom in the bag, give or take the few first
+    # messages either side missed before discovery completed (one constant offset for the whole run).
+    assert any(all(matches(h, k) for h in cmd_headers) for k in range(-3, 4))
