@@ -41,10 +41,13 @@
 //! # Ok::<(), lockstep_rules::Error>(())
 //! ```
 
+mod check;
 mod engine;
 mod error;
 mod eval;
+mod lexer;
 mod parser;
+mod plan;
 mod program;
 mod value;
 

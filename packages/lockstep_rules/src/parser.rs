@@ -1,4 +1,5 @@
-//! Lexer and recursive-descent parser for rule files.
+//! The syntax tree of rule files and the recursive-descent parser that builds it from the tokens of
+//! [`crate::lexer`].
 //!
 //! Grammar (a subset of Soufflé's and clingo's rule syntax, without declarations):
 //!
@@ -15,12 +16,11 @@
 //! unary      := '-' unary | primary
 //! primary    := INT | FLOAT | STRING | symbol | Variable | '_' | '(' expr ')'
 //! ```
-//!
-//! Comments run from `//` or `%` to the end of the line.
 
 use std::sync::Arc;
 
 use crate::error::{Error, Location, Result};
+use crate::lexer::{describe, tokenize, Tok};
 use crate::value::Value;
 
 /// Binary arithmetic operators.
@@ -99,288 +99,6 @@ pub(crate) struct Clause {
     pub head: Atom,
     pub body: Vec<Literal>,
     pub is_fact: bool,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Ident(String),
-    Var(String),
-    Anon,
-    Int(i64),
-    Float(f64),
-    Str(String),
-    LParen,
-    RParen,
-    Comma,
-    Dot,
-    If,
-    Bang,
-    Pipe,
-    Cmp(CmpOp),
-    Arith(ArithOp),
-    Eof,
-}
-
-fn describe(tok: &Tok) -> String {
-    match tok {
-        Tok::Ident(s) => format!("`{s}`"),
-        Tok::Var(s) => format!("variable `{s}`"),
-        Tok::Anon => "`_`".into(),
-        Tok::Int(i) => format!("`{i}`"),
-        Tok::Float(x) => format!("`{x:?}`"),
-        Tok::Str(s) => format!("string {s:?}"),
-        Tok::LParen => "`(`".into(),
-        Tok::RParen => "`)`".into(),
-        Tok::Comma => "`,`".into(),
-        Tok::Dot => "`.`".into(),
-        Tok::If => "`:-`".into(),
-        Tok::Bang => "`!`".into(),
-        Tok::Pipe => "`|`".into(),
-        Tok::Cmp(op) => format!("`{}`", cmp_text(*op)),
-        Tok::Arith(op) => format!("`{}`", arith_text(*op)),
-        Tok::Eof => "end of file".into(),
-    }
-}
-
-pub(crate) fn cmp_text(op: CmpOp) -> &'static str {
-    match op {
-        CmpOp::Eq => "=",
-        CmpOp::Ne => "!=",
-        CmpOp::Lt => "<",
-        CmpOp::Le => "<=",
-        CmpOp::Gt => ">",
-        CmpOp::Ge => ">=",
-    }
-}
-
-fn arith_text(op: ArithOp) -> &'static str {
-    match op {
-        ArithOp::Add => "+",
-        ArithOp::Sub => "-",
-        ArithOp::Mul => "*",
-        ArithOp::Div => "/",
-    }
-}
-
-struct Lexer<'a> {
-    chars: std::iter::Peekable<std::str::Chars<'a>>,
-    line: u32,
-    column: u32,
-    origin: Arc<str>,
-}
-
-impl Lexer<'_> {
-    fn loc(&self) -> Location {
-        Location {
-            origin: self.origin.clone(),
-            line: self.line,
-            column: self.column,
-        }
-    }
-
-    fn bump(&mut self) -> Option<char> {
-        let c = self.chars.next()?;
-        if c == '\n' {
-            self.line += 1;
-            self.column = 1;
-        } else {
-            self.column += 1;
-        }
-        Some(c)
-    }
-
-    fn peek(&mut self) -> Option<char> {
-        self.chars.peek().copied()
-    }
-
-    fn err(&self, location: Location, message: impl Into<String>) -> Error {
-        Error::Parse {
-            location,
-            message: message.into(),
-        }
-    }
-
-    fn skip_trivia(&mut self) {
-        loop {
-            match self.peek() {
-                Some(c) if c.is_whitespace() => {
-                    self.bump();
-                }
-                Some('%') => self.skip_line(),
-                Some('/') => {
-                    let mut ahead = self.chars.clone();
-                    ahead.next();
-                    if ahead.peek() == Some(&'/') {
-                        self.skip_line();
-                    } else {
-                        return;
-                    }
-                }
-                _ => return,
-            }
-        }
-    }
-
-    fn skip_line(&mut self) {
-        while let Some(c) = self.peek() {
-            if c == '\n' {
-                return;
-            }
-            self.bump();
-        }
-    }
-
-    fn next_token(&mut self) -> Result<(Tok, Location)> {
-        self.skip_trivia();
-        let loc = self.loc();
-        let Some(c) = self.bump() else {
-            return Ok((Tok::Eof, loc));
-        };
-        let tok = match c {
-            '(' => Tok::LParen,
-            ')' => Tok::RParen,
-            ',' => Tok::Comma,
-            '.' => Tok::Dot,
-            '|' => Tok::Pipe,
-            '+' => Tok::Arith(ArithOp::Add),
-            '-' => Tok::Arith(ArithOp::Sub),
-            '*' => Tok::Arith(ArithOp::Mul),
-            '/' => Tok::Arith(ArithOp::Div),
-            '=' => Tok::Cmp(CmpOp::Eq),
-            ':' => {
-                if self.peek() == Some('-') {
-                    self.bump();
-                    Tok::If
-                } else {
-                    return Err(self.err(loc, "expected `:-` after `:`"));
-                }
-            }
-            '!' => {
-                if self.peek() == Some('=') {
-                    self.bump();
-                    Tok::Cmp(CmpOp::Ne)
-                } else {
-                    Tok::Bang
-                }
-            }
-            '<' => {
-                if self.peek() == Some('=') {
-                    self.bump();
-                    Tok::Cmp(CmpOp::Le)
-                } else {
-                    Tok::Cmp(CmpOp::Lt)
-                }
-            }
-            '>' => {
-                if self.peek() == Some('=') {
-                    self.bump();
-                    Tok::Cmp(CmpOp::Ge)
-                } else {
-                    Tok::Cmp(CmpOp::Gt)
-                }
-            }
-            '"' => self.string(&loc)?,
-            c if c.is_ascii_digit() => self.number(c, &loc)?,
-            c if c.is_ascii_alphabetic() || c == '_' => {
-                let mut text = String::from(c);
-                while let Some(n) = self.peek() {
-                    if n.is_ascii_alphanumeric() || n == '_' {
-                        text.push(n);
-                        self.bump();
-                    } else {
-                        break;
-                    }
-                }
-                if text == "_" {
-                    Tok::Anon
-                } else if c.is_ascii_lowercase() {
-                    Tok::Ident(text)
-                } else {
-                    Tok::Var(text)
-                }
-            }
-            other => return Err(self.err(loc, format!("unexpected character `{other}`"))),
-        };
-        Ok((tok, loc))
-    }
-
-    fn string(&mut self, start: &Location) -> Result<Tok> {
-        let mut text = String::new();
-        loop {
-            match self.bump() {
-                None | Some('\n') => return Err(self.err(start.clone(), "unterminated string")),
-                Some('"') => return Ok(Tok::Str(text)),
-                Some('\\') => {
-                    let loc = self.loc();
-                    match self.bump() {
-                        Some('n') => text.push('\n'),
-                        Some('t') => text.push('\t'),
-                        Some('\\') => text.push('\\'),
-                        Some('"') => text.push('"'),
-                        _ => return Err(self.err(loc, "unknown escape in string (use \\n \\t \\\\ \\\")")),
-                    }
-                }
-                Some(c) => text.push(c),
-            }
-        }
-    }
-
-    fn number(&mut self, first: char, start: &Location) -> Result<Tok> {
-        let mut text = String::from(first);
-        let mut is_float = false;
-        self.digits(&mut text);
-        // A `.` is a decimal point only when a digit follows: `p(3).` ends a clause after `3`.
-        let mut ahead = self.chars.clone();
-        if ahead.next() == Some('.') && ahead.peek().is_some_and(char::is_ascii_digit) {
-            is_float = true;
-            text.push('.');
-            self.bump();
-            self.digits(&mut text);
-        }
-        if matches!(self.peek(), Some('e' | 'E')) {
-            let mut ahead = self.chars.clone();
-            ahead.next();
-            let sign = ahead.peek().copied();
-            let ok = match sign {
-                Some('+' | '-') => {
-                    ahead.next();
-                    ahead.peek().is_some_and(char::is_ascii_digit)
-                }
-                Some(d) => d.is_ascii_digit(),
-                None => false,
-            };
-            if ok {
-                is_float = true;
-                text.push('e');
-                self.bump();
-                if let Some(s @ ('+' | '-')) = self.peek() {
-                    text.push(s);
-                    self.bump();
-                }
-                self.digits(&mut text);
-            }
-        }
-        if is_float {
-            text.parse::<f64>()
-                .map(Tok::Float)
-                .map_err(|_| self.err(start.clone(), format!("invalid number `{text}`")))
-        } else {
-            text.parse::<i64>()
-                .map(Tok::Int)
-                .map_err(|_| self.err(start.clone(), format!("integer `{text}` does not fit in 64 bits")))
-        }
-    }
-
-    fn digits(&mut self, text: &mut String) {
-        while let Some(d) = self.peek() {
-            if d.is_ascii_digit() {
-                text.push(d);
-                self.bump();
-            } else {
-                break;
-            }
-        }
-    }
 }
 
 struct Parser {
@@ -525,25 +243,26 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Expr> {
-        let mut lhs = self.term()?;
-        while let Tok::Arith(op @ (ArithOp::Add | ArithOp::Sub)) = *self.peek() {
-            let location = self.loc();
-            self.pos += 1;
-            let rhs = self.term()?;
-            lhs = fold(op, lhs, rhs, location);
-        }
-        Ok(lhs)
+        self.left_assoc([ArithOp::Add, ArithOp::Sub], Self::term)
     }
 
     fn term(&mut self) -> Result<Expr> {
-        let mut lhs = self.unary()?;
-        while let Tok::Arith(op @ (ArithOp::Mul | ArithOp::Div)) = *self.peek() {
+        self.left_assoc([ArithOp::Mul, ArithOp::Div], Self::unary)
+    }
+
+    /// `operand (op operand)*` for the operators `ops` of one precedence level, grouped to the left.
+    fn left_assoc(&mut self, ops: [ArithOp; 2], operand: fn(&mut Self) -> Result<Expr>) -> Result<Expr> {
+        let mut lhs = operand(self)?;
+        loop {
+            let op = match *self.peek() {
+                Tok::Arith(op) if ops.contains(&op) => op,
+                _ => return Ok(lhs),
+            };
             let location = self.loc();
             self.pos += 1;
-            let rhs = self.unary()?;
+            let rhs = operand(self)?;
             lhs = fold(op, lhs, rhs, location);
         }
-        Ok(lhs)
     }
 
     fn unary(&mut self) -> Result<Expr> {
@@ -595,22 +314,10 @@ fn fold(op: ArithOp, lhs: Expr, rhs: Expr, location: Location) -> Expr {
 
 /// Parses `text`; `origin` names it in locations.
 pub(crate) fn parse(text: &str, origin: &str) -> Result<Vec<Clause>> {
-    let mut lexer = Lexer {
-        chars: text.chars().peekable(),
-        line: 1,
-        column: 1,
-        origin: Arc::from(origin),
+    let mut parser = Parser {
+        toks: tokenize(text, origin)?,
+        pos: 0,
     };
-    let mut toks = Vec::new();
-    loop {
-        let (tok, loc) = lexer.next_token()?;
-        let end = tok == Tok::Eof;
-        toks.push((tok, loc));
-        if end {
-            break;
-        }
-    }
-    let mut parser = Parser { toks, pos: 0 };
     let mut clauses = Vec::new();
     parser.clauses(&mut clauses)?;
     Ok(clauses)

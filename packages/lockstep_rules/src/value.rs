@@ -288,34 +288,25 @@ pub struct ValueTypeError {
     pub expected: &'static str,
 }
 
-impl TryFrom<Value> for i64 {
-    type Error = ValueTypeError;
-    fn try_from(v: Value) -> std::result::Result<Self, Self::Error> {
-        v.as_i64().ok_or_else(|| ValueTypeError {
-            value: v.to_string(),
-            expected: "an integer",
-        })
-    }
+/// `TryFrom<Value>` for each Rust type through the [`Value`] accessor that returns `None` for other values.
+macro_rules! try_from_value {
+    ($($ty:ty => $accessor:ident, $expected:literal;)*) => {$(
+        impl TryFrom<Value> for $ty {
+            type Error = ValueTypeError;
+            fn try_from(v: Value) -> std::result::Result<Self, Self::Error> {
+                v.$accessor().ok_or_else(|| ValueTypeError {
+                    value: v.to_string(),
+                    expected: $expected,
+                })
+            }
+        }
+    )*};
 }
 
-impl TryFrom<Value> for f64 {
-    type Error = ValueTypeError;
-    fn try_from(v: Value) -> std::result::Result<Self, Self::Error> {
-        v.as_f64().ok_or_else(|| ValueTypeError {
-            value: v.to_string(),
-            expected: "a number",
-        })
-    }
-}
-
-impl TryFrom<Value> for &'static str {
-    type Error = ValueTypeError;
-    fn try_from(v: Value) -> std::result::Result<Self, Self::Error> {
-        v.as_str().ok_or_else(|| ValueTypeError {
-            value: v.to_string(),
-            expected: "a symbol",
-        })
-    }
+try_from_value! {
+    i64 => as_i64, "an integer";
+    f64 => as_f64, "a number";
+    &'static str => as_str, "a symbol";
 }
 
 /// Hash of a sequence of values (a row or an index key). Both sides of every lookup use this function, so

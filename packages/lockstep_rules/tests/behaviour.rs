@@ -23,6 +23,7 @@ const STATES: [&str; 7] = [
     "blocked",
 ];
 
+#[derive(Debug)]
 struct Tick {
     state: &'static str,
     front: f64,
@@ -32,6 +33,17 @@ struct Tick {
     backups: i64,
     heading: f64,
 }
+
+/// Exploring, the way ahead clear, both sides close, nearly on course.
+const EXPLORE: Tick = Tick {
+    state: "explore",
+    front: 3.0,
+    left: 0.1,
+    right: 0.1,
+    dest: false,
+    backups: 0,
+    heading: 0.1,
+};
 
 fn facts(t: &Tick) -> Facts {
     let mut f = Facts::new();
@@ -100,158 +112,35 @@ fn every_situation_has_exactly_one_next_state_and_command() {
 #[test]
 fn state_machine_follows_the_diagram() {
     let mut e = engine();
-    let base = Tick {
-        state: "explore",
-        front: 3.0,
-        left: 0.1,
-        right: 0.1,
-        dest: false,
-        backups: 0,
-        heading: 0.1,
-    };
-    let case = |e: &mut Engine, t: Tick| next_state(e, &t).0;
-    assert_eq!(case(&mut e, Tick { ..base }), "explore");
-    assert_eq!(case(&mut e, Tick { front: 0.2, ..base }), "obstacle_ahead");
-    assert_eq!(case(&mut e, Tick { dest: true, ..base }), "arrived");
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "obstacle_ahead",
-                front: 0.2,
-                left: 2.0,
-                right: 1.0,
-                ..base
-            }
-        ),
-        "turn_left"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "obstacle_ahead",
-                front: 0.2,
-                left: 1.0,
-                right: 2.0,
-                ..base
-            }
-        ),
-        "turn_right"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "obstacle_ahead",
-                front: 0.2,
-                right: 2.0,
-                ..base
-            }
-        ),
-        "turn_right"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "obstacle_ahead",
-                front: 0.2,
-                ..base
-            }
-        ),
-        "back_up"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "obstacle_ahead",
-                front: 0.2,
-                backups: 3,
-                ..base
-            }
-        ),
-        "blocked"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "back_up",
-                front: 0.2,
-                ..base
-            }
-        ),
-        "obstacle_ahead"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "turn_left",
-                left: 2.0,
-                ..base
-            }
-        ),
-        "explore"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "turn_left",
-                front: 0.2,
-                left: 2.0,
-                ..base
-            }
-        ),
-        "turn_left"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "turn_right",
-                front: 0.2,
-                ..base
-            }
-        ),
-        "obstacle_ahead"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "blocked",
-                ..base
-            }
-        ),
-        "blocked"
-    );
-    assert_eq!(
-        case(
-            &mut e,
-            Tick {
-                state: "arrived",
-                ..base
-            }
-        ),
-        "arrived"
-    );
+    // One row per situation: what differs from `EXPLORE`, and the next state.
+    #[rustfmt::skip]
+    let cases = [
+        (Tick { ..EXPLORE }, "explore"),
+        (Tick { front: 0.2, ..EXPLORE }, "obstacle_ahead"),
+        (Tick { dest: true, ..EXPLORE }, "arrived"),
+        (Tick { state: "obstacle_ahead", front: 0.2, left: 2.0, right: 1.0, ..EXPLORE }, "turn_left"),
+        (Tick { state: "obstacle_ahead", front: 0.2, left: 1.0, right: 2.0, ..EXPLORE }, "turn_right"),
+        (Tick { state: "obstacle_ahead", front: 0.2, right: 2.0, ..EXPLORE }, "turn_right"),
+        (Tick { state: "obstacle_ahead", front: 0.2, ..EXPLORE }, "back_up"),
+        (Tick { state: "obstacle_ahead", front: 0.2, backups: 3, ..EXPLORE }, "blocked"),
+        (Tick { state: "back_up", front: 0.2, ..EXPLORE }, "obstacle_ahead"),
+        (Tick { state: "turn_left", left: 2.0, ..EXPLORE }, "explore"),
+        (Tick { state: "turn_left", front: 0.2, left: 2.0, ..EXPLORE }, "turn_left"),
+        (Tick { state: "turn_right", front: 0.2, ..EXPLORE }, "obstacle_ahead"),
+        (Tick { state: "blocked", ..EXPLORE }, "blocked"),
+        (Tick { state: "arrived", ..EXPLORE }, "arrived"),
+    ];
+    for (t, expected) in cases {
+        assert_eq!(next_state(&mut e, &t).0, expected, "{t:?}");
+    }
 }
 
 #[test]
 fn commands_follow_surface_and_heading() {
     let mut e = engine();
     let t = Tick {
-        state: "explore",
-        front: 3.0,
-        left: 0.1,
-        right: 0.1,
-        dest: false,
-        backups: 0,
         heading: 0.2,
+        ..EXPLORE
     };
     let (_, drive) = next_state(&mut e, &t);
     // Gravel (code 3) advises 1.2 m/s; 1.5 * 0.2 rad/s of turn.

@@ -1,0 +1,356 @@
+//! Static checks of the clauses of all sources together: predicate arities, ground facts, safety (every
+//! variable bound by a positive body atom) and stratification (no negation inside recursion). Every
+//! diagnostic is collected, so one run reports them all, each with its `file:line:column`.
+
+use std::collections::{HashSet, VecDeque};
+
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Location, Result, VariableContext};
+use crate::parser::{Atom, Clause, CmpOp, Expr, Literal};
+use crate::program::PredInfo;
+use crate::value::{Symbol, Value};
+
+/// A program that passed every check, ready for planning.
+pub(crate) struct Checked<'a> {
+    pub preds: Vec<PredInfo>,
+    pub pred_ids: FxHashMap<Symbol, usize>,
+    pub base_facts: Vec<(usize, Vec<Value>)>,
+    pub rules: Vec<ResolvedRule<'a>>,
+    /// The strongly connected components of the dependency graph in evaluation order: their predicates
+    /// (sorted) and whether they are recursive.
+    pub components: Vec<(Vec<usize>, bool)>,
+}
+
+/// A rule after name resolution, before planning.
+pub(crate) struct ResolvedRule<'a> {
+    pub clause: &'a Clause,
+    pub head: usize,
+    /// Predicate id per body literal (`None` for comparisons).
+    pub body_preds: Vec<Option<usize>>,
+}
+
+struct Builder {
+    preds: Vec<PredInfo>,
+    pred_ids: FxHashMap<Symbol, usize>,
+    errors: Vec<Error>,
+}
+
+impl Builder {
+    /// Registers a use of `atom`'s predicate, reporting an arity that differs from the first use.
+    fn use_pred(&mut self, atom: &Atom) -> Option<usize> {
+        let sym = Symbol::new(&atom.pred);
+        if let Some(&id) = self.pred_ids.get(&sym) {
+            let info = &self.preds[id];
+            if info.arity != atom.args.len() {
+                self.errors.push(Error::ArityMismatch {
+                    location: atom.location.clone(),
+                    predicate: atom.pred.clone(),
+                    arity: atom.args.len(),
+                    first_location: info.location.clone(),
+                    first_arity: info.arity,
+                });
+                return None;
+            }
+            return Some(id);
+        }
+        let id = self.preds.len();
+        self.preds.push(PredInfo {
+            name: atom.pred.clone(),
+            arity: atom.args.len(),
+            location: atom.location.clone(),
+            derived: false,
+        });
+        self.pred_ids.insert(sym, id);
+        Some(id)
+    }
+}
+
+/// Resolves predicate names and runs every check on `clauses` (all sources together).
+pub(crate) fn check(clauses: &[Clause]) -> Result<Checked<'_>> {
+    let mut b = Builder {
+        preds: Vec::new(),
+        pred_ids: FxHashMap::default(),
+        errors: Vec::new(),
+    };
+    let mut base_facts = Vec::new();
+    let mut rules = Vec::new();
+
+    for clause in clauses {
+        let head = b.use_pred(&clause.head);
+        let mut body_preds = Vec::with_capacity(clause.body.len());
+        let mut ok = head.is_some();
+        for lit in &clause.body {
+            match lit {
+                Literal::Pos(a) | Literal::Neg(a) => {
+                    let id = b.use_pred(a);
+                    ok &= id.is_some();
+                    body_preds.push(id);
+                    for arg in &a.args {
+                        if matches!(arg, Expr::Neg(..) | Expr::Bin(..)) {
+                            ok = false;
+                            b.errors.push(Error::Unsupported {
+                                location: arg.location().clone(),
+                                message: format!(
+                                    "arithmetic is not allowed in an argument of body atom `{}`; bind a \
+                                     variable instead, e.g. `{}(..., M, ...), M = N + 1`",
+                                    a.pred, a.pred
+                                ),
+                            });
+                        }
+                    }
+                }
+                Literal::Cmp { .. } => body_preds.push(None),
+            }
+        }
+        if clause.is_fact {
+            let mut tuple = Vec::with_capacity(clause.head.args.len());
+            for arg in &clause.head.args {
+                match arg {
+                    Expr::Const(v, _) => tuple.push(*v),
+                    Expr::Var(name, l) => b.errors.push(unsafe_var(name, l, VariableContext::Head)),
+                    Expr::Anon(l) => b.errors.push(unsafe_var("_", l, VariableContext::Head)),
+                    other => b.errors.push(Error::Unsupported {
+                        location: other.location().clone(),
+                        message: "this expression has no value (division by zero, overflow or arithmetic \
+                                  on a symbol)"
+                            .into(),
+                    }),
+                }
+            }
+            if let (Some(h), true) = (head, tuple.len() == clause.head.args.len()) {
+                base_facts.push((h, tuple));
+            }
+            continue;
+        }
+        check_safety(clause, &mut b.errors);
+        if let (true, Some(h)) = (ok, head) {
+            b.preds[h].derived = true;
+            rules.push(ResolvedRule {
+                clause,
+                head: h,
+                body_preds,
+            });
+        }
+    }
+
+    let components = stratify(&b.preds, &rules, &mut b.errors);
+    if let Some(err) = Error::from_list(dedup(b.errors)) {
+        return Err(err);
+    }
+    Ok(Checked {
+        preds: b.preds,
+        pred_ids: b.pred_ids,
+        base_facts,
+        rules,
+        components,
+    })
+}
+
+fn dedup(errors: Vec<Error>) -> Vec<Error> {
+    // `|` copies a head into every alternative, so the same head diagnostic can arise more than once.
+    let mut seen = HashSet::new();
+    errors
+        .into_iter()
+        .filter(|e| seen.insert(e.to_string()))
+        .collect()
+}
+
+fn unsafe_var(name: &str, location: &Location, context: VariableContext) -> Error {
+    Error::UnsafeVariable {
+        location: location.clone(),
+        variable: name.to_owned(),
+        context,
+    }
+}
+
+/// Variables bound by positive atoms, then by assignments `X = expr` (either side) whose other side is bound,
+/// until nothing changes.
+fn bound_vars(body: &[Literal]) -> HashSet<&str> {
+    let mut bound = positive_atom_vars(body);
+    loop {
+        let mut changed = false;
+        for lit in body {
+            if let Literal::Cmp {
+                op: CmpOp::Eq,
+                lhs,
+                rhs,
+                ..
+            } = lit
+            {
+                for (target, source) in [(lhs, rhs), (rhs, lhs)] {
+                    if let Expr::Var(v, _) = target {
+                        if !bound.contains(v.as_str()) && all_bound(source, &bound) {
+                            bound.insert(v.as_str());
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
+        if !changed {
+            return bound;
+        }
+    }
+}
+
+/// The variables that appear as arguments of positive atoms of `body`.
+pub(crate) fn positive_atom_vars(body: &[Literal]) -> HashSet<&str> {
+    let mut vars = HashSet::new();
+    for lit in body {
+        if let Literal::Pos(a) = lit {
+            for arg in &a.args {
+                if let Expr::Var(v, _) = arg {
+                    vars.insert(v.as_str());
+                }
+            }
+        }
+    }
+    vars
+}
+
+/// Whether every variable of `e` is in `bound` (an anonymous one never is).
+pub(crate) fn all_bound(e: &Expr, bound: &HashSet<&str>) -> bool {
+    let mut ok = true;
+    e.visit_vars(&mut |v, _| ok &= v.is_some_and(|v| bound.contains(v)));
+    ok
+}
+
+fn check_safety(clause: &Clause, errors: &mut Vec<Error>) {
+    let bound = bound_vars(&clause.body);
+    let report = |expr: &Expr, context: &VariableContext, errors: &mut Vec<Error>| {
+        expr.visit_vars(&mut |v, l| match v {
+            Some(v) if bound.contains(v) => {}
+            Some(v) => errors.push(unsafe_var(v, l, context.clone())),
+            None => errors.push(unsafe_var("_", l, context.clone())),
+        });
+    };
+    for arg in &clause.head.args {
+        report(arg, &VariableContext::Head, errors);
+    }
+    for lit in &clause.body {
+        match lit {
+            Literal::Pos(_) => {}
+            Literal::Neg(a) => {
+                let context = VariableContext::Negation {
+                    predicate: a.pred.clone(),
+                };
+                for arg in &a.args {
+                    // `_` in a negation means "for no value", which is safe.
+                    if let Expr::Var(v, l) = arg {
+                        if !bound.contains(v.as_str()) {
+                            errors.push(unsafe_var(v, l, context.clone()));
+                        }
+                    }
+                }
+            }
+            Literal::Cmp { lhs, rhs, .. } => {
+                report(lhs, &VariableContext::Comparison, errors);
+                report(rhs, &VariableContext::Comparison, errors);
+            }
+        }
+    }
+}
+
+/// Orders the strongly connected components of the dependency graph (head depends on body) so that each
+/// comes after everything it depends on, and reports negations inside a component.
+fn stratify(
+    preds: &[PredInfo],
+    rules: &[ResolvedRule<'_>],
+    errors: &mut Vec<Error>,
+) -> Vec<(Vec<usize>, bool)> {
+    let mut graph: DiGraph<usize, bool> = DiGraph::new();
+    let nodes: Vec<NodeIndex> = (0..preds.len()).map(|p| graph.add_node(p)).collect();
+    let mut self_loop = vec![false; preds.len()];
+    for rule in rules {
+        for (lit, pred) in rule.clause.body.iter().zip(&rule.body_preds) {
+            if let Some(p) = *pred {
+                let negative = matches!(lit, Literal::Neg(_));
+                graph.add_edge(nodes[rule.head], nodes[p], negative);
+                if p == rule.head {
+                    self_loop[p] = true;
+                }
+            }
+        }
+    }
+    // tarjan_scc yields components in post-order: dependencies before dependents, as evaluation needs.
+    let sccs = tarjan_scc(&graph);
+    let mut component = vec![0usize; preds.len()];
+    for (i, scc) in sccs.iter().enumerate() {
+        for n in scc {
+            component[graph[*n]] = i;
+        }
+    }
+    for rule in rules {
+        for (lit, pred) in rule.clause.body.iter().zip(&rule.body_preds) {
+            if let (Literal::Neg(atom), Some(p)) = (lit, *pred) {
+                if component[p] == component[rule.head] {
+                    let cycle = cycle_through(&graph, &nodes, &component, rule.head, p)
+                        .into_iter()
+                        .map(|q| preds[q].name.clone())
+                        .collect();
+                    errors.push(Error::Unstratifiable {
+                        location: atom.location.clone(),
+                        predicate: atom.pred.clone(),
+                        cycle,
+                    });
+                }
+            }
+        }
+    }
+    sccs.into_iter()
+        .map(|scc| {
+            let mut members: Vec<usize> = scc.into_iter().map(|n| graph[n]).collect();
+            members.sort_unstable();
+            let recursive = members.len() > 1 || self_loop[members[0]];
+            (members, recursive)
+        })
+        .collect()
+}
+
+/// The cycle `head -> negated -> ... -> head` in "depends on" direction, by breadth-first search inside the
+/// component, so the message shows the shortest way the negation feeds back into the head.
+fn cycle_through(
+    graph: &DiGraph<usize, bool>,
+    nodes: &[NodeIndex],
+    component: &[usize],
+    head: usize,
+    negated: usize,
+) -> Vec<usize> {
+    let mut parent: Vec<Option<usize>> = vec![None; nodes.len()];
+    let mut seen = vec![false; nodes.len()];
+    let mut queue = VecDeque::from([negated]);
+    seen[negated] = true;
+    while let Some(p) = queue.pop_front() {
+        if p == head {
+            break;
+        }
+        let mut next: Vec<usize> = graph.neighbors(nodes[p]).map(|n| graph[n]).collect();
+        next.sort_unstable();
+        for q in next {
+            if !seen[q] && component[q] == component[head] {
+                seen[q] = true;
+                parent[q] = Some(p);
+                queue.push_back(q);
+            }
+        }
+    }
+    let mut path = vec![head];
+    let mut cur = head;
+    while cur != negated {
+        match parent[cur] {
+            Some(p) => {
+                path.push(p);
+                cur = p;
+            }
+            None => break,
+        }
+    }
+    path.reverse();
+    // path runs negated -> ... -> head; the cycle reads head -> negated -> ... -> head.
+    let mut cycle = vec![head];
+    cycle.extend(path);
+    cycle
+}
