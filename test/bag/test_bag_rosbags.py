@@ -18,7 +18,7 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "rosbag2"
+SHARED = Path(__file__).resolve().parents[1] / "data" / "rosbag2"
 
 # Messages per topic in each shared bag (topics without messages are listed with 0).
 SHARED_BAGS = {

@@ -3,16 +3,22 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
-use lockstep_bag::{BagReader, ReadOptions};
+use lockstep_bag::{BagReader, BagWriter, ReadOptions, WriterOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The real rosbag2 bags shipped in shared/testdata (the repository is cloned with shared/ beside it).
+/// The real rosbag2 bags the repository keeps in test/data/rosbag2 (rosbag2's own test bags, Apache-2.0).
 pub fn shared_bags() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/testdata/rosbag2"
-    ))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../test/data/rosbag2"))
+}
+
+/// A new bag at `dir` whose chunks close after `chunk_size_bytes` (other options default).
+pub fn chunked_writer(dir: &Path, chunk_size_bytes: u64) -> BagWriter {
+    let opts = WriterOptions {
+        chunk_size_bytes,
+        ..WriterOptions::default()
+    };
+    BagWriter::create(dir, opts).unwrap()
 }
 
 /// Small data files of this crate's tests.
