@@ -1,93 +1,160 @@
 #!/usr/bin/env bash
 # Bag writer throughput: lockstep_bag (Rust) vs the Python `mcap` writer vs the `rosbags` rosbag2
-# writer (MCAP storage), on the same data, in one run. Prints one table.
+# writer (MCAP storage), on the same bytes with the same settings, in one run. Prints one table.
 #
-#   scripts/bench/bag_writer.sh [--small N] [--large N]
+#   scripts/bench/bag_writer.sh [--small N] [--large N] [--runs N]
 #
-# Python comes from $LOCKSTEP_PYTHON or `python3` and needs `mcap` and `rosbags` installed.
-# Cases: N x 256 B messages (default 200000) and N x 1 MiB messages (default 500); every writer
-# writes uncompressed chunks to a fresh file in the same temporary directory, including closing the
-# file (summary/footer, metadata.yaml). Best of three runs per writer and case.
+# Python comes from $LOCKSTEP_PYTHON or `python3` and needs `mcap`, `rosbags` and `numpy`.
+# Cases: N x 256 B messages (default 200000) and N x 1 MiB messages (default 500), each with
+# uncompressed and with zstd chunks. Settings shared by all three writers (printed with the table):
+#   - chunk CRCs off: rosbags cannot compute them (it writes 0); rosbag2's MCAP plugin default too;
+#   - 1 MiB chunks: rosbags closes a chunk past 2^20 bytes and cannot be told otherwise;
+#   - zstd at zstd's default level 3, compressed on the writing thread (Python `zstandard` /
+#     `backports.zstd` and lockstep_bag with `compression_threads: 0`); one extra row shows
+#     lockstep_bag's default, a zstd worker thread beside the writing thread;
+#   - message i is the slice at (i * size) % (pool - size + 1) of one 4 MiB pool of bytes with 4 bits
+#     of entropy each (numpy, seed 7), so zstd has real work and nothing repeats within a chunk.
+# Two clocks per run, both started before the bag is created: "closed" stops when the writer has
+# finished the file(s) (summary, footer, metadata.yaml) and handed them to the OS; "synced" stops
+# after every file of the bag and its directory have been fsync'd. Every writer writes a fresh bag
+# directory in the same temporary directory; best of --runs runs (default 3) per clock.
 set -euo pipefail
 
 SMALL=200000
 LARGE=500
+RUNS=3
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --small) SMALL="$2"; shift 2 ;;
     --large) LARGE="$2"; shift 2 ;;
-    *) echo "usage: $0 [--small N] [--large N]" >&2; exit 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    *) echo "usage: $0 [--small N] [--large N] [--runs N]" >&2; exit 2 ;;
   esac
 done
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 PY="${LOCKSTEP_PYTHON:-python3}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/bag_writer_bench.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
+"$PY" - "$WORK/pool.bin" <<'PYEOF'
+import sys
+import numpy as np
+np.random.default_rng(7).integers(0, 16, size=4 << 20, dtype=np.uint8).tofile(sys.argv[1])
+PYEOF
+
 echo "building the Rust bench (release)..." >&2
 (cd "$ROOT" && cargo bench -p lockstep_bag --bench bag_writer --no-run >&2)
-(cd "$ROOT" && cargo bench -p lockstep_bag --bench bag_writer -- --json --dir "$WORK" --small "$SMALL" --large "$LARGE") \
-  | grep '^{' > "$WORK/results.jsonl"
+bench() {
+  (cd "$ROOT" && cargo bench -p lockstep_bag --bench bag_writer -- --json --dir "$WORK" --pool "$WORK/pool.bin" \
+    --small "$SMALL" --large "$LARGE" --runs "$RUNS" "$@") | grep '^{'
+}
+bench >> "$WORK/results.jsonl"
+bench --compression zstd --zstd-threads 1 >> "$WORK/results.jsonl"
 
-"$PY" - "$WORK" "$SMALL" "$LARGE" >> "$WORK/results.jsonl" <<'PYEOF'
-import json, shutil, sys, time
+"$PY" - "$WORK" "$SMALL" "$LARGE" "$RUNS" >> "$WORK/results.jsonl" <<'PYEOF'
+import json, os, shutil, sys, time
 from pathlib import Path
 
-work, small, large = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-cases = [("256B", 256, small), ("1MiB", 1 << 20, large)]
+from mcap.writer import CompressionType, Writer as McapWriter
+from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer as RosbagsWriter
+from rosbags.typesys import Stores, get_typestore
 
-def payload(size):
-    return bytes(((i * 2654435761) >> 7) & 0xFF for i in range(size)) if size <= 4096 else \
-        (bytes(((i * 2654435761) >> 7) & 0xFF for i in range(4096)) * (size // 4096))
+work, small, large, runs = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+pool = memoryview((work / "pool.bin").read_bytes())
+CHUNK = 1 << 20
+store = get_typestore(Stores.ROS2_JAZZY)
 
-def bench_mcap(size, count, data):
-    from mcap.writer import Writer, CompressionType
-    path = work / "py_mcap.mcap"
-    t0 = time.perf_counter()
-    with open(path, "wb") as f:
-        w = Writer(f, compression=CompressionType.NONE, chunk_size=768 * 1024)
+
+def messages(size, count):
+    span = len(pool) - size + 1
+    for i in range(count):
+        off = (i * size) % span
+        yield 1_000_000_000 + i * 1000, pool[off:off + size]
+
+
+def write_mcap(out, size, count, zstd):
+    out.mkdir()
+    with open(out / "bench_0.mcap", "wb") as f:
+        w = McapWriter(f, chunk_size=CHUNK, enable_crcs=False,
+                       compression=CompressionType.ZSTD if zstd else CompressionType.NONE)
         w.start(profile="ros2", library="bench")
         sid = w.register_schema(name="std_msgs/msg/UInt8MultiArray", encoding="ros2msg", data=b"uint8[] data\n")
         cid = w.register_channel(topic="/bench", message_encoding="cdr", schema_id=sid)
-        for i in range(count):
-            t = 1_000_000_000 + i * 1000
+        for t, data in messages(size, count):
             w.add_message(channel_id=cid, log_time=t, data=data, publish_time=t)
         w.finish()
-    dt = time.perf_counter() - t0
-    path.unlink()
-    return dt
 
-def bench_rosbags(size, count, data):
-    from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_typestore
-    store = get_typestore(Stores.ROS2_JAZZY)
-    path = work / "py_rosbags"
-    if path.exists():
-        shutil.rmtree(path)
-    t0 = time.perf_counter()
-    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as w:
-        conn = w.add_connection("/bench", "std_msgs/msg/UInt8MultiArray", typestore=store)
-        for i in range(count):
-            w.write(conn, 1_000_000_000 + i * 1000, data)
-    dt = time.perf_counter() - t0
-    shutil.rmtree(path)
-    return dt
 
-for impl, fn in (("python mcap", bench_mcap), ("rosbags", bench_rosbags)):
-    for name, size, count in cases:
-        data = payload(size)
-        best = min(fn(size, count, data) for _ in range(3))
-        print(json.dumps({"impl": impl, "case": name, "size": size, "count": count, "seconds": best,
-                          "msgs_per_s": count / best, "mb_per_s": count * size / best / 1e6}))
+def write_rosbags(out, size, count, zstd):
+    w = RosbagsWriter(out, version=9, storage_plugin=StoragePlugin.MCAP)
+    if zstd:
+        # STORAGE mode is rosbags' MCAP chunk compression (not rosbag2 file/message compression).
+        w.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
+    w.open()
+    conn = w.add_connection("/bench", "std_msgs/msg/UInt8MultiArray", typestore=store)
+    for t, data in messages(size, count):
+        w.write(conn, t, data)
+    w.close()
+
+
+def sync_dir(out):
+    total = 0
+    for path in out.iterdir():
+        fd = os.open(path, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+        total += path.stat().st_size
+    fd = os.open(out, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    return total
+
+
+for impl, fn in (("python mcap", write_mcap), ("rosbags", write_rosbags)):
+    for compression in ("none", "zstd"):
+        for case, size, count in (("256B", 256, small), ("1MiB", 1 << 20, large)):
+            best_closed = best_synced = float("inf")
+            for _ in range(runs):
+                out = work / "py_bag"
+                t0 = time.perf_counter()
+                fn(out, size, count, compression == "zstd")
+                closed = time.perf_counter() - t0
+                nbytes = sync_dir(out)
+                synced = time.perf_counter() - t0
+                shutil.rmtree(out)
+                best_closed, best_synced = min(best_closed, closed), min(best_synced, synced)
+            print(json.dumps({"impl": impl, "compression": compression, "case": case, "size": size, "count": count,
+                              "closed_s": best_closed, "synced_s": best_synced, "bytes": nbytes}))
 PYEOF
 
-"$PY" - "$WORK/results.jsonl" <<'PYEOF'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print(f"{'writer':<14} {'case':<6} {'count':>8} {'seconds':>9} {'msgs/s':>12} {'MB/s':>9} {'ours vs best python':>20}")
+MACHINE="$(nproc) cores, $(uname -sr), $(df -PT "$WORK" | awk 'NR==2 {print $2}') at $WORK"
+MACHINE="$MACHINE; load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$PY" - "$WORK/results.jsonl" "$RUNS" "$MACHINE" <<'PYEOF'
+import importlib.metadata as md, json, platform, sys
+
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+runs, machine = sys.argv[2], sys.argv[3]
+versions = ", ".join(f"{p} {md.version(p)}" for p in ("mcap", "rosbags", "zstandard", "backports.zstd"))
+print("Settings (all writers): MCAP chunk CRCs off, 1 MiB chunks, zstd level 3 on the writing thread unless noted,")
+print("  same payload bytes (4-bit-entropy pool); 'closed' = file(s) finished and handed to the OS,")
+print(f"  'synced' = also fsync'd (files + directory); best of {runs} runs per clock.")
+print(f"  Python {platform.python_version()}: {versions}")
+print(f"  {machine}")
+print()
+head = f"{'writer':<30} {'zstd':<5} {'case':<5} {'count':>7} {'closed msg/s':>13} {'MB/s':>7} {'synced msg/s':>13} {'MB/s':>7} {'file MB':>8} {'ours vs best py (closed/synced)':>32}"
+print(head)
+print("-" * len(head))
 for r in rows:
-    others = [o["msgs_per_s"] for o in rows if o["case"] == r["case"] and o["impl"] != "lockstep_bag"]
-    ratio = f"{r['msgs_per_s'] / max(others):.1f}x" if r["impl"] == "lockstep_bag" and others else ""
-    print(f"{r['impl']:<14} {r['case']:<6} {r['count']:>8} {r['seconds']:>9.3f} {r['msgs_per_s']:>12.0f} {r['mb_per_s']:>9.1f} {ratio:>20}")
+    mb = r["count"] * r["size"] / 1e6
+    closed, synced = r["count"] / r["closed_s"], r["count"] / r["synced_s"]
+    ratio = ""
+    if r["impl"].startswith("lockstep_bag"):
+        py = [o for o in rows if o["case"] == r["case"] and o["compression"] == r["compression"]
+              and not o["impl"].startswith("lockstep_bag")]
+        if py:
+            ratio = f"{min(o['closed_s'] for o in py) / r['closed_s']:.1f}x / {min(o['synced_s'] for o in py) / r['synced_s']:.1f}x"
+    print(f"{r['impl']:<30} {r['compression']:<5} {r['case']:<5} {r['count']:>7} {closed:>13.0f} {mb / r['closed_s']:>7.1f}"
+          f" {synced:>13.0f} {mb / r['synced_s']:>7.1f} {r['bytes'] / 1e6:>8.1f} {ratio:>32}")
 PYEOF

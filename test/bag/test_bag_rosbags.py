@@ -1,13 +1,16 @@
 """Black-box checks of `lockstep bag` against tools nobody here wrote: the Python `rosbags` and
-`mcap` packages, and the real rosbag2 bags in shared/testdata/rosbag2.
+`mcap` packages, and the real rosbag2 bags in test/data/rosbag2 (rosbag2's own test bags).
 
-Needs: pytest, rosbags, mcap, zstandard; the `lockstep` binary in $LOCKSTEP_BIN.
+Needs: pytest, rosbags, mcap, zstandard; the `lockstep` binary: $LOCKSTEP_BIN, else
+$CARGO_TARGET_DIR/debug/lockstep or target/debug/lockstep (`cargo build -p lockstep_cli --bins`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -18,10 +21,11 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-SHARED = Path(__file__).resolve().parents[1] / "data" / "rosbag2"
+REPO = Path(__file__).resolve().parents[2]
+ROSBAG2 = REPO / "test" / "data" / "rosbag2"
 
-# Messages per topic in each shared bag (topics without messages are listed with 0).
-SHARED_BAGS = {
+# Messages per topic in each of rosbag2's bags (topics without messages are listed with 0).
+ROSBAG2_BAGS = {
     "mcap/talker": {"/topic": 10, "/rosout": 10, "/parameter_events": 0},
     "sqlite3/talker": {"/topic": 10, "/rosout": 10, "/parameter_events": 0},
     "mcap/cdr_test": {"/array_topic": 4, "/test_topic": 3},
@@ -38,9 +42,10 @@ SHARED_BAGS = {
 
 @pytest.fixture(scope="module")
 def lockstep() -> str:
-    binary = os.environ.get("LOCKSTEP_BIN", "")
-    if not binary or not Path(binary).is_file():
-        pytest.fail(f"LOCKSTEP_BIN must point to the built `lockstep` binary (got {binary!r})")
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    binary = os.environ.get("LOCKSTEP_BIN") or str(target / "debug" / "lockstep")
+    if not Path(binary).is_file():
+        pytest.fail(f"no `lockstep` binary at {binary!r}: set LOCKSTEP_BIN or run `cargo build -p lockstep_cli --bins`")
     return binary
 
 
@@ -219,11 +224,11 @@ def register_from_bag(ts, reader) -> None:
         ts.register(types)
 
 
-@pytest.mark.parametrize("bag", sorted(SHARED_BAGS))
-def test_shared_bags_convert_for_rosbags_and_mcap(lockstep, tmp_path, bag):
+@pytest.mark.parametrize("bag", sorted(ROSBAG2_BAGS))
+def test_rosbag2_bags_convert_for_rosbags_and_mcap(lockstep, tmp_path, bag):
     out = tmp_path / "out"
-    run(lockstep, "convert", SHARED / bag, out)
-    expected = SHARED_BAGS[bag]
+    run(lockstep, "convert", ROSBAG2 / bag, out)
+    expected = ROSBAG2_BAGS[bag]
     ts = get_typestore(Stores.ROS2_JAZZY)
     with Reader(out) as reader:
         assert {c.topic: c.msgcount for c in reader.connections} == expected
@@ -236,15 +241,15 @@ def test_shared_bags_convert_for_rosbags_and_mcap(lockstep, tmp_path, bag):
     assert validate_mcap_files(out) == sum(expected.values())
 
 
-@pytest.mark.parametrize("bag", sorted(SHARED_BAGS))
+@pytest.mark.parametrize("bag", sorted(ROSBAG2_BAGS))
 def test_info_lists_topics_and_counts(lockstep, tmp_path, bag):
-    for path in (SHARED / bag, tmp_path / "converted"):
+    for path in (ROSBAG2 / bag, tmp_path / "converted"):
         if path.name == "converted":
-            run(lockstep, "convert", SHARED / bag, path)
+            run(lockstep, "convert", ROSBAG2 / bag, path)
         text = run(lockstep, "info", path)
-        for topic, count in SHARED_BAGS[bag].items():
+        for topic, count in ROSBAG2_BAGS[bag].items():
             assert f"Topic: {topic} |" in text and f"Count: {count} |" in text, text
-        assert f"Messages:          {sum(SHARED_BAGS[bag].values())}" in text, text
+        assert f"Messages:          {sum(ROSBAG2_BAGS[bag].values())}" in text, text
         assert "Lockstep extra data:" in text
 
 
@@ -279,3 +284,73 @@ def test_bad_input_is_a_clear_error(lockstep, tmp_path):
     proc = subprocess.run([lockstep, "bag", "info", str(junk)], capture_output=True, text=True)
     assert proc.returncode != 0 and "version 99" in proc.stderr
     shutil.rmtree(junk)
+
+
+def file_hashes(directory: Path) -> dict[str, str]:
+    """Every file of a (flat) directory with the SHA-256 of its content."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.iterdir())}
+
+
+def set_writable(directory: Path, writable: bool) -> None:
+    """`chmod -R u+w` / `chmod -R a-w` on a flat directory."""
+    write = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+    for path in [*directory.iterdir(), directory]:
+        mode = path.stat().st_mode
+        path.chmod(mode | stat.S_IWUSR if writable else mode & ~write)
+
+
+@pytest.mark.parametrize("bag", sorted(ROSBAG2_BAGS))
+def test_reading_a_read_only_bag_writes_nothing(lockstep, tmp_path, bag):
+    copy = tmp_path / "bag"
+    shutil.copytree(ROSBAG2 / bag, copy)
+    before = file_hashes(copy)
+    set_writable(copy, False)
+    try:
+        text = run(lockstep, "info", copy)
+        assert f"Messages:          {sum(ROSBAG2_BAGS[bag].values())}" in text, text
+        # convert reads every message of the input.
+        run(lockstep, "convert", copy, tmp_path / "out")
+    finally:
+        set_writable(copy, True)
+    with Reader(tmp_path / "out") as reader:
+        assert {c.topic: c.msgcount for c in reader.connections} == ROSBAG2_BAGS[bag]
+    # Tests may run as root, where the permission bits stop no write: compare the files too.
+    after = file_hashes(copy)
+    assert sorted(after) == sorted(before), f"reading {bag} added or removed files"
+    assert after == before, f"reading {bag} changed a file"
+
+
+def error_of(lockstep: str, *args: str | Path) -> str:
+    """Runs `lockstep bag ...` with RUST_BACKTRACE=1, expects it to fail, returns its stderr."""
+    env = {**os.environ, "RUST_BACKTRACE": "1"}
+    proc = subprocess.run([lockstep, "bag", *map(str, args)], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode != 0, proc
+    return proc.stderr
+
+
+def assert_one_clear_error(stderr: str, *expected: str) -> None:
+    lines = stderr.strip().splitlines()
+    assert 1 <= len(lines) <= 2, stderr
+    assert lines[0].startswith("error: "), stderr
+    assert "backtrace" not in stderr.lower(), stderr
+    clauses = [c.strip() for c in " ".join(lines).split(": ")][1:]
+    for i, clause in enumerate(clauses):
+        for later in clauses[i + 1:]:
+            assert later not in clause, f"{later!r} repeats {clause!r}: {stderr}"
+    for text in expected:
+        assert text.lower() in stderr.lower(), stderr
+
+
+def test_command_line_errors_are_one_clear_line(lockstep, tmp_path):
+    assert_one_clear_error(error_of(lockstep, "info", "/nonexistent"), "/nonexistent", "no such file or directory")
+    # Garbage with and without an MCAP name: what it is not, once.
+    for name in ("garbage.mcap", "garbage"):
+        junk = tmp_path / name
+        junk.write_bytes(bytes(range(256)) * 4)
+        assert_one_clear_error(error_of(lockstep, "info", junk), name, "not a rosbag2 bag", "MCAP")
+    not_a_bag = tmp_path / "not_a_bag"
+    not_a_bag.mkdir()
+    (not_a_bag / "notes.txt").write_text("hello")
+    assert_one_clear_error(error_of(lockstep, "info", not_a_bag), "not a rosbag2 bag", "no metadata.yaml")
+    assert_one_clear_error(error_of(lockstep, "convert", tmp_path / "garbage", tmp_path / "out"), "not a rosbag2 bag")
+    assert_one_clear_error(error_of(lockstep, "reindex", "/nonexistent"), "no such file or directory")

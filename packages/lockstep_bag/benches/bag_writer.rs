@@ -1,18 +1,38 @@
-//! Writer throughput: messages/s and MB/s for small (256 B) and large (1 MiB) messages.
+//! Writer throughput: messages/s and MB/s for small (256 B) and large (1 MiB) messages, uncompressed
+//! and zstd, each with two clocks: stopped when the bag is closed (data handed to the OS), and
+//! stopped after every file of the bag has been fsync'd to disk.
 //!
-//! `cargo bench -p lockstep_bag --bench bag_writer [-- --json] [--dir DIR] [--small N] [--large N]`
-//! Each case writes a fresh bag (uncompressed MCAP, rosbag2 defaults) and includes `finish()`, i.e.
-//! the summary, footer and metadata.yaml. Best of three runs is reported.
-//! `scripts/bench/bag_writer.sh` runs this beside the Python `mcap` and `rosbags` writers.
+//! `cargo bench -p lockstep_bag --bench bag_writer [-- --json] [--dir DIR] [--small N] [--large N]
+//!  [--runs N] [--compression none|zstd|both] [--zstd-threads N] [--pool FILE]`
+//!
+//! Settings, the same for every writer `scripts/bench/bag_writer.sh` compares this with (the Python
+//! `mcap` and `rosbags` writers): chunk CRCs off (rosbags cannot compute them; rosbag2's MCAP plugin
+//! default too), 1 MiB chunks (rosbags' fixed size), chunk compression none or zstd at zstd's default
+//! level 3, compressed on the writing thread (`--zstd-threads 0`, the default here; the writer's own
+//! default is one zstd worker thread beside the writing thread, which the Python writers cannot do). Message `i` of size `s` is the slice of the payload pool at
+//! `(i * s) % (pool_len - s + 1)`; the pool (`--pool`, else 4 MiB generated here) holds bytes of 4 bits
+//! of entropy each, so zstd has real work and nothing repeats within a chunk. Each case writes a
+//! fresh bag and includes `finish()` (summary, footer, metadata.yaml); the best of `--runs` runs
+//! (default 3) is reported for each clock.
 
-use lockstep_bag::{BagWriter, MessageDefinition, TopicSpec, WriterOptions};
-use std::path::PathBuf;
+use lockstep_bag::{BagWriter, ChunkCompression, MessageDefinition, TopicSpec, WriterOptions};
+use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// Chunk size of every compared writer: rosbags closes a chunk past 1 MiB and cannot be told otherwise.
+const CHUNK_SIZE_BYTES: u64 = 1 << 20;
 
 struct Case {
     name: &'static str,
     size: usize,
     count: usize,
+}
+
+struct Timing {
+    closed_secs: f64,
+    synced_secs: f64,
+    bytes: u64,
 }
 
 fn arg_value(args: &[String], flag: &str) -> Option<String> {
@@ -22,16 +42,61 @@ fn arg_value(args: &[String], flag: &str) -> Option<String> {
         .cloned()
 }
 
-fn run(dir: &std::path::Path, case: &Case, payload: &[u8]) -> Result<f64, lockstep_bag::Error> {
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> lockstep_bag::Error + '_ {
+    move |source| lockstep_bag::Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// 4 MiB of bytes with 4 bits of entropy each (xorshift, low nibble): compressible about 2:1.
+fn default_pool() -> Vec<u8> {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..4 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8 & 0x0F
+        })
+        .collect()
+}
+
+/// fsyncs every file of `dir` and the directory itself; returns the bytes of the files.
+fn sync_dir(dir: &Path) -> Result<u64, lockstep_bag::Error> {
+    let mut bytes = 0;
+    for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
+        let path = entry.map_err(io_err(dir))?.path();
+        let file = File::open(&path).map_err(io_err(&path))?;
+        file.sync_all().map_err(io_err(&path))?;
+        bytes += file.metadata().map_err(io_err(&path))?.len();
+    }
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io_err(dir))?;
+    Ok(bytes)
+}
+
+fn run(
+    dir: &Path,
+    case: &Case,
+    pool: &[u8],
+    compression: ChunkCompression,
+    compression_threads: u32,
+) -> Result<Timing, lockstep_bag::Error> {
     let bag = dir.join(format!("lockstep_{}", case.name));
     if bag.exists() {
-        std::fs::remove_dir_all(&bag).map_err(|e| lockstep_bag::Error::Io {
-            path: bag.clone(),
-            source: e,
-        })?;
+        std::fs::remove_dir_all(&bag).map_err(io_err(&bag))?;
     }
+    let opts = WriterOptions {
+        compression,
+        compression_level: 0,
+        compression_threads,
+        chunk_size_bytes: CHUNK_SIZE_BYTES,
+        chunk_crcs: false,
+        ..WriterOptions::default()
+    };
+    let span = pool.len() - case.size + 1;
     let started = Instant::now();
-    let mut writer = BagWriter::create(&bag, WriterOptions::default())?;
+    let mut writer = BagWriter::create(&bag, opts)?;
     let topic = writer.add_topic(
         TopicSpec::new("/bench", "std_msgs/msg/UInt8MultiArray").with_definition(MessageDefinition {
             encoding: "ros2msg".into(),
@@ -40,15 +105,19 @@ fn run(dir: &std::path::Path, case: &Case, payload: &[u8]) -> Result<f64, lockst
     )?;
     for i in 0..case.count {
         let t = 1_000_000_000 + i as u64 * 1_000;
-        writer.write_id(topic, t, t, payload)?;
+        let offset = (i * case.size) % span;
+        writer.write_id(topic, t, t, &pool[offset..offset + case.size])?;
     }
     writer.finish()?;
-    let secs = started.elapsed().as_secs_f64();
-    std::fs::remove_dir_all(&bag).map_err(|e| lockstep_bag::Error::Io {
-        path: bag.clone(),
-        source: e,
-    })?;
-    Ok(secs)
+    let closed_secs = started.elapsed().as_secs_f64();
+    let bytes = sync_dir(&bag)?;
+    let synced_secs = started.elapsed().as_secs_f64();
+    std::fs::remove_dir_all(&bag).map_err(io_err(&bag))?;
+    Ok(Timing {
+        closed_secs,
+        synced_secs,
+        bytes,
+    })
 }
 
 fn main() {
@@ -57,12 +126,34 @@ fn main() {
     let dir = arg_value(&args, "--dir")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);
-    let small = arg_value(&args, "--small")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200_000);
-    let large = arg_value(&args, "--large")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(500);
+    let number = |flag: &str, default: usize| {
+        arg_value(&args, flag)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (small, large, runs) = (
+        number("--small", 200_000),
+        number("--large", 500),
+        number("--runs", 3),
+    );
+    let threads = number("--zstd-threads", 0) as u32;
+    let name = if threads == 0 {
+        "lockstep_bag".to_string()
+    } else {
+        format!("lockstep_bag ({threads} zstd worker)")
+    };
+    let compressions: Vec<(&str, ChunkCompression)> = match arg_value(&args, "--compression").as_deref() {
+        Some("none") => vec![("none", ChunkCompression::None)],
+        Some("zstd") => vec![("zstd", ChunkCompression::Zstd)],
+        _ => vec![("none", ChunkCompression::None), ("zstd", ChunkCompression::Zstd)],
+    };
+    let pool = match arg_value(&args, "--pool") {
+        Some(path) => std::fs::read(&path).unwrap_or_else(|e| {
+            eprintln!("cannot read the payload pool {path}: {e}");
+            std::process::exit(2)
+        }),
+        None => default_pool(),
+    };
     let cases = [
         Case {
             name: "256B",
@@ -75,39 +166,54 @@ fn main() {
             count: large,
         },
     ];
+    if cases.iter().any(|c| c.size > pool.len()) {
+        eprintln!(
+            "the payload pool ({} bytes) is smaller than a message",
+            pool.len()
+        );
+        std::process::exit(2);
+    }
     if !json {
         println!(
-            "{:<6} {:>8} {:>10} {:>14} {:>10}",
-            "size", "count", "seconds", "msgs/s", "MB/s"
+            "{:<5} {:<6} {:>8} {:>12} {:>9} {:>12} {:>9} {:>12}",
+            "zstd", "size", "count", "closed msg/s", "MB/s", "synced msg/s", "MB/s", "file bytes"
         );
     }
-    for case in &cases {
-        // Varied bytes so nothing gets a free ride from repeated content.
-        let payload: Vec<u8> = (0..case.size)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8)
-            .collect();
-        let mut best = f64::INFINITY;
-        for _ in 0..3 {
-            match run(&dir, case, &payload) {
-                Ok(secs) => best = best.min(secs),
-                Err(e) => {
-                    eprintln!("bench case {} failed: {e}", case.name);
-                    std::process::exit(1);
+    for (compression_name, compression) in &compressions {
+        for case in &cases {
+            let mut best = Timing {
+                closed_secs: f64::INFINITY,
+                synced_secs: f64::INFINITY,
+                bytes: 0,
+            };
+            for _ in 0..runs.max(1) {
+                match run(&dir, case, &pool, *compression, threads) {
+                    Ok(t) => {
+                        best.closed_secs = best.closed_secs.min(t.closed_secs);
+                        best.synced_secs = best.synced_secs.min(t.synced_secs);
+                        best.bytes = t.bytes;
+                    }
+                    Err(e) => {
+                        eprintln!("bench case {} failed: {e}", case.name);
+                        std::process::exit(1);
+                    }
                 }
             }
-        }
-        let msgs = case.count as f64 / best;
-        let mbs = (case.count * case.size) as f64 / best / 1e6;
-        if json {
-            println!(
-                "{{\"impl\":\"lockstep_bag\",\"case\":\"{}\",\"size\":{},\"count\":{},\"seconds\":{best:.6},\"msgs_per_s\":{msgs:.1},\"mb_per_s\":{mbs:.1}}}",
-                case.name, case.size, case.count
-            );
-        } else {
-            println!(
-                "{:<6} {:>8} {:>10.4} {:>14.0} {:>10.1}",
-                case.name, case.count, best, msgs, mbs
-            );
+            let mb = (case.count * case.size) as f64 / 1e6;
+            let rates = |secs: f64| (case.count as f64 / secs, mb / secs);
+            let (closed_msgs, closed_mbs) = rates(best.closed_secs);
+            let (synced_msgs, synced_mbs) = rates(best.synced_secs);
+            if json {
+                println!(
+                    "{{\"impl\":\"{name}\",\"compression\":\"{compression_name}\",\"case\":\"{}\",\"size\":{},\"count\":{},\"closed_s\":{:.6},\"synced_s\":{:.6},\"bytes\":{}}}",
+                    case.name, case.size, case.count, best.closed_secs, best.synced_secs, best.bytes
+                );
+            } else {
+                println!(
+                    "{compression_name:<5} {:<6} {:>8} {closed_msgs:>12.0} {closed_mbs:>9.1} {synced_msgs:>12.0} {synced_mbs:>9.1} {:>12}",
+                    case.name, case.count, best.bytes
+                );
+            }
         }
     }
 }

@@ -1,4 +1,10 @@
 //! `lockstep bag ...`: inspect, repair and convert rosbag2 bags (feature `cli`).
+//!
+//! `info` and `convert` only read their input bag (sqlite3 bags are opened read-only and immutable,
+//! see [`crate::reader`]); `reindex` is the one command that writes into a bag directory.
+//!
+//! Error contexts name the step that failed ("cannot open bag"); the library error after them names
+//! the file, so the path is not repeated.
 
 use crate::{
     reindex, BagReader, BagWriter, ChunkCompression, MessageDefinition, MessageDefinitions, ReadOptions,
@@ -22,16 +28,19 @@ pub struct BagArgs {
 #[derive(Debug, clap::Subcommand)]
 pub enum BagCommand {
     /// Print a bag's files, size, duration, topics and Lockstep extra data (like `ros2 bag info`).
+    /// Only reads: nothing is written into the bag directory.
     Info {
-        /// Bag directory, or a single .mcap / .db3 file.
+        /// Bag directory, or a single MCAP or sqlite3 file.
         bag: PathBuf,
     },
     /// Repair a bag whose recorder was killed: rewrite truncated MCAP files, rebuild metadata.yaml.
+    /// The only `lockstep bag` command that writes into the bag directory.
     Reindex {
         /// Bag directory.
         bag: PathBuf,
     },
-    /// Copy any readable bag (sqlite3 or MCAP) into a new MCAP bag written by this library.
+    /// Copy any readable bag (sqlite3 or MCAP) into a new MCAP bag written by this library. The
+    /// input is only read.
     Convert {
         /// Input bag directory or file.
         input: PathBuf,
@@ -65,7 +74,7 @@ pub fn run(args: BagArgs) -> Result<()> {
     match args.command {
         BagCommand::Info { bag } => info(&bag, &mut out),
         BagCommand::Reindex { bag } => {
-            let report = reindex(&bag).with_context(|| format!("reindexing {}", bag.display()))?;
+            let report = reindex(&bag).context("cannot reindex bag")?;
             for f in &report.files {
                 if f.was_complete {
                     writeln!(
@@ -137,7 +146,7 @@ pub fn convert(
     defs: &mut MessageDefinitions,
     progress: &mut dyn Write,
 ) -> Result<u64> {
-    let reader = BagReader::open(input).with_context(|| format!("opening {}", input.display()))?;
+    let reader = BagReader::open(input).context("cannot open input bag")?;
     if output.exists()
         && std::fs::read_dir(output)
             .map(|mut d| d.next().is_some())
@@ -156,8 +165,7 @@ pub fn convert(
             );
         }
     }
-    let mut writer =
-        BagWriter::create(output, opts).with_context(|| format!("creating {}", output.display()))?;
+    let mut writer = BagWriter::create(output, opts).context("cannot create output bag")?;
     let mut ids = HashMap::new();
     for topic in reader.topics() {
         let definition = match &topic.definition {
@@ -177,7 +185,7 @@ pub fn convert(
             .with_definition(definition);
         let id = writer
             .add_topic(spec)
-            .with_context(|| format!("adding topic {}", m.name))?;
+            .with_context(|| format!("cannot add topic {}", m.name))?;
         ids.insert(m.name.clone(), id);
     }
     let total = reader.message_count();
@@ -185,7 +193,7 @@ pub fn convert(
     let mut last_report = Instant::now();
     let mut n = 0u64;
     for message in reader.messages_with(ReadOptions::default()) {
-        let message = message.with_context(|| format!("reading {}", input.display()))?;
+        let message = message.context("cannot read a message")?;
         let Some(&id) = ids.get(&*message.topic) else {
             bail!(
                 "{}: message on topic `{}` that the bag does not declare",
@@ -195,7 +203,7 @@ pub fn convert(
         };
         writer
             .write_id(id, message.log_time_ns, message.publish_time_ns, &message.data)
-            .with_context(|| format!("writing {}", output.display()))?;
+            .context("cannot write a message")?;
         n += 1;
         if last_report.elapsed() >= Duration::from_secs(2) {
             last_report = Instant::now();
@@ -206,23 +214,24 @@ pub fn convert(
             );
         }
     }
-    for a in reader.attachments().context("reading attachments")? {
+    for a in reader.attachments().context("cannot read attachments")? {
         writer.attach(&a.name, &a.media_type, a.log_time_ns, a.create_time_ns, &a.data)?;
     }
-    for r in reader.metadata_records().context("reading metadata records")? {
+    for r in reader
+        .metadata_records()
+        .context("cannot read metadata records")?
+    {
         if r.name != crate::writer::ROSBAG2_METADATA_NAME {
             writer.write_metadata_record(&r.name, &r.entries)?;
         }
     }
-    writer
-        .finish()
-        .with_context(|| format!("finishing {}", output.display()))?;
+    writer.finish().context("cannot finish output bag")?;
     Ok(n)
 }
 
 /// Prints `ros2 bag info`-style text about a bag.
 pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
-    let reader = BagReader::open(bag).with_context(|| format!("opening {}", bag.display()))?;
+    let reader = BagReader::open(bag).context("cannot open bag")?;
     let md = reader.metadata();
     let files: Vec<String> = reader
         .file_paths()
@@ -290,12 +299,12 @@ pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
     if first {
         writeln!(out, "{}(none)", label("Topic information:"))?;
     }
-    let attachments = reader.attachments().context("reading attachments")?;
+    let attachments = reader.attachments().context("cannot read attachments")?;
     let records: Vec<_> = reader
         .metadata_records()
-        .context("reading metadata records")?
+        .context("cannot read metadata records")?
         .into_iter()
-        .filter(|r| r.name != "rosbag2")
+        .filter(|r| r.name != crate::writer::ROSBAG2_METADATA_NAME)
         .collect();
     writeln!(out, "Lockstep extra data:")?;
     writeln!(out, "  Attachments:      {}", attachments.len())?;
@@ -310,23 +319,20 @@ pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
         )?;
     }
     // The module topology a Lockstep recorder stored (record `lockstep_topology`, one entry per module:
-    // `reads=a,b;writes=c`), shown as the wiring it is.
+    // `reads=a,b;writes=c`), shown as the wiring it is; and the ROS graph it saw (record `lockstep_graph`,
+    // one entry per recorded topic: `writers=/node,...;readers=/node,...`).
     for r in records.iter().filter(|r| r.name == "lockstep_topology") {
         writeln!(out, "  Module topology:")?;
         for (module, wiring) in &r.entries {
-            let field = |key: &str| {
-                wiring
-                    .split(';')
-                    .find_map(|part| part.strip_prefix(key))
-                    .map(|list| list.replace(',', ", "))
-                    .unwrap_or_default()
-            };
-            writeln!(
-                out,
-                "    {module}: [{}] -> [{}]",
-                field("reads="),
-                field("writes=")
-            )?;
+            let (reads, writes) = (list_field(wiring, "reads="), list_field(wiring, "writes="));
+            writeln!(out, "    {module}: [{reads}] -> [{writes}]")?;
+        }
+    }
+    for r in records.iter().filter(|r| r.name == "lockstep_graph") {
+        writeln!(out, "  ROS graph (nodes per recorded topic):")?;
+        for (topic, wiring) in &r.entries {
+            let (writers, readers) = (list_field(wiring, "writers="), list_field(wiring, "readers="));
+            writeln!(out, "    {topic}: writers [{writers}] readers [{readers}]")?;
         }
     }
     writeln!(out, "  Metadata records: {}", records.len())?;
@@ -380,6 +386,15 @@ fn timestamp(ns: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// The `key=` list of a `key=a,b;other=c` record value, as `a, b`.
+fn list_field(wiring: &str, key: &str) -> String {
+    wiring
+        .split(';')
+        .find_map(|part| part.strip_prefix(key))
+        .map(|list| list.replace(',', ", "))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub enum Error {
         #[source]
         source: mcap::McapError,
     },
-    /// An sqlite3 storage file could not be read.
+    /// An sqlite3 storage file could not be read (it is opened read-only: sqlite never writes to it).
     #[error("{path}: sqlite3 error: {source}")]
     Sqlite {
         /// The `.db3` file.
@@ -114,7 +114,8 @@ pub enum Error {
         /// The directory.
         path: PathBuf,
     },
-    /// The path is neither a bag directory nor a storage file.
+    /// The path is neither a bag directory nor a storage file, or a storage file does not hold the
+    /// storage its bag says (no MCAP or sqlite3 magic number at its start).
     #[error("{path}: not a rosbag2 bag: {reason}")]
     NotABag {
         /// The path given.

@@ -5,9 +5,11 @@
 //!   `cdr` messages, chunked, optional zstd, split by size or duration), plus Lockstep's extra data as
 //!   MCAP attachments and metadata records that rosbag2 tools ignore.
 //! - [`BagReader`] reads bags written by rosbag2 (metadata versions 1 to 9, MCAP or sqlite3 storage),
-//!   by `rosbags` or by this crate, in timestamp order with a stable tie-break.
+//!   by `rosbags` or by this crate, in timestamp order with a stable tie-break, without writing
+//!   anything into the bag directory (a read-only copy of a bag reads the same).
 //! - [`MessageDefinitions`] builds the `ros2msg` schema text of a type from installed `.msg` files.
-//! - [`reindex`] repairs a bag whose writer was killed.
+//! - [`reindex`] repairs a bag whose writer was killed: the one function that writes into an existing
+//!   bag directory.
 //! - `cli` (feature `cli`): the `lockstep bag` subcommand.
 
 mod error;

@@ -4,7 +4,7 @@
 use crate::qos::{parse_qos_value, qos_node, QosProfile};
 use crate::yaml_out::{emit, Node};
 use crate::{Error, Result};
-use serde_yaml::Value;
+use serde_norway::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -177,7 +177,7 @@ impl BagMetadata {
     /// (`rosbag2_bagfile_information:` at the top) and the bare mapping stored in MCAP files.
     pub fn parse(text: &str, source: &Path) -> Result<Self> {
         let ctx = Ctx { path: source };
-        let doc: Value = serde_yaml::from_str(text).map_err(|e| {
+        let doc: Value = serde_norway::from_str(text).map_err(|e| {
             let field = e
                 .location()
                 .map(|l| format!("line {} column {}", l.line(), l.column()))
@@ -321,14 +321,8 @@ impl BagMetadata {
             .map(|f| {
                 Node::map()
                     .with("path", Node::str(&f.path))
-                    .with(
-                        "starting_time",
-                        Node::map().with("nanoseconds_since_epoch", Node::uint(f.starting_time_ns)),
-                    )
-                    .with(
-                        "duration",
-                        Node::map().with("nanoseconds", Node::uint(f.duration_ns)),
-                    )
+                    .with("starting_time", starting_time_node(f.starting_time_ns))
+                    .with("duration", duration_node(f.duration_ns))
                     .with("message_count", Node::uint(f.message_count))
             })
             .collect();
@@ -345,14 +339,8 @@ impl BagMetadata {
         Node::map()
             .with("version", Node::uint(u64::from(METADATA_VERSION)))
             .with("storage_identifier", Node::str(&self.storage_identifier))
-            .with(
-                "duration",
-                Node::map().with("nanoseconds", Node::uint(self.duration_ns)),
-            )
-            .with(
-                "starting_time",
-                Node::map().with("nanoseconds_since_epoch", Node::uint(self.starting_time_ns)),
-            )
+            .with("duration", duration_node(self.duration_ns))
+            .with("starting_time", starting_time_node(self.starting_time_ns))
             .with("message_count", Node::uint(self.message_count))
             .with("topics_with_message_count", Node::Seq(topics))
             .with("compression_format", Node::str(&self.compression_format))
@@ -389,6 +377,73 @@ impl BagMetadata {
     pub fn end_time_ns(&self) -> u64 {
         self.starting_time_ns.saturating_add(self.duration_ns)
     }
+
+    /// Version-9 metadata of a bag made of `files` holding `topics` (with their message counts): the
+    /// bag's time range, message count and file list follow from the files (files without messages
+    /// do not widen the range).
+    pub(crate) fn describe(
+        storage_identifier: &str,
+        topics: impl IntoIterator<Item = (TopicMetadata, u64)>,
+        files: Vec<FileInformation>,
+    ) -> Self {
+        let range = files
+            .iter()
+            .filter(|f| f.message_count > 0)
+            .fold(None, |r, f| union_range(r, f.starting_time_ns, f.end_time_ns()));
+        BagMetadata {
+            storage_identifier: storage_identifier.to_string(),
+            starting_time_ns: range.map_or(0, |r| r.0),
+            duration_ns: range.map_or(0, |r| r.1 - r.0),
+            message_count: files.iter().map(|f| f.message_count).sum(),
+            topics_with_message_count: topics
+                .into_iter()
+                .map(|(topic_metadata, message_count)| TopicInformation {
+                    topic_metadata,
+                    message_count,
+                })
+                .collect(),
+            relative_file_paths: files.iter().map(|f| f.path.clone()).collect(),
+            files,
+            ..BagMetadata::default()
+        }
+    }
+}
+
+impl FileInformation {
+    /// The entry of a file named `path` whose messages span `range` (`None`: no message).
+    pub(crate) fn new(path: String, range: Option<(u64, u64)>, message_count: u64) -> Self {
+        FileInformation {
+            path,
+            starting_time_ns: range.map_or(0, |r| r.0),
+            duration_ns: range.map_or(0, |r| r.1.saturating_sub(r.0)),
+            message_count,
+        }
+    }
+
+    fn end_time_ns(&self) -> u64 {
+        self.starting_time_ns.saturating_add(self.duration_ns)
+    }
+}
+
+// rosbag2 spells a time point and a duration as one-key mappings.
+fn starting_time_node(ns: u64) -> Node {
+    Node::map().with("nanoseconds_since_epoch", Node::uint(ns))
+}
+
+fn duration_node(ns: u64) -> Node {
+    Node::map().with("nanoseconds", Node::uint(ns))
+}
+
+/// The smallest range holding both `range` and `[start, end]`.
+pub(crate) fn union_range(range: Option<(u64, u64)>, start: u64, end: u64) -> Option<(u64, u64)> {
+    Some(range.map_or((start, end), |(a, b)| (a.min(start), b.max(end))))
+}
+
+/// A storage file's name as metadata.yaml lists it (relative to the bag directory).
+pub(crate) fn file_name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn prefix(e: Error, field: &str) -> Error {

@@ -4,14 +4,32 @@
 
 use crate::yaml_out::Node;
 use crate::{Error, Result};
-use serde_yaml::Value;
+use serde_norway::Value;
 
+// Every rmw QoS policy enum starts with SYSTEM_DEFAULT = 0, then its own values, then UNKNOWN and
+// (all but history) BEST_AVAILABLE; the first two arms add those shared variants, the last one
+// writes the enum, its rmw codes and names, and its parser.
 macro_rules! policy {
-    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $code:literal => $text:literal),+ $(,)? }) => {
-        $(#[$doc])*
+    ($name:ident, $doc:literal, unknown = $unknown:literal, { $($body:tt)* }) => {
+        policy!(@emit $name, $doc, {
+            SystemDefault = 0 => "system_default": "Use the middleware default.",
+            $($body)*
+            Unknown = $unknown => "unknown": "Unknown policy.",
+        });
+    };
+    ($name:ident, $doc:literal, unknown = $unknown:literal, best_available = $best:literal, { $($body:tt)* }) => {
+        policy!(@emit $name, $doc, {
+            SystemDefault = 0 => "system_default": "Use the middleware default.",
+            $($body)*
+            Unknown = $unknown => "unknown": "Unknown policy.",
+            BestAvailable = $best => "best_available": "Match the publishers.",
+        });
+    };
+    (@emit $name:ident, $doc:literal, { $($variant:ident = $code:literal => $text:literal : $vdoc:literal,)+ }) => {
+        #[doc = $doc]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum $name {
-            $($(#[$vdoc])* $variant),+
+            $(#[doc = $vdoc] $variant),+
         }
 
         impl $name {
@@ -36,69 +54,23 @@ macro_rules! policy {
     };
 }
 
-policy!(
-    /// QoS history policy.
-    History {
-        /// Use the middleware default.
-        SystemDefault = 0 => "system_default",
-        /// Keep the last `depth` samples.
-        KeepLast = 1 => "keep_last",
-        /// Keep all samples.
-        KeepAll = 2 => "keep_all",
-        /// Unknown policy.
-        Unknown = 3 => "unknown",
-    }
-);
-
-policy!(
-    /// QoS reliability policy.
-    Reliability {
-        /// Use the middleware default.
-        SystemDefault = 0 => "system_default",
-        /// Reliable delivery.
-        Reliable = 1 => "reliable",
-        /// Best-effort delivery.
-        BestEffort = 2 => "best_effort",
-        /// Unknown policy.
-        Unknown = 3 => "unknown",
-        /// Match the publishers.
-        BestAvailable = 4 => "best_available",
-    }
-);
-
-policy!(
-    /// QoS durability policy.
-    Durability {
-        /// Use the middleware default.
-        SystemDefault = 0 => "system_default",
-        /// Latched for late joiners.
-        TransientLocal = 1 => "transient_local",
-        /// Not latched.
-        Volatile = 2 => "volatile",
-        /// Unknown policy.
-        Unknown = 3 => "unknown",
-        /// Match the publishers.
-        BestAvailable = 4 => "best_available",
-    }
-);
-
-policy!(
-    /// QoS liveliness policy.
-    Liveliness {
-        /// Use the middleware default.
-        SystemDefault = 0 => "system_default",
-        /// Asserted automatically.
-        Automatic = 1 => "automatic",
-        /// Deprecated manual-by-node.
-        ManualByNode = 2 => "manual_by_node",
-        /// Asserted per topic.
-        ManualByTopic = 3 => "manual_by_topic",
-        /// Unknown policy.
-        Unknown = 4 => "unknown",
-        /// Match the publishers.
-        BestAvailable = 5 => "best_available",
-    }
-);
+policy!(History, "QoS history policy.", unknown = 3, {
+    KeepLast = 1 => "keep_last": "Keep the last `depth` samples.",
+    KeepAll = 2 => "keep_all": "Keep all samples.",
+});
+policy!(Reliability, "QoS reliability policy.", unknown = 3, best_available = 4, {
+    Reliable = 1 => "reliable": "Reliable delivery.",
+    BestEffort = 2 => "best_effort": "Best-effort delivery.",
+});
+policy!(Durability, "QoS durability policy.", unknown = 3, best_available = 4, {
+    TransientLocal = 1 => "transient_local": "Latched for late joiners.",
+    Volatile = 2 => "volatile": "Not latched.",
+});
+policy!(Liveliness, "QoS liveliness policy.", unknown = 4, best_available = 5, {
+    Automatic = 1 => "automatic": "Asserted automatically.",
+    ManualByNode = 2 => "manual_by_node": "Deprecated manual-by-node.",
+    ManualByTopic = 3 => "manual_by_topic": "Asserted per topic.",
+});
 
 /// An rmw time (seconds and nanoseconds), as rosbag2 stores durations in QoS profiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -246,7 +218,7 @@ pub fn parse_qos_yaml(text: &str, topic: &str) -> Result<Vec<QosProfile>> {
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let value: Value = serde_yaml::from_str(text).map_err(|e| Error::Qos {
+    let value: Value = serde_norway::from_str(text).map_err(|e| Error::Qos {
         topic: topic.to_string(),
         reason: format!("not YAML: {e}"),
     })?;
@@ -288,6 +260,38 @@ mod tests {
         let text = qos_to_yaml(&q);
         assert!(text.starts_with("- history: unknown\n  depth: 0\n  reliability: reliable"));
         assert_eq!(parse_qos_yaml(&text, "/t").unwrap(), q);
+    }
+
+    #[test]
+    fn policy_codes_and_names_are_rmw_s() {
+        // rmw value -> name in History, Reliability, Durability, Liveliness ("": no such value).
+        let table = [
+            (0, ["system_default"; 4]),
+            (1, ["keep_last", "reliable", "transient_local", "automatic"]),
+            (2, ["keep_all", "best_effort", "volatile", "manual_by_node"]),
+            (3, ["unknown", "unknown", "unknown", "manual_by_topic"]),
+            (4, ["", "best_available", "best_available", "unknown"]),
+            (5, ["", "", "", "best_available"]),
+        ];
+        for (code, names) in table {
+            let v = Value::from(code);
+            let by_code = [
+                History::from_value(&v).map(|p| (p.code(), p.name())),
+                Reliability::from_value(&v).map(|p| (p.code(), p.name())),
+                Durability::from_value(&v).map(|p| (p.code(), p.name())),
+                Liveliness::from_value(&v).map(|p| (p.code(), p.name())),
+            ];
+            let want = names.map(|n| (!n.is_empty()).then_some((code, n)));
+            assert_eq!(by_code, want, "value {code}");
+            let upper = |i: usize| Value::from(names[i].to_ascii_uppercase());
+            let by_name = [
+                History::from_value(&upper(0)).map(History::code),
+                Reliability::from_value(&upper(1)).map(Reliability::code),
+                Durability::from_value(&upper(2)).map(Durability::code),
+                Liveliness::from_value(&upper(3)).map(Liveliness::code),
+            ];
+            assert_eq!(by_name, want.map(|w| w.map(|p| p.0)), "names of {code}");
+        }
     }
 
     #[test]

@@ -3,12 +3,14 @@
 //! rewrites such files into valid, indexed MCAP files and rebuilds metadata.yaml.
 
 use crate::mcapio::{self, ScanEnd};
-use crate::metadata::{BagMetadata, FileInformation, TopicInformation, TopicMetadata, METADATA_FILE};
+use crate::metadata::{
+    file_name_of, union_range, BagMetadata, FileInformation, TopicMetadata, METADATA_FILE,
+};
 use crate::qos::parse_qos_yaml;
 use crate::reader::{storage_files_in, BagReader};
-use crate::writer::{DEFAULT_CHUNK_SIZE_BYTES, MCAP_PROFILE, ROSBAG2_METADATA_NAME};
+use crate::writer::{rosbag2_record, DEFAULT_CHUNK_SIZE_BYTES, MCAP_PROFILE, ROSBAG2_METADATA_NAME};
 use crate::{Error, Result};
-use mcap::records::{Channel, MessageHeader, Metadata, Record};
+use mcap::records::{Channel, MessageHeader, Record};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::BufWriter;
@@ -51,10 +53,10 @@ struct FileScan {
 /// their last complete chunk; metadata.yaml is rebuilt from what the files hold (keeping the topic
 /// order, `ros_distro` and `custom_data` of an existing metadata.yaml when it is readable).
 pub fn reindex(dir: &Path) -> Result<ReindexReport> {
-    if !dir.is_dir() {
+    if !std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?.is_dir() {
         return Err(Error::NotABag {
             path: dir.to_path_buf(),
-            reason: "reindex expects a bag directory".into(),
+            reason: "reindex expects a bag directory, not a file".into(),
         });
     }
     let old = BagMetadata::read(&dir.join(METADATA_FILE)).ok();
@@ -93,8 +95,7 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
                 Record::Message { header, .. } => {
                     *scan.counts.entry(header.channel_id).or_default() += 1;
                     scan.messages += 1;
-                    let t = header.log_time;
-                    scan.range = Some(scan.range.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+                    scan.range = union_range(scan.range, header.log_time, header.log_time);
                 }
                 _ => {}
             }
@@ -143,7 +144,6 @@ fn rebuild_metadata(
     // topic name -> (metadata, count), first definition wins.
     let mut topics: BTreeMap<String, (TopicMetadata, u64)> = BTreeMap::new();
     let mut files = Vec::new();
-    let mut range: Option<(u64, u64)> = None;
     for (path, (scan, _)) in paths.iter().zip(scans) {
         for (id, channel) in &scan.channels {
             let count = scan.counts.get(id).copied().unwrap_or(0);
@@ -184,18 +184,11 @@ fn rebuild_metadata(
             });
             entry.1 += count;
         }
-        if let Some((a, b)) = scan.range {
-            range = Some(range.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
-        }
-        files.push(FileInformation {
-            path: path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            starting_time_ns: scan.range.map_or(0, |r| r.0),
-            duration_ns: scan.range.map_or(0, |r| r.1 - r.0),
-            message_count: scan.messages,
-        });
+        files.push(FileInformation::new(
+            file_name_of(path),
+            scan.range,
+            scan.messages,
+        ));
     }
     // Keep the old metadata's topic order (and its topics that have no channel), then the rest.
     let mut ordered = Vec::new();
@@ -207,39 +200,23 @@ fn rebuild_metadata(
                 continue;
             }
             match topics.get(name) {
-                Some((m, c)) => ordered.push(TopicInformation {
-                    topic_metadata: m.clone(),
-                    message_count: *c,
-                }),
-                None => ordered.push(TopicInformation {
-                    topic_metadata: t.topic_metadata.clone(),
-                    message_count: 0,
-                }),
+                Some((m, c)) => ordered.push((m.clone(), *c)),
+                None => ordered.push((t.topic_metadata.clone(), 0)),
             }
         }
     }
     for (name, (m, c)) in &topics {
         if seen.insert(name.clone()) {
-            ordered.push(TopicInformation {
-                topic_metadata: m.clone(),
-                message_count: *c,
-            });
+            ordered.push((m.clone(), *c));
         }
     }
     BagMetadata {
-        storage_identifier: "mcap".to_string(),
-        starting_time_ns: range.map_or(0, |r| r.0),
-        duration_ns: range.map_or(0, |r| r.1 - r.0),
-        message_count: scans.iter().map(|s| s.0.messages).sum(),
-        topics_with_message_count: ordered,
-        relative_file_paths: files.iter().map(|f| f.path.clone()).collect(),
-        files,
         custom_data: old.map(|o| o.custom_data.clone()).unwrap_or_default(),
         ros_distro: old
             .map(|o| o.ros_distro.clone())
             .filter(|d| !d.is_empty())
             .unwrap_or_else(|| "jazzy".to_string()),
-        ..BagMetadata::default()
+        ..BagMetadata::describe("mcap", ordered, files)
     }
 }
 
@@ -293,17 +270,7 @@ fn rewrite(path: &Path, end: &ScanEnd, metadata: &BagMetadata) -> Result<()> {
         }
         Ok(())
     })?;
-    let entries: BTreeMap<String, String> = [
-        ("serialized_metadata".to_string(), metadata.to_embedded_yaml()),
-        ("ROS_DISTRO".to_string(), metadata.ros_distro.clone()),
-    ]
-    .into_iter()
-    .collect();
-    out.write_metadata(&Metadata {
-        name: ROSBAG2_METADATA_NAME.to_string(),
-        metadata: entries,
-    })
-    .map_err(mcap_err)?;
+    out.write_metadata(&rosbag2_record(metadata)).map_err(mcap_err)?;
     out.finish().map_err(mcap_err)?;
     drop(out);
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))

@@ -1,7 +1,7 @@
 //! A tiny block-style YAML emitter.
 //!
-//! rosbag2 writes `metadata.yaml` with yaml-cpp in block style with a fixed key order; serde_yaml
-//! would sort or restyle it. Emitting by hand keeps the file byte-for-byte predictable (deterministic
+//! rosbag2 writes `metadata.yaml` with yaml-cpp in block style with a fixed key order; a serde YAML
+//! serializer would sort or restyle it (serde_norway is only used to parse). Emitting by hand keeps the file byte-for-byte predictable (deterministic
 //! output) and close to what `ros2 bag` writes, which people diff.
 
 /// A YAML node in emission order.

@@ -18,14 +18,7 @@ fn spec(name: &str) -> TopicSpec {
 
 /// A finished bag with small chunks; returns its messages.
 fn make_bag(dir: &Path, n: u64) -> Vec<(String, u64, Vec<u8>)> {
-    let mut w = BagWriter::create(
-        dir,
-        WriterOptions {
-            chunk_size_bytes: 512,
-            ..WriterOptions::default()
-        },
-    )
-    .unwrap();
+    let mut w = common::chunked_writer(dir, 512);
     w.add_topic(spec("/a")).unwrap();
     w.add_topic(spec("/b")).unwrap();
     let mut out = Vec::new();
@@ -108,14 +101,7 @@ fn truncated_files_are_recovered_up_to_the_last_complete_chunk() {
 fn killed_writer_loses_at_most_the_open_chunk() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("killed");
-    let mut w = BagWriter::create(
-        &dir,
-        WriterOptions {
-            chunk_size_bytes: 1024,
-            ..WriterOptions::default()
-        },
-    )
-    .unwrap();
+    let mut w = common::chunked_writer(&dir, 1024);
     w.add_topic(spec("/a")).unwrap();
     let data = vec![7u8; 100];
     for i in 0..95u64 {

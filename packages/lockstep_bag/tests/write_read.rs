@@ -101,14 +101,7 @@ fn round_trip_keeps_every_message_in_order() {
 fn equal_timestamps_follow_file_then_channel_then_sequence() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ties");
-    let mut w = BagWriter::create(
-        &dir,
-        WriterOptions {
-            chunk_size_bytes: 64,
-            ..WriterOptions::default()
-        },
-    )
-    .unwrap();
+    let mut w = common::chunked_writer(&dir, 64);
     let a = w.add_topic(string_topic("/a")).unwrap();
     let b = w.add_topic(string_topic("/b")).unwrap();
     // Written b, a, b, a at the same time: reading gives channel /a (id 1) first, each in sequence.
@@ -137,14 +130,7 @@ fn equal_timestamps_follow_file_then_channel_then_sequence() {
 fn out_of_order_writes_are_read_sorted() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ooo");
-    let mut w = BagWriter::create(
-        &dir,
-        WriterOptions {
-            chunk_size_bytes: 200,
-            ..WriterOptions::default()
-        },
-    )
-    .unwrap();
+    let mut w = common::chunked_writer(&dir, 200);
     let a = w.add_topic(string_topic("/a")).unwrap();
     let times: Vec<u64> = (0..300u64).map(|i| (i * 7919) % 1000).collect();
     for &t in &times {
@@ -231,6 +217,15 @@ fn zstd_chunks_round_trip_and_shrink() {
         size(&packed),
         size(&plain)
     );
+    // Compressing on the writing thread instead of a zstd worker gives the same messages.
+    let inline = tmp.path().join("inline");
+    let opts = WriterOptions {
+        compression: ChunkCompression::Zstd,
+        compression_threads: 0,
+        ..WriterOptions::default()
+    };
+    assert_eq!(write_bag(&inline, opts, 2000, 0), w1);
+    assert_eq!(common::all_messages(&inline, ReadOptions::default()), w1);
 }
 
 #[test]
@@ -382,7 +377,7 @@ mod properties {
         ) {
             let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path().join("p");
-            let mut w = BagWriter::create(&dir, WriterOptions { chunk_size_bytes: chunk, ..WriterOptions::default() }).unwrap();
+            let mut w = common::chunked_writer(&dir, chunk);
             let ids: Vec<_> = ["/x", "/y", "/z"].iter().map(|t| w.add_topic(string_topic(t)).unwrap()).collect();
             let mut seq = [0u32; 3];
             let mut expected = Vec::new();

@@ -1,8 +1,9 @@
 //! `lockstep <verb> ...`: one binary for every Lockstep command-line tool, like `ros2 <verb>`.
 //! Each verb's arguments and logic live in the owning package's library (`<crate>::cli`); this file only
-//! dispatches.
+//! dispatches, and prints a failed command's error as `error: <what>: <cause>` (never a backtrace).
 
 use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(name = "lockstep", version, about = "Lockstep command-line tools")]
@@ -22,13 +23,62 @@ enum Command {
     Rules(lockstep_rules::cli::RulesArgs),
 }
 
-fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
         Command::Bag(args) => lockstep_bag::cli::run(args),
         Command::Version => {
             println!("lockstep {}", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
         Command::Rules(args) => lockstep_rules::cli::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // Not `{:?}`: anyhow prints a backtrace there whenever RUST_BACKTRACE is set.
+            eprintln!("error: {}", error_text(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// An error and its causes as `outer: inner: ...`, each said once: a cause whose text the message
+/// already holds is left out (library errors often print their source and also return it as
+/// `source()`, so walking the chain would repeat it).
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.contains(part.as_str()) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn causes_are_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let lib = lockstep_bag::Error::Io {
+            path: "/nonexistent".into(),
+            source: io,
+        };
+        let err = Err::<(), _>(lib).context("cannot open bag").unwrap_err();
+        assert_eq!(
+            error_text(&err),
+            "cannot open bag: /nonexistent: No such file or directory"
+        );
+        // A cause the message does not hold yet is kept.
+        let err = anyhow::anyhow!("disk on fire").context("cannot write");
+        assert_eq!(error_text(&err), "cannot write: disk on fire");
     }
 }

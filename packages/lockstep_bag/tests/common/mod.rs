@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The real rosbag2 bags the repository keeps in test/data/rosbag2 (rosbag2's own test bags, Apache-2.0).
-pub fn shared_bags() -> PathBuf {
+pub fn rosbag2_bags() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../test/data/rosbag2"))
 }
 

@@ -1,10 +1,10 @@
-//! Reads every real rosbag2 bag in shared/testdata/rosbag2 (written by rosbag2, not by us).
+//! Reads every real rosbag2 bag in test/data/rosbag2 (rosbag2's own test bags, not written by us).
 // Test helpers may unwrap: a panic is the failure report (as clippy.toml allows inside #[test]).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use common::{count_by_topic, shared_bags};
+use common::{count_by_topic, rosbag2_bags};
 use lockstep_bag::{BagMetadata, BagReader, ReadOptions, StorageKind};
 use std::collections::BTreeMap;
 
@@ -18,7 +18,7 @@ fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
 
 #[test]
 fn mcap_talker_yields_all_messages_despite_qos_mismatch() {
-    let bag = shared_bags().join("mcap/talker");
+    let bag = rosbag2_bags().join("mcap/talker");
     let reader = BagReader::open(&bag).unwrap();
     assert_eq!(reader.storage(), StorageKind::Mcap);
     assert_eq!(reader.metadata().version, 4);
@@ -45,13 +45,13 @@ fn mcap_talker_yields_all_messages_despite_qos_mismatch() {
 
 #[test]
 fn sqlite3_talker_matches_mcap_talker() {
-    let sq = shared_bags().join("sqlite3/talker");
+    let sq = rosbag2_bags().join("sqlite3/talker");
     let reader = BagReader::open(&sq).unwrap();
     assert_eq!(reader.storage(), StorageKind::Sqlite3);
     assert_eq!(count_by_topic(&sq), counts(&[("/topic", 10), ("/rosout", 10)]));
     let a = common::all_messages(&sq, ReadOptions::topics(["/topic"]));
     let b = common::all_messages(
-        &shared_bags().join("mcap/talker"),
+        &rosbag2_bags().join("mcap/talker"),
         ReadOptions::topics(["/topic"]),
     );
     assert_eq!(a, b);
@@ -62,7 +62,7 @@ fn sqlite3_talker_matches_mcap_talker() {
 
 #[test]
 fn cdr_test_bag() {
-    let bag = shared_bags().join("mcap/cdr_test");
+    let bag = rosbag2_bags().join("mcap/cdr_test");
     let reader = BagReader::open(&bag).unwrap();
     assert_eq!(reader.metadata().version, 7);
     assert_eq!(
@@ -84,7 +84,7 @@ fn cdr_test_bag() {
 
 #[test]
 fn service_events_bag() {
-    let bag = shared_bags().join("mcap/bag_with_topics_and_service_events");
+    let bag = rosbag2_bags().join("mcap/bag_with_topics_and_service_events");
     let reader = BagReader::open(&bag).unwrap();
     assert_eq!(reader.metadata().version, 8);
     assert_eq!(
@@ -112,7 +112,7 @@ fn service_events_bag() {
 
 #[test]
 fn seek_bag_and_time_filters() {
-    let bag = shared_bags().join("mcap/test_bag_for_seek");
+    let bag = rosbag2_bags().join("mcap/test_bag_for_seek");
     let reader = BagReader::open(&bag).unwrap();
     assert_eq!(reader.metadata().version, 6);
     assert_eq!(count_by_topic(&bag), counts(&[("topic1", 5)]));
@@ -140,7 +140,7 @@ fn seek_bag_and_time_filters() {
 }
 
 #[test]
-fn every_shared_metadata_file_parses() {
+fn every_rosbag2_metadata_file_parses() {
     for (dir, version) in [
         ("mcap/talker", 4),
         ("sqlite3/talker", 4),
@@ -148,7 +148,7 @@ fn every_shared_metadata_file_parses() {
         ("mcap/cdr_test", 7),
         ("mcap/bag_with_topics_and_service_events", 8),
     ] {
-        let md = BagMetadata::read(&shared_bags().join(dir).join("metadata.yaml")).unwrap();
+        let md = BagMetadata::read(&rosbag2_bags().join(dir).join("metadata.yaml")).unwrap();
         assert_eq!(md.version, version, "{dir}");
         let reparsed = BagMetadata::parse(&md.to_yaml(), std::path::Path::new(dir)).unwrap();
         assert_eq!(
@@ -161,7 +161,7 @@ fn every_shared_metadata_file_parses() {
 
 #[test]
 fn single_mcap_file_opens_without_metadata() {
-    let file = shared_bags().join("mcap/cdr_test/cdr_test_0.mcap");
+    let file = rosbag2_bags().join("mcap/cdr_test/cdr_test_0.mcap");
     let reader = BagReader::open(&file).unwrap();
     assert_eq!(reader.message_count(), 7);
     assert_eq!(reader.metadata().storage_identifier, "mcap");

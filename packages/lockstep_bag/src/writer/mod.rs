@@ -4,156 +4,29 @@
 //! `metadata.yaml` (version 9) beside the `<name>_<N>.mcap` files.
 //!
 //! Crash safety: every completed chunk is handed to the operating system at once, so a writer killed
-//! with SIGKILL loses at most the open chunk; `metadata.yaml` is written at creation, when topics are
-//! added, at each split and periodically. [`crate::reindex`] repairs what a killed writer leaves.
+//! with SIGKILL loses at most the open chunk (handed to the OS, not fsync'd: a power cut can lose
+//! more); `metadata.yaml` is written at creation, when topics are added, at each split and flush, and
+//! at most once per [`WriterOptions::metadata_refresh`] when a chunk completes. [`crate::reindex`]
+//! repairs what a killed writer leaves.
 
-use crate::metadata::{BagMetadata, FileInformation, TopicInformation, TopicMetadata};
-use crate::msgdefs::MessageDefinition;
-use crate::qos::{parse_qos_yaml, qos_to_yaml, QosProfile};
+mod options;
+
+pub use options::{
+    ChunkCompression, TopicSpec, WriterOptions, DEFAULT_CHUNK_SIZE_BYTES, MCAP_PROFILE, ROSBAG2_METADATA_NAME,
+};
+
+use crate::metadata::{BagMetadata, FileInformation};
+use crate::qos::qos_to_yaml;
 use crate::{Error, Result};
 use mcap::records::{MessageHeader, Metadata};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-/// MCAP profile of rosbag2 files.
-pub const MCAP_PROFILE: &str = "ros2";
-/// Name of the MCAP metadata record rosbag2 stores its bag metadata in.
-pub const ROSBAG2_METADATA_NAME: &str = "rosbag2";
-/// MCAP chunk size rosbag2's MCAP plugin uses by default (768 KiB).
-pub const DEFAULT_CHUNK_SIZE_BYTES: u64 = 768 * 1024;
+use std::time::Instant;
 
 // Message record framing: opcode (1) + length (8) + channel (2) + sequence (4) + two times (16).
 const MESSAGE_RECORD_OVERHEAD: u64 = 31;
-
-/// Compression of MCAP chunks (rosbag2's `compression` storage option; not rosbag2's own file or
-/// message compression, so metadata.yaml's compression fields stay empty).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ChunkCompression {
-    /// Uncompressed chunks (rosbag2's default).
-    #[default]
-    None,
-    /// zstd-compressed chunks.
-    Zstd,
-}
-
-/// Settings of a [`BagWriter`].
-#[derive(Debug, Clone)]
-pub struct WriterOptions {
-    /// Chunk compression.
-    pub compression: ChunkCompression,
-    /// zstd level (0 = zstd's default).
-    pub compression_level: u32,
-    /// Uncompressed bytes after which a chunk is closed and flushed to the OS.
-    pub chunk_size_bytes: u64,
-    /// Start a new file once the current one reaches this size (rosbag2's `max_bagfile_size`).
-    pub max_bag_size_bytes: Option<u64>,
-    /// Start a new file once a message is this much later than the file's first one
-    /// (rosbag2's `max_bagfile_duration`).
-    pub max_bag_duration_ns: Option<u64>,
-    /// `ros_distro` recorded in the metadata.
-    pub ros_distro: String,
-    /// `custom_data` recorded in the metadata.
-    pub custom_data: BTreeMap<String, String>,
-    /// Rewrite metadata.yaml at most this often while recording (checked when a chunk completes);
-    /// `None` writes it only at creation, topic addition, split and finish.
-    pub metadata_refresh: Option<Duration>,
-    /// Base name of the storage files (`<stem>_<N>.mcap`); defaults to the directory's name.
-    pub file_stem: Option<String>,
-    /// Compute chunk CRCs. Off by default, like rosbag2's MCAP plugin (`noChunkCRC: true`): the CRC
-    /// pass costs a third of the write time for large messages.
-    pub chunk_crcs: bool,
-}
-
-impl Default for WriterOptions {
-    fn default() -> Self {
-        WriterOptions {
-            compression: ChunkCompression::None,
-            compression_level: 0,
-            chunk_size_bytes: DEFAULT_CHUNK_SIZE_BYTES,
-            max_bag_size_bytes: None,
-            max_bag_duration_ns: None,
-            ros_distro: "jazzy".to_string(),
-            custom_data: BTreeMap::new(),
-            metadata_refresh: Some(Duration::from_secs(1)),
-            file_stem: None,
-            chunk_crcs: false,
-        }
-    }
-}
-
-/// Everything rosbag2 records about a topic.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopicSpec {
-    /// Topic name.
-    pub name: String,
-    /// Message type, e.g. `std_msgs/msg/String`.
-    pub type_name: String,
-    /// Serialization format (`cdr`).
-    pub serialization_format: String,
-    /// Offered QoS profiles.
-    pub offered_qos_profiles: Vec<QosProfile>,
-    /// `RIHS01_...` hash or empty.
-    pub type_description_hash: String,
-    /// Message definition stored as the MCAP schema.
-    pub definition: MessageDefinition,
-}
-
-impl TopicSpec {
-    /// A `cdr` topic without QoS, hash or definition; set those with the `with_*` methods.
-    pub fn new(name: impl Into<String>, type_name: impl Into<String>) -> Self {
-        TopicSpec {
-            name: name.into(),
-            type_name: type_name.into(),
-            serialization_format: "cdr".to_string(),
-            offered_qos_profiles: Vec::new(),
-            type_description_hash: String::new(),
-            definition: MessageDefinition::empty(),
-        }
-    }
-
-    /// Sets the QoS profiles from YAML text in any rosbag2 version's spelling.
-    pub fn with_qos_yaml(mut self, yaml: &str) -> Result<Self> {
-        self.offered_qos_profiles = parse_qos_yaml(yaml, &self.name)?;
-        Ok(self)
-    }
-
-    /// Sets the QoS profiles.
-    pub fn with_qos(mut self, profiles: Vec<QosProfile>) -> Self {
-        self.offered_qos_profiles = profiles;
-        self
-    }
-
-    /// Sets the type description hash.
-    pub fn with_type_hash(mut self, hash: impl Into<String>) -> Self {
-        self.type_description_hash = hash.into();
-        self
-    }
-
-    /// Sets the serialization format.
-    pub fn with_serialization_format(mut self, format: impl Into<String>) -> Self {
-        self.serialization_format = format.into();
-        self
-    }
-
-    /// Sets the message definition (MCAP schema).
-    pub fn with_definition(mut self, definition: MessageDefinition) -> Self {
-        self.definition = definition;
-        self
-    }
-
-    fn metadata(&self) -> TopicMetadata {
-        TopicMetadata {
-            name: self.name.clone(),
-            type_name: self.type_name.clone(),
-            serialization_format: self.serialization_format.clone(),
-            offered_qos_profiles: self.offered_qos_profiles.clone(),
-            type_description_hash: self.type_description_hash.clone(),
-        }
-    }
-}
 
 /// Handle of a topic added to a [`BagWriter`]; writing by id skips the name lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -187,9 +60,6 @@ pub struct BagWriter {
     by_name: HashMap<String, TopicId>,
     file: Option<OpenFile>,
     closed_files: Vec<FileInformation>,
-    start_ns: Option<u64>,
-    end_ns: u64,
-    total: u64,
     last_metadata_write: Instant,
     failed: bool,
     finished: bool,
@@ -235,9 +105,6 @@ impl BagWriter {
             by_name: HashMap::new(),
             file: None,
             closed_files: Vec::new(),
-            start_ns: None,
-            end_ns: 0,
-            total: 0,
             last_metadata_write: Instant::now(),
             failed: false,
             finished: false,
@@ -342,9 +209,6 @@ impl BagWriter {
         file.end_ns = file.end_ns.max(log_time_ns);
         file.chunk_bytes += MESSAGE_RECORD_OVERHEAD + data.len() as u64;
         self.topics[id.0].count += 1;
-        self.total += 1;
-        self.start_ns = Some(self.start_ns.map_or(log_time_ns, |s| s.min(log_time_ns)));
-        self.end_ns = self.end_ns.max(log_time_ns);
         if file.chunk_bytes >= self.opts.chunk_size_bytes {
             self.flush_chunk()?;
             if let Some(period) = self.opts.metadata_refresh {
@@ -398,7 +262,10 @@ impl BagWriter {
                 "metadata record name `{name}` is empty or reserved"
             )));
         }
-        self.write_metadata_record_unchecked(name, entries.clone())?;
+        self.write_metadata_record_unchecked(Metadata {
+            name: name.to_string(),
+            metadata: entries.clone(),
+        })?;
         self.flush_chunk()
     }
 
@@ -435,25 +302,11 @@ impl BagWriter {
         if let Some(f) = &self.file {
             files.push(file_info(f));
         }
-        let start = self.start_ns.unwrap_or(0);
+        let topics = self.topics.iter().map(|t| (t.spec.metadata(), t.count));
         BagMetadata {
-            storage_identifier: "mcap".to_string(),
-            duration_ns: self.end_ns.saturating_sub(start),
-            starting_time_ns: start,
-            message_count: self.total,
-            topics_with_message_count: self
-                .topics
-                .iter()
-                .map(|t| TopicInformation {
-                    topic_metadata: t.spec.metadata(),
-                    message_count: t.count,
-                })
-                .collect(),
-            relative_file_paths: files.iter().map(|f| f.path.clone()).collect(),
-            files,
             custom_data: self.opts.custom_data.clone(),
             ros_distro: self.opts.ros_distro.clone(),
-            ..BagMetadata::default()
+            ..BagMetadata::describe("mcap", topics, files)
         }
     }
 
@@ -520,8 +373,7 @@ impl BagWriter {
                 ChunkCompression::Zstd => Some(mcap::Compression::Zstd),
             })
             .compression_level(self.opts.compression_level)
-            // One worker keeps zstd output identical on every machine (determinism).
-            .compression_threads(1)
+            .compression_threads(self.opts.compression_threads)
             .calculate_chunk_crcs(self.opts.chunk_crcs)
             // Only meaningful with chunk CRCs (it is combined from them).
             .calculate_data_section_crc(self.opts.chunk_crcs)
@@ -560,15 +412,7 @@ impl BagWriter {
             return Ok(());
         }
         // The embedded copy describes the bag as it stands, like rosbag2's update_metadata().
-        let mut md = self.metadata();
-        md.version = crate::metadata::METADATA_VERSION;
-        let entries: BTreeMap<String, String> = [
-            ("serialized_metadata".to_string(), md.to_embedded_yaml()),
-            ("ROS_DISTRO".to_string(), self.opts.ros_distro.clone()),
-        ]
-        .into_iter()
-        .collect();
-        self.write_metadata_record_unchecked(ROSBAG2_METADATA_NAME, entries)?;
+        self.write_metadata_record_unchecked(rosbag2_record(&self.metadata()))?;
         let Some(mut file) = self.file.take() else {
             return Ok(());
         };
@@ -580,20 +424,13 @@ impl BagWriter {
         Ok(())
     }
 
-    fn write_metadata_record_unchecked(
-        &mut self,
-        name: &str,
-        metadata: BTreeMap<String, String>,
-    ) -> Result<()> {
+    fn write_metadata_record_unchecked(&mut self, record: Metadata) -> Result<()> {
         let Some(file) = self.file.as_mut() else {
             return Err(Error::WriterFailed {
                 path: self.dir.clone(),
             });
         };
-        if let Err(e) = file.mcap.write_metadata(&Metadata {
-            name: name.to_string(),
-            metadata,
-        }) {
+        if let Err(e) = file.mcap.write_metadata(&record) {
             self.failed = true;
             return Err(Error::mcap(&file.path, None, e));
         }
@@ -629,14 +466,23 @@ impl Drop for BagWriter {
     }
 }
 
-fn file_info(file: &OpenFile) -> FileInformation {
-    let start = file.start_ns.unwrap_or(0);
-    FileInformation {
-        path: file.rel_path.clone(),
-        starting_time_ns: start,
-        duration_ns: file.end_ns.saturating_sub(start),
-        message_count: file.count,
+/// rosbag2's own MCAP metadata record: the bag metadata (version 9 YAML) and the ROS distribution.
+pub(crate) fn rosbag2_record(md: &BagMetadata) -> Metadata {
+    let metadata = [
+        ("serialized_metadata".to_string(), md.to_embedded_yaml()),
+        ("ROS_DISTRO".to_string(), md.ros_distro.clone()),
+    ]
+    .into_iter()
+    .collect();
+    Metadata {
+        name: ROSBAG2_METADATA_NAME.to_string(),
+        metadata,
     }
+}
+
+fn file_info(file: &OpenFile) -> FileInformation {
+    let range = file.start_ns.map(|start| (start, file.end_ns));
+    FileInformation::new(file.rel_path.clone(), range, file.count)
 }
 
 fn add_channel(mcap: &mut mcap::Writer<BufWriter<File>>, path: &Path, spec: &TopicSpec) -> Result<u16> {

@@ -1,0 +1,265 @@
+//! Iteration: merges the messages of every storage file of a bag into one timestamp-ordered stream.
+
+use super::sqlite_file::SQLITE_PAGE;
+use super::{BagMessage, BagReader, ReadOptions, StorageFile};
+use crate::mcapio::RecordPos;
+use crate::reader::mcap_file::McapFile;
+use crate::{Error, Result};
+use mcap::records::MessageHeader;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::sync::Arc;
+
+// Ordering key of a message: time, file, channel, sequence, then position in the file.
+type MsgKey = (u64, usize, u32, u32, u64, u64);
+
+struct Ready {
+    key: MsgKey,
+    msg: BagMessage,
+}
+
+impl PartialEq for Ready {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Ready {}
+impl PartialOrd for Ready {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ready {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Load {
+    McapChunk(usize),
+    McapWhole,
+    // Next page of rows after (timestamp, id).
+    SqlitePage(Option<(i64, i64)>),
+}
+
+/// Iterator over a bag's messages in timestamp order.
+///
+/// What it holds in memory depends on the storage:
+/// - an indexed MCAP file (one with a summary and chunk indexes, as every finished writer leaves):
+///   a chunk is decompressed when the merge reaches its start time, so the iterator holds the
+///   messages of the chunks that overlap the current time (one or two for a bag written in time
+///   order; more when chunks overlap in time, e.g. out-of-order writes);
+/// - an MCAP file without a usable index (a writer killed before it wrote the summary, or a file
+///   written without chunk indexes): read in one linear pass, so **every selected message of that
+///   file is held at once**. `lockstep bag reindex` rewrites such a file with indexes;
+/// - sqlite3: pages of 4096 rows per file, fetched in timestamp order.
+pub struct MessageIter<'a> {
+    reader: &'a BagReader,
+    opts: ReadOptions,
+    // Pending loads, ordered by the earliest time they can yield.
+    pending: BinaryHeap<Reverse<(u64, usize, Load)>>,
+    ready: BinaryHeap<Reverse<Ready>>,
+    wanted: Vec<Option<BTreeSet<u32>>>,
+    failed: bool,
+    deferred_error: Option<Error>,
+}
+
+impl std::fmt::Debug for MessageIter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MessageIter")
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> MessageIter<'a> {
+    pub(super) fn new(reader: &'a BagReader, opts: ReadOptions) -> Self {
+        let mut it = MessageIter {
+            reader,
+            opts,
+            pending: BinaryHeap::new(),
+            ready: BinaryHeap::new(),
+            wanted: Vec::new(),
+            failed: false,
+            deferred_error: None,
+        };
+        it.reset();
+        it
+    }
+
+    /// Restarts iteration at the first message at or after `time_ns` (same topic filter).
+    pub fn seek(&mut self, time_ns: u64) {
+        self.opts.start_ns = Some(time_ns);
+        self.reset();
+    }
+
+    fn reset(&mut self) {
+        self.pending.clear();
+        self.ready.clear();
+        self.failed = false;
+        self.deferred_error = None;
+        let topics = self.opts.topics.as_ref();
+        self.wanted = self
+            .reader
+            .files
+            .iter()
+            .map(|f| {
+                let topics = topics?;
+                Some(
+                    f.channels()
+                        .into_iter()
+                        .filter(|(_, c, _)| topics.contains(&*c.topic))
+                        .map(|(id, _, _)| id)
+                        .collect(),
+                )
+            })
+            .collect();
+        for (fi, f) in self.reader.files.iter().enumerate() {
+            match f {
+                StorageFile::Mcap(m) => match &m.chunks {
+                    Some(chunks) => {
+                        for (ci, c) in chunks.iter().enumerate() {
+                            if self.opts.start_ns.is_some_and(|s| c.message_end_time < s)
+                                || self.opts.end_ns.is_some_and(|e| c.message_start_time >= e)
+                            {
+                                continue;
+                            }
+                            if let Some(w) = &self.wanted[fi] {
+                                if !c.message_index_offsets.is_empty()
+                                    && !c.message_index_offsets.keys().any(|k| w.contains(&u32::from(*k)))
+                                {
+                                    continue;
+                                }
+                            }
+                            self.pending
+                                .push(Reverse((c.message_start_time, fi, Load::McapChunk(ci))));
+                        }
+                    }
+                    None => self.pending.push(Reverse((0, fi, Load::McapWhole))),
+                },
+                StorageFile::Sqlite(_) => {
+                    self.pending.push(Reverse((
+                        self.opts.start_ns.unwrap_or(0),
+                        fi,
+                        Load::SqlitePage(None),
+                    )));
+                }
+            }
+        }
+    }
+
+    fn accept(&self, fi: usize, channel: u32, t: u64) -> bool {
+        self.opts.wants_time(t) && self.wanted[fi].as_ref().is_none_or(|w| w.contains(&channel))
+    }
+
+    fn load(&mut self, fi: usize, load: Load) -> Result<()> {
+        let reader = self.reader;
+        match (&reader.files[fi], load) {
+            (StorageFile::Mcap(m), Load::McapChunk(ci)) => {
+                m.read_chunk(ci, |pos, header, data| self.push_mcap(m, fi, pos, header, data))
+            }
+            (StorageFile::Mcap(m), Load::McapWhole) => {
+                // A damaged tail (crashed writer) still lets the intact messages through; the
+                // error is reported once they have been yielded.
+                if let Some(e) = m.read_all(|pos, header, data| self.push_mcap(m, fi, pos, header, data))? {
+                    self.deferred_error.get_or_insert(e);
+                }
+                Ok(())
+            }
+            (StorageFile::Sqlite(s), Load::SqlitePage(after)) => {
+                let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+                let bounds = (
+                    self.opts.start_ns.map_or(i64::MIN, as_i64),
+                    self.opts.end_ns.map_or(i64::MAX, as_i64),
+                );
+                let rows = s.read_page(self.wanted[fi].as_ref(), bounds, after)?;
+                if rows.len() as i64 == SQLITE_PAGE {
+                    if let Some(&(id, _, ts, _)) = rows.last() {
+                        self.pending
+                            .push(Reverse((ts.max(0) as u64, fi, Load::SqlitePage(Some((ts, id))))));
+                    }
+                }
+                for (id, topic_id, ts, data) in rows {
+                    let t = ts.max(0) as u64;
+                    let topic = s.topics.get(&topic_id).map(|c| c.topic.clone());
+                    self.push((t, fi, topic_id as u32, 0, id as u64, 0), topic, t, data);
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn push_mcap(&mut self, m: &McapFile, fi: usize, pos: RecordPos, header: MessageHeader, data: Vec<u8>) {
+        let channel = u32::from(header.channel_id);
+        if !self.accept(fi, channel, header.log_time) {
+            return;
+        }
+        let topic = m.channels.get(&header.channel_id).map(|c| c.topic.clone());
+        let in_chunk = pos.in_chunk.map_or(0, |i| i as u64 + 1);
+        self.push(
+            (
+                header.log_time,
+                fi,
+                channel,
+                header.sequence,
+                pos.offset,
+                in_chunk,
+            ),
+            topic,
+            header.publish_time,
+            data,
+        );
+    }
+
+    fn push(&mut self, key: MsgKey, topic: Option<Arc<str>>, publish_time_ns: u64, data: Vec<u8>) {
+        let (log_time_ns, file_index, channel_id, sequence, _, _) = key;
+        self.ready.push(Reverse(Ready {
+            key,
+            msg: BagMessage {
+                topic: topic.unwrap_or_else(|| Arc::from("")),
+                log_time_ns,
+                publish_time_ns,
+                data,
+                sequence,
+                file_index,
+                channel_id,
+            },
+        }));
+    }
+}
+
+impl Iterator for MessageIter<'_> {
+    type Item = Result<BagMessage>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            let next_ready = self.ready.peek().map(|r| r.0.key.0);
+            let load_first = match (self.pending.peek(), next_ready) {
+                (Some(p), Some(t)) => p.0 .0 <= t,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if load_first {
+                let Some(Reverse((_, fi, load))) = self.pending.pop() else {
+                    break;
+                };
+                if let Err(e) = self.load(fi, load) {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+                continue;
+            }
+            if let Some(r) = self.ready.pop() {
+                return Some(Ok(r.0.msg));
+            }
+            break;
+        }
+        self.failed = true;
+        self.deferred_error.take().map(Err)
+    }
+}

@@ -1,0 +1,544 @@
+//! Reads rosbag2 bags: a bag directory (metadata.yaml + MCAP or sqlite3 files), or a single MCAP or
+//! sqlite3 file. Messages come in timestamp order across all files, with a stable tie-break for equal
+//! timestamps: file order, then channel (topic) id, then MCAP sequence, then position in the file.
+//!
+//! Reading never writes into the bag directory: MCAP files are opened read-only and sqlite3 files
+//! read-only and, when no `-wal` or `-journal` file lies beside them, as immutable, so that sqlite
+//! creates no `-shm`/`-wal` file and a read-only copy of a bag opens. Only [`crate::reindex`] writes.
+
+mod iter;
+mod mcap_file;
+mod sqlite_file;
+
+pub use iter::MessageIter;
+
+use crate::metadata::{file_name_of, BagMetadata, FileInformation, TopicMetadata, METADATA_FILE};
+use crate::msgdefs::MessageDefinition;
+use crate::qos::parse_qos_yaml;
+use crate::{Error, Result};
+use mcap::records::Record;
+use mcap_file::{ExtraKind, McapFile};
+use sqlite_file::SqliteFile;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The storage plugin of a bag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageKind {
+    /// MCAP files.
+    Mcap,
+    /// sqlite3 `.db3` files.
+    Sqlite3,
+}
+
+impl StorageKind {
+    /// rosbag2's storage identifier.
+    pub fn identifier(self) -> &'static str {
+        match self {
+            StorageKind::Mcap => "mcap",
+            StorageKind::Sqlite3 => "sqlite3",
+        }
+    }
+}
+
+/// A topic of an open bag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BagTopic {
+    /// Name, type, format, QoS and hash.
+    pub metadata: TopicMetadata,
+    /// Messages on the topic, from the storage files (MCAP statistics, sqlite3 counts); for a topic
+    /// that only metadata.yaml lists, metadata.yaml's count.
+    pub message_count: u64,
+    /// The message definition stored in the bag, if any.
+    pub definition: Option<MessageDefinition>,
+}
+
+/// One message read from a bag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BagMessage {
+    /// Topic name.
+    pub topic: Arc<str>,
+    /// Receive time (ns since epoch), the bag's ordering key.
+    pub log_time_ns: u64,
+    /// Publish time (ns); equals `log_time_ns` for storages that do not keep it.
+    pub publish_time_ns: u64,
+    /// Serialized message (CDR).
+    pub data: Vec<u8>,
+    /// MCAP sequence number (0 for sqlite3).
+    pub sequence: u32,
+    /// Index of the storage file in the bag.
+    pub file_index: usize,
+    /// MCAP channel id or sqlite3 topic id within that file.
+    pub channel_id: u32,
+}
+
+/// An MCAP attachment (extra data stored beside the topics).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentRecord {
+    /// Index of the storage file holding it.
+    pub file_index: usize,
+    /// Attachment name.
+    pub name: String,
+    /// Media type.
+    pub media_type: String,
+    /// Log time (ns).
+    pub log_time_ns: u64,
+    /// Creation time (ns).
+    pub create_time_ns: u64,
+    /// Content.
+    pub data: Vec<u8>,
+}
+
+/// An MCAP metadata record (named string map).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataRecord {
+    /// Index of the storage file holding it.
+    pub file_index: usize,
+    /// Record name.
+    pub name: String,
+    /// Entries.
+    pub entries: BTreeMap<String, String>,
+}
+
+/// Which messages to read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Only these topics (`None`: all).
+    pub topics: Option<BTreeSet<String>>,
+    /// Only messages at or after this time (ns).
+    pub start_ns: Option<u64>,
+    /// Only messages before this time (ns).
+    pub end_ns: Option<u64>,
+}
+
+impl ReadOptions {
+    /// All messages of the given topics.
+    pub fn topics<I: IntoIterator<Item = S>, S: Into<String>>(topics: I) -> Self {
+        ReadOptions {
+            topics: Some(topics.into_iter().map(Into::into).collect()),
+            ..Self::default()
+        }
+    }
+
+    fn wants_time(&self, t: u64) -> bool {
+        self.start_ns.is_none_or(|s| t >= s) && self.end_ns.is_none_or(|e| t < e)
+    }
+}
+
+/// What a storage file says about one of its channels (MCAP) or topics (sqlite3).
+#[derive(Debug, Clone)]
+struct ChannelInfo {
+    topic: Arc<str>,
+    type_name: String,
+    encoding: String,
+    qos_text: String,
+    type_hash: String,
+    definition: Option<MessageDefinition>,
+}
+
+enum StorageFile {
+    Mcap(McapFile),
+    Sqlite(SqliteFile),
+}
+
+impl StorageFile {
+    fn path(&self) -> &Path {
+        match self {
+            StorageFile::Mcap(f) => &f.path,
+            StorageFile::Sqlite(f) => &f.path,
+        }
+    }
+
+    fn size(&self) -> u64 {
+        match self {
+            StorageFile::Mcap(f) => f.size,
+            StorageFile::Sqlite(f) => f.size,
+        }
+    }
+
+    fn time_range(&self) -> Option<(u64, u64)> {
+        match self {
+            StorageFile::Mcap(f) => f.time_range,
+            StorageFile::Sqlite(f) => f.time_range,
+        }
+    }
+
+    /// Every channel (MCAP) or topic (sqlite3) of the file by id, with its message count.
+    fn channels(&self) -> Vec<(u32, &ChannelInfo, u64)> {
+        match self {
+            StorageFile::Mcap(m) => m
+                .channels
+                .iter()
+                .map(|(id, c)| (u32::from(*id), c, m.counts.get(id).copied().unwrap_or(0)))
+                .collect(),
+            StorageFile::Sqlite(s) => s
+                .topics
+                .iter()
+                .map(|(id, c)| (*id as u32, c, s.counts.get(id).copied().unwrap_or(0)))
+                .collect(),
+        }
+    }
+}
+
+/// An open bag. Reading it never writes into its directory.
+pub struct BagReader {
+    path: PathBuf,
+    storage: StorageKind,
+    metadata: BagMetadata,
+    has_metadata_file: bool,
+    files: Vec<StorageFile>,
+    topics: Vec<BagTopic>,
+}
+
+impl std::fmt::Debug for BagReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BagReader")
+            .field("path", &self.path)
+            .field("storage", &self.storage)
+            .finish_non_exhaustive()
+    }
+}
+
+fn storage_of(path: &Path) -> Option<StorageKind> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("mcap") => Some(StorageKind::Mcap),
+        Some("db3") => Some(StorageKind::Sqlite3),
+        _ => None,
+    }
+}
+
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+/// The storage a file holds, from the magic number at its start (not from its name). `expected`
+/// is the storage of the bag the file belongs to, or `None` for a file opened on its own; a file
+/// that does not hold it gets an error saying what it is not.
+fn storage_by_magic(path: &Path, expected: Option<StorageKind>) -> Result<StorageKind> {
+    let mut head = Vec::with_capacity(SQLITE_MAGIC.len());
+    std::fs::File::open(path)
+        .and_then(|f| f.take(SQLITE_MAGIC.len() as u64).read_to_end(&mut head))
+        .map_err(|e| Error::io(path, e))?;
+    let found = if head.starts_with(mcap::MAGIC) {
+        Some(StorageKind::Mcap)
+    } else if head.starts_with(SQLITE_MAGIC) {
+        Some(StorageKind::Sqlite3)
+    } else {
+        None
+    };
+    match (found, expected) {
+        (Some(kind), None) => return Ok(kind),
+        (Some(kind), Some(want)) if kind == want => return Ok(kind),
+        _ => {}
+    }
+    let reason = match expected {
+        _ if head.is_empty() => "the file is empty".to_string(),
+        None => "no metadata.yaml (not a directory) and no MCAP or sqlite3 magic number at its start".into(),
+        Some(StorageKind::Mcap) => "no MCAP magic number at its start (not an MCAP file)".into(),
+        Some(StorageKind::Sqlite3) => "no sqlite3 magic number at its start (not an sqlite3 file)".into(),
+    };
+    Err(Error::NotABag {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
+// Sorts storage files by the `_<N>` index rosbag2 appends, then by name.
+fn file_order_key(path: &Path) -> (u64, String) {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let index = stem.rsplit('_').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    (index, stem)
+}
+
+/// Storage files found directly in `dir` (sorted by split index).
+pub(crate) fn storage_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let path = entry.map_err(|e| Error::io(dir, e))?.path();
+        if path.is_file() && storage_of(&path).is_some() {
+            found.push(path);
+        }
+    }
+    found.sort_by_key(|p| file_order_key(p));
+    Ok(found)
+}
+
+impl BagReader {
+    /// Opens a bag directory, or a single MCAP or sqlite3 file (recognised by its magic number).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        if !meta.is_dir() {
+            let storage = storage_by_magic(&path, None)?;
+            return Self::from_parts(path.clone(), storage, vec![path], None);
+        }
+        let md_path = path.join(METADATA_FILE);
+        if !md_path.exists() {
+            let files = storage_files_in(&path)?;
+            let Some(storage) = files.first().and_then(|f| storage_of(f)) else {
+                return Err(Error::NotABag {
+                    path,
+                    reason: "no metadata.yaml and no .mcap or .db3 file".into(),
+                });
+            };
+            let files = files
+                .into_iter()
+                .filter(|p| storage_of(p) == Some(storage))
+                .collect();
+            return Self::from_parts(path, storage, files, None);
+        }
+        let md = BagMetadata::read(&md_path)?;
+        if !md.compression_mode.is_empty() && !md.compression_mode.eq_ignore_ascii_case("none") {
+            return Err(Error::UnsupportedCompression {
+                path,
+                mode: md.compression_mode.clone(),
+                format: md.compression_format.clone(),
+            });
+        }
+        let storage = match md.storage_identifier.as_str() {
+            "mcap" => StorageKind::Mcap,
+            "sqlite3" => StorageKind::Sqlite3,
+            other => {
+                return Err(Error::UnsupportedStorage {
+                    path,
+                    storage: other.to_string(),
+                })
+            }
+        };
+        // Old bags store paths relative to the bag's parent; only the file name matters.
+        let files: Vec<PathBuf> = md
+            .relative_file_paths
+            .iter()
+            .map(|p| path.join(Path::new(p).file_name().unwrap_or(p.as_ref())))
+            .collect();
+        if let Some(missing) = files.iter().find(|p| !p.exists()) {
+            return Err(Error::NotABag {
+                path: path.clone(),
+                reason: format!("metadata.yaml lists {} which does not exist", missing.display()),
+            });
+        }
+        Self::from_parts(path, storage, files, Some(md))
+    }
+
+    /// Opens the given storage files (all of one kind) as one bag rooted at `dir`, ignoring any
+    /// metadata.yaml: the metadata is built from the files.
+    pub fn open_files(dir: &Path, files: &[PathBuf]) -> Result<Self> {
+        let storage = files
+            .first()
+            .and_then(|p| storage_of(p))
+            .ok_or_else(|| Error::NotABag {
+                path: dir.to_path_buf(),
+                reason: "no .mcap or .db3 file given".into(),
+            })?;
+        if let Some(other) = files.iter().find(|p| storage_of(p) != Some(storage)) {
+            return Err(Error::UnsupportedStorage {
+                path: other.clone(),
+                storage: "mixed storage kinds".into(),
+            });
+        }
+        Self::from_parts(dir.to_path_buf(), storage, files.to_vec(), None)
+    }
+
+    fn from_parts(
+        path: PathBuf,
+        storage: StorageKind,
+        file_paths: Vec<PathBuf>,
+        metadata: Option<BagMetadata>,
+    ) -> Result<Self> {
+        let mut files = Vec::new();
+        for p in &file_paths {
+            storage_by_magic(p, Some(storage))?;
+            files.push(match storage {
+                StorageKind::Mcap => StorageFile::Mcap(McapFile::open(p)?),
+                StorageKind::Sqlite3 => StorageFile::Sqlite(SqliteFile::open(p)?),
+            });
+        }
+        let has_metadata_file = metadata.is_some();
+        let mut reader = BagReader {
+            path,
+            storage,
+            metadata: metadata.unwrap_or_default(),
+            has_metadata_file,
+            files,
+            topics: Vec::new(),
+        };
+        reader.topics = reader.build_topics();
+        if !has_metadata_file {
+            reader.metadata = reader.synthesize_metadata();
+        }
+        Ok(reader)
+    }
+
+    /// Where the bag was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The storage plugin.
+    pub fn storage(&self) -> StorageKind {
+        self.storage
+    }
+
+    /// The bag metadata: metadata.yaml as written, or (for a lone file or a directory without one)
+    /// built from the storage files.
+    pub fn metadata(&self) -> &BagMetadata {
+        &self.metadata
+    }
+
+    /// Whether the bag directory has a metadata.yaml.
+    pub fn has_metadata_file(&self) -> bool {
+        self.has_metadata_file
+    }
+
+    /// The storage files, in bag order.
+    pub fn file_paths(&self) -> Vec<PathBuf> {
+        self.files.iter().map(|f| f.path().to_path_buf()).collect()
+    }
+
+    /// Total size of the storage files in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        self.files.iter().map(StorageFile::size).sum()
+    }
+
+    /// Topics: those of metadata.yaml in its order, then any others found only in the storage.
+    pub fn topics(&self) -> &[BagTopic] {
+        &self.topics
+    }
+
+    /// Total messages: the sum of [`BagTopic::message_count`] over [`topics`](Self::topics).
+    pub fn message_count(&self) -> u64 {
+        self.topics.iter().map(|t| t.message_count).sum()
+    }
+
+    /// Earliest and latest message time over the storage files.
+    pub fn time_range(&self) -> Option<(u64, u64)> {
+        self.files
+            .iter()
+            .filter_map(StorageFile::time_range)
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+    }
+
+    fn build_topics(&self) -> Vec<BagTopic> {
+        // Storage view: topic -> (info, count), first occurrence wins across files.
+        let mut storage: Vec<(ChannelInfo, u64)> = Vec::new();
+        let mut index: HashMap<Arc<str>, usize> = HashMap::new();
+        for (_, info, count) in self.files.iter().flat_map(StorageFile::channels) {
+            match index.get(&info.topic) {
+                Some(&i) => {
+                    storage[i].1 += count;
+                    if storage[i].0.definition.is_none() {
+                        storage[i].0.definition.clone_from(&info.definition);
+                    }
+                }
+                None => {
+                    index.insert(info.topic.clone(), storage.len());
+                    storage.push((info.clone(), count));
+                }
+            }
+        }
+        let mut topics = Vec::new();
+        let mut listed = BTreeSet::new();
+        for t in &self.metadata.topics_with_message_count {
+            let name: &str = &t.topic_metadata.name;
+            listed.insert(name.to_string());
+            let found = index.get(name).map(|&i| &storage[i]);
+            topics.push(BagTopic {
+                metadata: t.topic_metadata.clone(),
+                message_count: found.map_or(t.message_count, |s| s.1),
+                definition: found.and_then(|s| s.0.definition.clone()).or_else(|| {
+                    // A schema of the same type on another topic describes this one too.
+                    storage
+                        .iter()
+                        .find(|s| s.0.type_name == t.topic_metadata.type_name && s.0.definition.is_some())
+                        .and_then(|s| s.0.definition.clone())
+                }),
+            });
+        }
+        for (info, count) in &storage {
+            if listed.contains(&*info.topic) {
+                continue;
+            }
+            topics.push(BagTopic {
+                metadata: TopicMetadata {
+                    name: info.topic.to_string(),
+                    type_name: info.type_name.clone(),
+                    serialization_format: info.encoding.clone(),
+                    offered_qos_profiles: parse_qos_yaml(&info.qos_text, &info.topic).unwrap_or_default(),
+                    type_description_hash: info.type_hash.clone(),
+                },
+                message_count: *count,
+                definition: info.definition.clone(),
+            });
+        }
+        topics
+    }
+
+    fn synthesize_metadata(&self) -> BagMetadata {
+        let files = self
+            .files
+            .iter()
+            .map(|f| {
+                let count = f.channels().iter().map(|c| c.2).sum();
+                FileInformation::new(file_name_of(f.path()), f.time_range(), count)
+            })
+            .collect();
+        let topics = self.topics.iter().map(|t| (t.metadata.clone(), t.message_count));
+        BagMetadata::describe(self.storage.identifier(), topics, files)
+    }
+
+    /// All messages in timestamp order.
+    pub fn messages(&self) -> MessageIter<'_> {
+        self.messages_with(ReadOptions::default())
+    }
+
+    /// Messages selected by `opts`, in timestamp order. See [`MessageIter`] for what it holds in
+    /// memory.
+    pub fn messages_with(&self, opts: ReadOptions) -> MessageIter<'_> {
+        MessageIter::new(self, opts)
+    }
+
+    /// All MCAP attachments, file by file in file order.
+    pub fn attachments(&self) -> Result<Vec<AttachmentRecord>> {
+        self.extra_records(ExtraKind::Attachments, |file_index, record| match record {
+            Record::Attachment { header, data, .. } => Some(AttachmentRecord {
+                file_index,
+                name: header.name,
+                media_type: header.media_type,
+                log_time_ns: header.log_time,
+                create_time_ns: header.create_time,
+                data: data.into_owned(),
+            }),
+            _ => None,
+        })
+    }
+
+    /// All MCAP metadata records (including rosbag2's own `rosbag2` record), file by file.
+    pub fn metadata_records(&self) -> Result<Vec<MetadataRecord>> {
+        self.extra_records(ExtraKind::Metadata, |file_index, record| match record {
+            Record::Metadata(md) => Some(MetadataRecord {
+                file_index,
+                name: md.name,
+                entries: md.metadata,
+            }),
+            _ => None,
+        })
+    }
+
+    /// The records of one kind of every MCAP file, converted by `convert` (file index, record).
+    fn extra_records<T>(
+        &self,
+        kind: ExtraKind,
+        mut convert: impl FnMut(usize, Record<'_>) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        for (file_index, f) in self.files.iter().enumerate() {
+            if let StorageFile::Mcap(m) = f {
+                m.for_each_extra(kind, |record| out.extend(convert(file_index, record)))?;
+            }
+        }
+        Ok(out)
+    }
+}
