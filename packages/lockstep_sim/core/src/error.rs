@@ -130,6 +130,15 @@ pub enum Error {
         /// What is wrong with its value.
         reason: String,
     },
+    /// An input from outside (a command, a request, a run-time parameter) was dropped: not finite or out of
+    /// range. Nothing changed.
+    #[error("error: {input} dropped: {reason}")]
+    BadInput {
+        /// Where it came from (`cmd_vel`, `drive`, `time_scale`...).
+        input: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Several diagnostics, one per line.
     #[error("{}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Multiple {

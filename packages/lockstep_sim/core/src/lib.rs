@@ -11,6 +11,10 @@
 //!   accelerations bounded by the surface under the vehicle, collisions with obstacle cells, grid range
 //!   sensing (free distance front/left/right), a seeded noisy SLAM pose, and in autonomous mode one behaviour
 //!   tick per step: facts in, `next_state` and `drive` out (see `config/rules/behaviour.dl` for the facts).
+//!   Inputs from outside are checked where they enter ([`check_twist`], [`check_time_scale`]); what the
+//!   simulator keeps is bounded ([`PathHistory`], [`Recent`]).
+//! - [`Pacer`]: fixed steps against the wall clock at a time scale, for the node's loop (pure).
+//! - [`grid_cells`], [`Simulator::ascii_map`]: the grid as drawn, for markers and terminals.
 //!
 //! ```
 //! use lockstep_rules::RuleSet;
@@ -32,19 +36,29 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod config;
 mod error;
+mod history;
+mod input;
 mod noise;
+mod pacing;
+mod render;
 mod scene;
 mod sim;
 mod surface;
 mod vehicle;
 
+pub use config::{Mode, SimConfig};
 pub use error::{Error, Result};
+pub use history::{PathHistory, Recent};
+pub use input::{check_command, check_time_scale, check_twist, BadInputLog, CommandLimits, MAX_TIME_SCALE};
 pub use noise::Gaussian;
+pub use pacing::{Every, Pacer, Tick, WarningThrottle, MAX_STEPS_PER_TICK, PAUSED_REPUBLISH_SECS};
+pub use render::{grid_cells, surface_color, GridCell, Rgba, OBSTACLE_COLOR};
 pub use scene::{Cell, Scene};
 pub use sim::{
-    Mode, Perception, ReloadSummary, SimConfig, Simulator, SlamSample, StepReport, COMMANDED_STATE,
-    IDLE_STATE, INITIAL_STATE,
+    Perception, PreparedWorld, ReloadSummary, Simulator, SlamSample, StepReport, COMMANDED_STATE, IDLE_STATE,
+    INITIAL_STATE,
 };
 pub use surface::{Surface, SurfaceTable};
 pub use vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};

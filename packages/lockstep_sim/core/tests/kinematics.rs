@@ -3,51 +3,15 @@
 
 mod common;
 
+use common::{commanded, commanded_with, driven, run};
 use lockstep_rules::RuleSet;
-use lockstep_sim::{Cell, DiffDriveParams, Mode, Scene, SimConfig, Simulator};
-
-const DT: f64 = 0.02;
-
-/// A 30 x 5 open floor of asphalt (code 1) with a wall (code 0) at column 25.
-fn floor() -> Scene {
-    let mut text = String::from("30 5\n");
-    for _ in 0..5 {
-        let row: Vec<&str> = (0..30).map(|c| if c == 25 { "0" } else { "1" }).collect();
-        text.push_str(&row.join(" "));
-        text.push('\n');
-    }
-    Scene::parse(&text, "floor.scene").unwrap()
-}
-
-fn commanded(true_vehicle: DiffDriveParams, nominal_vehicle: DiffDriveParams) -> Simulator {
-    let rules = RuleSet::load(common::rules_dir().join("surface.dl")).unwrap();
-    let config = SimConfig {
-        mode: Mode::Commanded,
-        true_vehicle,
-        nominal_vehicle,
-        cmd_timeout_secs: 0.0,
-        start: Some(Cell { column: 2, row: 2 }),
-        ..SimConfig::default()
-    };
-    Simulator::new(floor(), rules, config).unwrap()
-}
-
-fn run(sim: &mut Simulator, secs: f64) {
-    let steps = (secs / DT).round() as usize;
-    for _ in 0..steps {
-        let r = sim.step(DT);
-        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    }
-}
+use lockstep_sim::{DiffDriveParams, Mode, Scene, SimConfig, Simulator};
 
 #[test]
 fn straight_line_with_matching_parameters() {
     let p = DiffDriveParams::default();
-    let mut sim = commanded(p, p);
-    let start = sim.pose();
-    sim.set_command(1.0, 0.0).unwrap();
-    run(&mut sim, 5.0);
-    let end = sim.pose();
+    let sim = driven(p, p, (1.0, 0.0), 5.0);
+    let (start, end) = (sim.start_pose(), sim.pose());
     // Asphalt accelerates at 2 m/s^2: 0.25 m lost in the 0.5 s ramp, then 1 m/s.
     assert!((end.x_m - start.x_m - 4.75).abs() < 0.03, "{end:?}");
     assert!((end.y_m - start.y_m).abs() < 1e-9 && end.yaw_rad.abs() < 1e-12);
@@ -65,11 +29,8 @@ fn straight_line_with_matching_parameters() {
 #[test]
 fn pure_rotation_stays_in_place() {
     let p = DiffDriveParams::default();
-    let mut sim = commanded(p, p);
-    let start = sim.pose();
-    sim.set_command(0.0, 0.5).unwrap();
-    run(&mut sim, 2.0);
-    let end = sim.pose();
+    let sim = driven(p, p, (0.0, 0.5), 2.0);
+    let (start, end) = (sim.start_pose(), sim.pose());
     assert!(end.distance_to(&start) < 1e-9);
     assert!(end.yaw_rad > 0.8 && end.yaw_rad < 1.0, "{end:?}");
     let w = sim.wheels();
@@ -84,11 +45,8 @@ fn larger_true_wheel_radius_makes_odometry_short() {
         wheel_radius_m: nominal.wheel_radius_m * 1.1,
         ..nominal
     };
-    let mut sim = commanded(true_vehicle, nominal);
-    let start = sim.pose();
-    sim.set_command(0.5, 0.0).unwrap();
-    run(&mut sim, 6.0);
-    let truth = sim.pose().x_m - start.x_m;
+    let sim = driven(true_vehicle, nominal, (0.5, 0.0), 6.0);
+    let truth = sim.pose().x_m - sim.start_pose().x_m;
     let odom = sim.odometry().pose.x_m;
     assert!(odom < truth);
     assert!((odom / truth - 1.0 / 1.1).abs() < 1e-9, "{odom} vs {truth}");
@@ -101,17 +59,13 @@ fn wider_true_track_makes_odometry_over_report_rotation() {
         track_width_m: nominal.track_width_m * 1.2,
         ..nominal
     };
-    let mut sim = commanded(true_vehicle, nominal);
-    sim.set_command(0.0, 0.4).unwrap();
-    run(&mut sim, 3.0);
+    let sim = driven(true_vehicle, nominal, (0.0, 0.4), 3.0);
     let truth = sim.pose().yaw_rad;
     let odom = sim.odometry().pose.yaw_rad;
     assert!(truth > 0.0 && odom > truth);
     assert!((odom / truth - 1.2).abs() < 1e-9, "{odom} vs {truth}");
     // Driving a left arc: odometry believes it turned more, so its position drifts to the left of the truth.
-    let mut sim = commanded(true_vehicle, nominal);
-    sim.set_command(0.5, 0.2).unwrap();
-    run(&mut sim, 4.0);
+    let sim = driven(true_vehicle, nominal, (0.5, 0.2), 4.0);
     let (truth, odom) = (sim.pose(), sim.odometry().pose);
     assert!(odom.yaw_rad > truth.yaw_rad);
     let start = sim.start_pose();
@@ -125,24 +79,15 @@ fn centripetal_slip_reduces_the_turn_rate_only_while_moving() {
         centripetal_factor: 0.5,
         ..nominal
     };
-    let mut sim = commanded(slippy, nominal);
-    sim.set_command(0.0, 0.5).unwrap();
-    run(&mut sim, 1.0);
-    let in_place = sim.pose().yaw_rad;
-    let mut reference = commanded(nominal, nominal);
-    reference.set_command(0.0, 0.5).unwrap();
-    run(&mut reference, 1.0);
+    let in_place = driven(slippy, nominal, (0.0, 0.5), 1.0).pose().yaw_rad;
+    let reference = driven(nominal, nominal, (0.0, 0.5), 1.0);
     assert!(
         (in_place - reference.pose().yaw_rad).abs() < 1e-12,
         "no slip without speed"
     );
 
-    let mut sim = commanded(slippy, nominal);
-    sim.set_command(1.0, 0.5).unwrap();
-    run(&mut sim, 2.0);
-    let mut reference = commanded(nominal, nominal);
-    reference.set_command(1.0, 0.5).unwrap();
-    run(&mut reference, 2.0);
+    let sim = driven(slippy, nominal, (1.0, 0.5), 2.0);
+    let reference = driven(nominal, nominal, (1.0, 0.5), 2.0);
     assert!(sim.pose().yaw_rad < reference.pose().yaw_rad);
     // Odometry cannot see the slip: it reports the wheels' turn.
     assert!((sim.odometry().pose.yaw_rad - reference.pose().yaw_rad).abs() < 1e-9);
@@ -155,9 +100,7 @@ fn command_delay_postpones_motion() {
         delay_secs: 0.2,
         ..nominal
     };
-    let mut sim = commanded(delayed, nominal);
-    sim.set_command(1.0, 0.0).unwrap();
-    run(&mut sim, 0.18);
+    let mut sim = driven(delayed, nominal, (1.0, 0.0), 0.18);
     assert_eq!(
         sim.wheels().left_velocity_radps,
         0.0,
@@ -193,17 +136,10 @@ fn acceleration_is_bounded_by_the_surface() {
 
 #[test]
 fn commands_time_out() {
-    let p = DiffDriveParams::default();
-    let rules = RuleSet::load(common::rules_dir().join("surface.dl")).unwrap();
-    let config = SimConfig {
-        mode: Mode::Commanded,
+    let mut sim = commanded_with(SimConfig {
         cmd_timeout_secs: 0.5,
-        start: Some(Cell { column: 2, row: 2 }),
-        true_vehicle: p,
-        nominal_vehicle: p,
         ..SimConfig::default()
-    };
-    let mut sim = Simulator::new(floor(), rules, config).unwrap();
+    });
     sim.set_command(1.0, 0.0).unwrap();
     run(&mut sim, 0.4);
     assert!(sim.true_twist().0 > 0.0);
@@ -215,9 +151,7 @@ fn commands_time_out() {
 #[test]
 fn collisions_stop_the_vehicle_and_wheels() {
     let p = DiffDriveParams::default();
-    let mut sim = commanded(p, p);
-    sim.set_command(1.0, 0.0).unwrap();
-    run(&mut sim, 30.0);
+    let sim = driven(p, p, (1.0, 0.0), 30.0);
     // The wall is column 25 (x in [25, 26)); the footprint's radius is 0.25 m.
     let x = sim.pose().x_m;
     assert!(x < 25.0 - 0.25 + 1e-9 && x > 24.0, "{x}");

@@ -1,0 +1,505 @@
+//! The simulator: a fixed-step loop over the scene, the vehicle, its sensors and the behaviour rules.
+
+mod behaviour;
+mod sensing;
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use lockstep_rules::{Engine, RuleSet};
+
+use crate::config::{Mode, SimConfig};
+use crate::error::{Error, Result};
+use crate::history::{PathHistory, Recent};
+use crate::input::{check_command, CommandLimits};
+use crate::noise::Gaussian;
+use crate::scene::{Cell, Scene};
+use crate::surface::SurfaceTable;
+use crate::vehicle::{normalize_angle, Odometry, Pose2D, WheelState};
+
+pub use behaviour::{COMMANDED_STATE, IDLE_STATE, INITIAL_STATE};
+pub use sensing::Perception;
+
+use behaviour::check_contract;
+use sensing::{check_cell, check_known_cell, collides_in, first_free_cell};
+
+/// Spacing of the path history's samples while the path is short (m).
+const PATH_SPACING_M: f64 = 0.05;
+
+/// A SLAM-like pose sample: the true pose plus seeded Gaussian noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlamSample {
+    /// Simulated time of the sample (s).
+    pub time_secs: f64,
+    /// The noisy pose in the `map` frame.
+    pub pose: Pose2D,
+}
+
+/// What happened in one [`Simulator::step`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StepReport {
+    /// Problems with the rules' output this tick (no `next_state`, two of them, evaluation errors...): the
+    /// vehicle holds still for the tick and the simulator keeps running.
+    pub warnings: Vec<String>,
+    /// `(from, to)` when the behaviour state changed.
+    pub transition: Option<(String, String)>,
+    /// A new SLAM sample was taken (read it with [`Simulator::slam`]).
+    pub slam_sample: bool,
+    /// The vehicle hit an obstacle (and did not move this tick).
+    pub collided: bool,
+}
+
+/// What a successful reload changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReloadSummary {
+    /// The rule files' origins, in load order.
+    pub rule_files: Vec<String>,
+    /// Number of rules in force.
+    pub rule_count: usize,
+    /// Whether the scene's content changed.
+    pub scene_changed: bool,
+}
+
+/// A scene and rules loaded and checked against each other (the rules' contract for a mode, every typecode
+/// decoded), ready for [`Simulator::install`]. Building one is the slow part of a reload (file reading,
+/// parsing, surface decoding) and needs no simulator, so a node can do it off its simulation thread.
+#[derive(Debug)]
+pub struct PreparedWorld {
+    scene: Scene,
+    rules: RuleSet,
+    surfaces: SurfaceTable,
+}
+
+impl PreparedWorld {
+    /// Loads the scene and rule files for a simulator in `mode`.
+    pub fn load<P: AsRef<Path>>(scene_file: impl AsRef<Path>, rule_files: &[P], mode: Mode) -> Result<Self> {
+        let rules = RuleSet::load_all(rule_files)?;
+        let scene = Scene::load(scene_file)?;
+        PreparedWorld::new(scene, rules, mode)
+    }
+
+    /// Checks a parsed scene and rules for a simulator in `mode`.
+    pub fn new(scene: Scene, rules: RuleSet, mode: Mode) -> Result<Self> {
+        check_contract(&rules, mode)?;
+        let surfaces = SurfaceTable::decode(&rules, &scene)?;
+        Ok(PreparedWorld {
+            scene,
+            rules,
+            surfaces,
+        })
+    }
+}
+
+/// The simulator. Deterministic: the same scene, rules, configuration, command sequence and step sizes give
+/// the same trajectory, odometry and SLAM samples, bit for bit.
+#[derive(Debug)]
+pub struct Simulator {
+    config: SimConfig,
+    scene: Scene,
+    surfaces: SurfaceTable,
+    engine: Engine,
+    time_secs: f64,
+    pose: Pose2D,
+    start_pose: Pose2D,
+    wheels: WheelState,
+    odom: Odometry,
+    noise: Gaussian,
+    slam: Option<SlamSample>,
+    next_slam_secs: f64,
+    /// Latest external command: (v, w, simulated time received).
+    commanded: Option<(f64, f64, f64)>,
+    /// Commands waiting out the true delay: (issued at, v, w).
+    queue: VecDeque<(f64, f64, f64)>,
+    applied: (f64, f64),
+    state: String,
+    state_since_secs: f64,
+    backups: i64,
+    destination: Option<Cell>,
+    bumped: bool,
+    collisions: u64,
+    distance_m: f64,
+    path: PathHistory,
+    states_visited: Recent<(f64, String)>,
+    arrived_at_secs: Option<f64>,
+    last_perception: Option<Perception>,
+}
+
+impl Simulator {
+    /// Loads the scene and rule files and builds a simulator.
+    pub fn load<P: AsRef<Path>>(
+        scene_file: impl AsRef<Path>,
+        rule_files: &[P],
+        config: SimConfig,
+    ) -> Result<Self> {
+        let rules = RuleSet::load_all(rule_files)?;
+        let scene = Scene::load(scene_file)?;
+        Simulator::new(scene, rules, config)
+    }
+
+    /// A simulator over a parsed scene and checked rules.
+    pub fn new(scene: Scene, rules: RuleSet, config: SimConfig) -> Result<Self> {
+        config.validate()?;
+        let PreparedWorld {
+            scene,
+            rules,
+            surfaces,
+        } = PreparedWorld::new(scene, rules, config.mode)?;
+        let start = match config.start {
+            Some(cell) => check_known_cell(&scene, &surfaces, cell, "start")?,
+            None => first_free_cell(&scene, &surfaces).ok_or_else(|| Error::BadCell {
+                column: 0,
+                row: 0,
+                reason: "cannot start the vehicle: every cell of the scene is an obstacle".into(),
+            })?,
+        };
+        if let Some(dest) = config.destination {
+            check_known_cell(&scene, &surfaces, dest, "destination")?;
+        }
+        let (x_m, y_m) = scene.cell_center(start);
+        let pose = Pose2D {
+            x_m,
+            y_m,
+            yaw_rad: normalize_angle(config.start_yaw_rad),
+        };
+        let mut engine = Engine::new(rules);
+        // A rule that generates values without bound must fail one tick quickly, not eat the memory.
+        engine.set_max_tuples(1_000_000);
+        let state = match (config.mode, config.destination) {
+            (Mode::Commanded, _) => COMMANDED_STATE,
+            (Mode::Autonomous, Some(_)) => INITIAL_STATE,
+            (Mode::Autonomous, None) => IDLE_STATE,
+        };
+        let mut states_visited = Recent::new(config.state_history_depth);
+        states_visited.push((0.0, state.to_owned()));
+        let mut sim = Simulator {
+            noise: Gaussian::new(config.seed),
+            destination: config.destination,
+            path: PathHistory::new((0.0, pose.x_m, pose.y_m), PATH_SPACING_M, config.path_max_points),
+            config,
+            scene,
+            surfaces,
+            engine,
+            time_secs: 0.0,
+            pose,
+            start_pose: pose,
+            wheels: WheelState::default(),
+            odom: Odometry::default(),
+            slam: None,
+            next_slam_secs: 0.0,
+            commanded: None,
+            queue: VecDeque::new(),
+            applied: (0.0, 0.0),
+            state: state.to_owned(),
+            state_since_secs: 0.0,
+            backups: 0,
+            bumped: false,
+            collisions: 0,
+            distance_m: 0.0,
+            states_visited,
+            arrived_at_secs: None,
+            last_perception: None,
+        };
+        if sim.collides(&pose) {
+            return Err(Error::BadCell {
+                column: start.column as i64,
+                row: start.row as i64,
+                reason: format!(
+                    "cannot hold the vehicle: a footprint of radius {} m overlaps an obstacle",
+                    sim.config.vehicle_radius_m
+                ),
+            });
+        }
+        sim.take_slam_sample();
+        Ok(sim)
+    }
+
+    /// Reloads rule files and the scene file together; on any error nothing changes and the error (with
+    /// `file:line:column`) is returned.
+    pub fn reload<P: AsRef<Path>>(
+        &mut self,
+        scene_file: impl AsRef<Path>,
+        rule_files: &[P],
+    ) -> Result<ReloadSummary> {
+        self.install(PreparedWorld::load(scene_file, rule_files, self.config.mode)?)
+    }
+
+    /// Swaps in a new scene and rules after checking that they fit together and with the running vehicle
+    /// (its footprint and its destination must stay valid). On error nothing changes.
+    pub fn replace(&mut self, scene: Scene, rules: RuleSet) -> Result<ReloadSummary> {
+        self.install(PreparedWorld::new(scene, rules, self.config.mode)?)
+    }
+
+    /// Swaps in a prepared scene and rules if the running vehicle fits them: its footprint must stay clear and
+    /// its destination enterable. On error nothing changes. (A world prepared for another mode is checked
+    /// again against this simulator's mode.)
+    pub fn install(&mut self, world: PreparedWorld) -> Result<ReloadSummary> {
+        let PreparedWorld {
+            scene,
+            rules,
+            surfaces,
+        } = world;
+        check_contract(&rules, self.config.mode)?;
+        if let Some(dest) = self.destination {
+            check_known_cell(&scene, &surfaces, dest, "destination")?;
+        }
+        if collides_in(&scene, &surfaces, &self.pose, self.config.vehicle_radius_m) {
+            let (c, r) = scene.signed_cell_at(self.pose.x_m, self.pose.y_m);
+            return Err(Error::BadCell {
+                column: c,
+                row: r,
+                reason:
+                    "holds the vehicle, which would overlap an obstacle or leave the grid in the new scene"
+                        .into(),
+            });
+        }
+        let summary = ReloadSummary {
+            rule_files: rules.origins().to_vec(),
+            rule_count: rules.rule_count(),
+            scene_changed: scene != self.scene,
+        };
+        self.engine.replace_rules(rules);
+        self.scene = scene;
+        self.surfaces = surfaces;
+        Ok(summary)
+    }
+
+    /// Sets the destination. Outside the grid or an obstacle: an error with the reason, nothing changes.
+    /// A vehicle that had arrived, was blocked or idle starts exploring again.
+    pub fn set_destination(&mut self, column: i64, row: i64) -> Result<()> {
+        let cell = check_cell(&self.scene, &self.surfaces, column, row, "destination")?;
+        self.destination = Some(cell);
+        self.arrived_at_secs = None;
+        if self.config.mode == Mode::Autonomous
+            && matches!(self.state.as_str(), "arrived" | "blocked" | IDLE_STATE)
+        {
+            self.backups = 0;
+            self.change_state(INITIAL_STATE.to_owned());
+        }
+        Ok(())
+    }
+
+    /// The external command (commanded mode): linear (m/s) and angular (rad/s) velocity, like `cmd_vel`.
+    /// Non-finite or beyond `max_linear_mps`/`max_angular_radps`: an error, and the previous command stays.
+    pub fn set_command(&mut self, v_mps: f64, w_radps: f64) -> Result<()> {
+        check_command("cmd_vel", v_mps, w_radps, &self.limits())?;
+        self.commanded = Some((v_mps, w_radps, self.time_secs));
+        Ok(())
+    }
+
+    /// The bounds on velocity commands (from the configuration).
+    pub fn limits(&self) -> CommandLimits {
+        self.config.limits
+    }
+
+    /// Advances the simulation by `dt_secs` (use a fixed step for reproducible runs).
+    pub fn step(&mut self, dt_secs: f64) -> StepReport {
+        let mut report = StepReport::default();
+        if !(dt_secs.is_finite() && dt_secs > 0.0) {
+            report
+                .warnings
+                .push(format!("step of {dt_secs} s ignored: it must be > 0"));
+            return report;
+        }
+        let desired = match self.config.mode {
+            Mode::Autonomous => self.decide(&mut report),
+            Mode::Commanded => match self.commanded {
+                Some((v, w, stamp))
+                    if self.config.cmd_timeout_secs <= 0.0
+                        || self.time_secs - stamp <= self.config.cmd_timeout_secs + 1e-9 =>
+                {
+                    (v, w)
+                }
+                _ => (0.0, 0.0),
+            },
+        };
+
+        // The command takes effect after the TRUE delay.
+        self.queue.push_back((self.time_secs, desired.0, desired.1));
+        let due = self.time_secs - self.config.true_vehicle.delay_secs + 1e-9;
+        while self.queue.len() > 1 && self.queue[1].0 <= due {
+            self.queue.pop_front();
+        }
+        if let Some(&(issued, v, w)) = self.queue.front() {
+            if issued <= due {
+                self.applied = (v, w);
+            }
+        }
+
+        // The base controller turns the command into wheel speeds with the NOMINAL parameters...
+        let (target_l, target_r) = self
+            .config
+            .nominal_vehicle
+            .wheel_speeds(self.applied.0, self.applied.1);
+        // ...which the wheels reach within the surface's acceleration limits (both wheels scaled alike so
+        // that the path's curvature is kept while speeding up or braking).
+        let (accel, decel) = self
+            .surface_under()
+            .map_or((1.0, 1.0), |s| (s.accel_mps2, s.decel_mps2));
+        let radius = self.config.true_vehicle.wheel_radius_m;
+        let fraction = |current: f64, target: f64| -> f64 {
+            let dv = (target - current) * radius;
+            if dv == 0.0 {
+                return 1.0;
+            }
+            let speeding_up = target.abs() > current.abs() && target * current >= 0.0;
+            let limit = if speeding_up { accel } else { decel } * dt_secs;
+            (limit / dv.abs()).min(1.0)
+        };
+        let f = fraction(self.wheels.left_velocity_radps, target_l)
+            .min(fraction(self.wheels.right_velocity_radps, target_r));
+        let wl = self.wheels.left_velocity_radps + f * (target_l - self.wheels.left_velocity_radps);
+        let wr = self.wheels.right_velocity_radps + f * (target_r - self.wheels.right_velocity_radps);
+
+        // The ground moves the vehicle with the TRUE parameters.
+        let (v, w_kinematic) = self.config.true_vehicle.body_twist(wl, wr);
+        let w = self.config.true_vehicle.slipped_yaw_rate(v, w_kinematic);
+        let next = self.pose.advanced(v, w, dt_secs);
+        let finite = [wl, wr, next.x_m, next.y_m, next.yaw_rad]
+            .iter()
+            .all(|x| x.is_finite());
+        if !finite {
+            // The inputs are checked where they enter, so this is a last line of defence: NaN never
+            // compares, and one NaN in the state would stay there for good.
+            report.warnings.push(format!(
+                "the motion for command {:?} is not finite; the wheels stop",
+                self.applied
+            ));
+            self.applied = (0.0, 0.0);
+            self.queue.clear();
+            self.wheels.left_velocity_radps = 0.0;
+            self.wheels.right_velocity_radps = 0.0;
+            self.odom
+                .integrate(&self.config.nominal_vehicle, 0.0, 0.0, dt_secs);
+        } else if self.collides(&next) {
+            // A collision stops the vehicle where it was: the wheels stall, the encoders see nothing.
+            self.bumped = true;
+            self.collisions += 1;
+            report.collided = true;
+            self.wheels.left_velocity_radps = 0.0;
+            self.wheels.right_velocity_radps = 0.0;
+            self.odom
+                .integrate(&self.config.nominal_vehicle, 0.0, 0.0, dt_secs);
+        } else {
+            self.bumped = false;
+            let (dl, dr) = (wl * dt_secs, wr * dt_secs);
+            self.wheels.left_position_rad += dl;
+            self.wheels.right_position_rad += dr;
+            self.wheels.left_velocity_radps = wl;
+            self.wheels.right_velocity_radps = wr;
+            self.odom.integrate(&self.config.nominal_vehicle, dl, dr, dt_secs);
+            self.distance_m += self.pose.distance_to(&next);
+            self.pose = next;
+        }
+        self.time_secs += dt_secs;
+
+        if self.config.slam_period_secs > 0.0 && self.time_secs + 1e-9 >= self.next_slam_secs {
+            self.take_slam_sample();
+            report.slam_sample = true;
+        }
+        self.path.record(self.time_secs, self.pose.x_m, self.pose.y_m);
+        report
+    }
+
+    fn take_slam_sample(&mut self) {
+        if self.config.slam_period_secs <= 0.0 {
+            return;
+        }
+        let pose = Pose2D {
+            x_m: self.pose.x_m + self.noise.sample(self.config.slam_sigma_xy_m),
+            y_m: self.pose.y_m + self.noise.sample(self.config.slam_sigma_xy_m),
+            yaw_rad: normalize_angle(self.pose.yaw_rad + self.noise.sample(self.config.slam_sigma_yaw_rad)),
+        };
+        self.slam = Some(SlamSample {
+            time_secs: self.time_secs,
+            pose,
+        });
+        while self.next_slam_secs <= self.time_secs + 1e-9 {
+            self.next_slam_secs += self.config.slam_period_secs;
+        }
+    }
+
+    /// Simulated time (s).
+    pub fn time_secs(&self) -> f64 {
+        self.time_secs
+    }
+    /// The true pose in the `map` frame.
+    pub fn pose(&self) -> Pose2D {
+        self.pose
+    }
+    /// The pose the vehicle started from.
+    pub fn start_pose(&self) -> Pose2D {
+        self.start_pose
+    }
+    /// The true body twist (v, w) of the last step, from the wheel speeds and TRUE parameters.
+    pub fn true_twist(&self) -> (f64, f64) {
+        let p = &self.config.true_vehicle;
+        let (v, w) = p.body_twist(self.wheels.left_velocity_radps, self.wheels.right_velocity_radps);
+        (v, p.slipped_yaw_rate(v, w))
+    }
+    /// Wheel encoders.
+    pub fn wheels(&self) -> WheelState {
+        self.wheels
+    }
+    /// Odometry (NOMINAL parameters) in the `odom` frame, which starts at the start pose.
+    pub fn odometry(&self) -> Odometry {
+        self.odom
+    }
+    /// The latest SLAM sample.
+    pub fn slam(&self) -> Option<SlamSample> {
+        self.slam
+    }
+    /// The behaviour state.
+    pub fn state(&self) -> &str {
+        &self.state
+    }
+    /// The destination cell.
+    pub fn destination(&self) -> Option<Cell> {
+        self.destination
+    }
+    /// The scene in force.
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+    /// The surface decoding in force.
+    pub fn surfaces(&self) -> &SurfaceTable {
+        &self.surfaces
+    }
+    /// The rules in force.
+    pub fn rules(&self) -> &RuleSet {
+        self.engine.rules()
+    }
+    /// The configuration.
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+    /// True path: (time, x, y) every 5 cm of travel, coarser once it holds `path_max_points` (see
+    /// [`PathHistory`]).
+    pub fn path(&self) -> &[(f64, f64, f64)] {
+        self.path.points()
+    }
+    /// The latest `state_history_depth` states entered, with the time each was entered, oldest first
+    /// (starting with the initial state while the run is short).
+    pub fn states_visited(&self) -> &[(f64, String)] {
+        self.states_visited.as_slice()
+    }
+    /// When the rules first said `arrived`.
+    pub fn arrived_at_secs(&self) -> Option<f64> {
+        self.arrived_at_secs
+    }
+    /// True distance travelled (m).
+    pub fn distance_m(&self) -> f64 {
+        self.distance_m
+    }
+    /// Number of steps in which the vehicle hit an obstacle.
+    pub fn collisions(&self) -> u64 {
+        self.collisions
+    }
+    /// The perception of the last behaviour tick.
+    pub fn last_perception(&self) -> Option<Perception> {
+        self.last_perception
+    }
+    /// The command in effect after the delay (v, w).
+    pub fn applied_command(&self) -> (f64, f64) {
+        self.applied
+    }
+}

@@ -1,0 +1,332 @@
+//! The node's parameters. Their names and meanings are contracts (config/sim.yaml, the launch file and tests
+//! use them); each has a doc string that `ros2 param describe` shows.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use lockstep_sim::{check_time_scale, Cell, CommandLimits, DiffDriveParams, Mode, SimConfig, MAX_TIME_SCALE};
+
+/// Conversions both ways between two structs with the same `f64` fields, written once.
+macro_rules! mirror_structs {
+    ($a:ident <-> $b:ident { $($field:ident),+ $(,)? }) => {
+        impl From<&$a> for $b {
+            fn from(x: &$a) -> $b {
+                $b { $($field: x.$field),+ }
+            }
+        }
+        impl From<&$b> for $a {
+            fn from(x: &$b) -> $a {
+                $a { $($field: x.$field),+ }
+            }
+        }
+    };
+}
+
+/// One set of differential-drive parameters.
+#[derive(r2r::RosParams, Debug, Clone)]
+pub struct VehicleParams {
+    /// Distance between the wheels' contact points [m].
+    track_width_m: f64,
+    /// Wheel radius [m].
+    wheel_radius_m: f64,
+    /// Delay from a command to the motion it causes [s] (only the true value acts).
+    delay_secs: f64,
+    /// Centripetal compensation factor beta [s^2/m]: yaw rate = w / (1 + beta*|v*w|) (only the true value acts).
+    centripetal_factor: f64,
+}
+
+mirror_structs!(VehicleParams <-> DiffDriveParams {
+    track_width_m,
+    wheel_radius_m,
+    delay_secs,
+    centripetal_factor
+});
+
+impl Default for VehicleParams {
+    fn default() -> Self {
+        VehicleParams::from(&DiffDriveParams::default())
+    }
+}
+
+/// Parameters of the simulator node.
+#[derive(r2r::RosParams, Debug, Clone)]
+pub struct SimParams {
+    /// Scene matrix file (first line `columns rows [cell_size_m]`, then one typecode per cell). Watched and reloaded.
+    pub scene_file: String,
+    /// Rule files loaded as one program (surface decoding + behaviour), comma separated. Watched and reloaded.
+    pub rule_files: String,
+    /// `autonomous` (the behaviour rules drive) or `commanded` (cmd_vel drives).
+    pub mode: String,
+    /// Start cell column (0-based); -1 with start_row -1 = the first enterable cell.
+    pub start_column: i64,
+    /// Start cell row (0-based, row 0 = first matrix line).
+    pub start_row: i64,
+    /// Start heading [rad], counter-clockwise from +x (east).
+    pub start_yaw_rad: f64,
+    /// Destination cell column; -1 = none (the vehicle idles until ~/set_destination).
+    pub destination_column: i64,
+    /// Destination cell row; -1 = none.
+    pub destination_row: i64,
+    /// Simulation steps per simulated second (fixed step 1/rate_hz).
+    pub rate_hz: f64,
+    /// odom, ground_truth, joint_states and /clock per simulated second.
+    pub publish_rate_hz: f64,
+    /// Simulated seconds per wall second (e.g. 10 for tests), in [0, 1e4]; 0 pauses. Can be changed at run time: a value outside the range is dropped (counted in the bad-input log line) and the previous one stays.
+    pub time_scale: f64,
+    /// Publish /clock (rosgraph_msgs/Clock) with the simulated time.
+    pub publish_clock: bool,
+    /// Radius of the vehicle's circular footprint [m].
+    pub vehicle_radius_m: f64,
+    /// Range of the free-distance sensors [m].
+    pub sensor_range_m: f64,
+    /// A direction with less free distance is closed [m] (the rules' min_step).
+    pub min_step_m: f64,
+    /// The destination is reached within this distance of its cell centre [m].
+    pub arrival_tolerance_m: f64,
+    /// Commanded mode: stop when no cmd_vel came for this long [simulated s]; 0 = never.
+    pub cmd_timeout_secs: f64,
+    /// Largest |linear velocity| [m/s] taken from cmd_vel (any of its linear components) or the rules' drive; a larger command is dropped and counted.
+    pub max_linear_mps: f64,
+    /// Largest |angular velocity| [rad/s] taken from cmd_vel (any of its angular components) or the rules' drive; a larger command is dropped and counted.
+    pub max_angular_radps: f64,
+    /// Parameters the ground obeys.
+    pub true_vehicle: VehicleParams,
+    /// Parameters the base controller believes (wheel speeds from cmd_vel, odometry).
+    pub nominal_vehicle: VehicleParams,
+    /// Standard deviation of the SLAM pose's x/y noise [m].
+    pub slam_sigma_xy_m: f64,
+    /// Standard deviation of the SLAM pose's heading noise [rad].
+    pub slam_sigma_yaw_rad: f64,
+    /// SLAM poses per simulated second; 0 = none.
+    pub slam_rate_hz: f64,
+    /// Seed of the SLAM noise (same seed, same samples).
+    pub seed: i64,
+    /// Fixed frame of the scene, ground truth and SLAM pose.
+    pub map_frame: String,
+    /// Odometry frame.
+    pub odom_frame: String,
+    /// Vehicle frame.
+    pub base_frame: String,
+    /// Joint name of the left wheel in joint_states.
+    pub left_wheel_joint: String,
+    /// Joint name of the right wheel in joint_states.
+    pub right_wheel_joint: String,
+    /// Watch the rule files and the scene file and reload them when they change.
+    pub watch_files: bool,
+    /// How often to look at the files' modification times [wall s].
+    pub watch_period_secs: f64,
+    /// Vehicle/path/destination markers per wall second.
+    pub marker_rate_hz: f64,
+    /// Most points of the path kept and drawn in `markers` (>= 2); beyond it the path is thinned (every other point dropped, spacing doubled), so it still spans the whole run.
+    pub path_max_points: i64,
+    /// Most behaviour states kept for late subscribers of ~/state (>= 1): its transient-local history depth.
+    pub state_history_depth: i64,
+}
+
+impl Default for SimParams {
+    fn default() -> Self {
+        let c = SimConfig::default();
+        SimParams {
+            scene_file: "config/scenes/warehouse.scene".into(),
+            rule_files: "config/rules/surface.dl,config/rules/behaviour.dl".into(),
+            mode: "autonomous".into(),
+            start_column: -1,
+            start_row: -1,
+            start_yaw_rad: 0.0,
+            destination_column: -1,
+            destination_row: -1,
+            rate_hz: 50.0,
+            publish_rate_hz: 20.0,
+            time_scale: 1.0,
+            publish_clock: true,
+            vehicle_radius_m: c.vehicle_radius_m,
+            sensor_range_m: c.sensor_range_m,
+            min_step_m: c.min_step_m,
+            arrival_tolerance_m: c.arrival_tolerance_m,
+            cmd_timeout_secs: c.cmd_timeout_secs,
+            max_linear_mps: c.limits.max_linear_mps,
+            max_angular_radps: c.limits.max_angular_radps,
+            true_vehicle: VehicleParams::default(),
+            nominal_vehicle: VehicleParams::default(),
+            slam_sigma_xy_m: c.slam_sigma_xy_m,
+            slam_sigma_yaw_rad: c.slam_sigma_yaw_rad,
+            slam_rate_hz: 5.0,
+            seed: 0,
+            map_frame: "map".into(),
+            odom_frame: "odom".into(),
+            base_frame: "base_link".into(),
+            left_wheel_joint: "left_wheel_joint".into(),
+            right_wheel_joint: "right_wheel_joint".into(),
+            watch_files: true,
+            watch_period_secs: 0.5,
+            marker_rate_hz: 2.0,
+            path_max_points: c.path_max_points as i64,
+            state_history_depth: c.state_history_depth as i64,
+        }
+    }
+}
+
+fn cell_param(column: i64, row: i64, name: &str) -> anyhow::Result<Option<Cell>> {
+    match (column, row) {
+        (-1, -1) => Ok(None),
+        (c, r) if c >= 0 && r >= 0 => Ok(Some(Cell {
+            column: c as usize,
+            row: r as usize,
+        })),
+        (c, r) => anyhow::bail!("{name} (column {c}, row {r}): both must be >= 0, or both -1 for none"),
+    }
+}
+
+/// A count parameter that must be at least `min`.
+fn count_param(name: &str, value: i64, min: usize) -> anyhow::Result<usize> {
+    usize::try_from(value)
+        .ok()
+        .filter(|&v| v >= min)
+        .ok_or_else(|| anyhow::anyhow!("parameter `{name}` is {value}; it must be >= {min}"))
+}
+
+/// The rule files of a comma-separated list.
+pub fn rule_paths(list: &str) -> Vec<PathBuf> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+impl SimParams {
+    /// The simulator's configuration; an error names the parameter.
+    pub fn config(&self) -> anyhow::Result<SimConfig> {
+        let mode: Mode = self.mode.parse()?;
+        let positive = |name: &str, v: f64| {
+            anyhow::ensure!(
+                v.is_finite() && v > 0.0,
+                "parameter `{name}` is {v}; it must be > 0"
+            );
+            Ok(())
+        };
+        positive("rate_hz", self.rate_hz)?;
+        positive("publish_rate_hz", self.publish_rate_hz)?;
+        positive("watch_period_secs", self.watch_period_secs)?;
+        positive("marker_rate_hz", self.marker_rate_hz)?;
+        anyhow::ensure!(
+            self.slam_rate_hz.is_finite() && self.slam_rate_hz >= 0.0,
+            "parameter `slam_rate_hz` is {}; it must be >= 0",
+            self.slam_rate_hz
+        );
+        anyhow::ensure!(
+            check_time_scale(self.time_scale).is_ok(),
+            "parameter `time_scale` is {}; it must be a finite number in [0, {MAX_TIME_SCALE}]",
+            self.time_scale
+        );
+        anyhow::ensure!(
+            self.seed >= 0,
+            "parameter `seed` is {}; it must be >= 0",
+            self.seed
+        );
+        Ok(SimConfig {
+            mode,
+            true_vehicle: DiffDriveParams::from(&self.true_vehicle),
+            nominal_vehicle: DiffDriveParams::from(&self.nominal_vehicle),
+            vehicle_radius_m: self.vehicle_radius_m,
+            sensor_range_m: self.sensor_range_m,
+            min_step_m: self.min_step_m,
+            arrival_tolerance_m: self.arrival_tolerance_m,
+            cmd_timeout_secs: self.cmd_timeout_secs,
+            limits: CommandLimits {
+                max_linear_mps: self.max_linear_mps,
+                max_angular_radps: self.max_angular_radps,
+            },
+            slam_sigma_xy_m: self.slam_sigma_xy_m,
+            slam_sigma_yaw_rad: self.slam_sigma_yaw_rad,
+            slam_period_secs: if self.slam_rate_hz > 0.0 {
+                1.0 / self.slam_rate_hz
+            } else {
+                0.0
+            },
+            seed: self.seed as u64,
+            start: cell_param(self.start_column, self.start_row, "start")?,
+            start_yaw_rad: self.start_yaw_rad,
+            destination: cell_param(self.destination_column, self.destination_row, "destination")?,
+            path_max_points: count_param("path_max_points", self.path_max_points, 2)?,
+            state_history_depth: count_param("state_history_depth", self.state_history_depth, 1)?,
+        })
+    }
+}
+
+/// Parameters read once at start (all but `time_scale` are fixed for the node's life), and what derives
+/// from them.
+#[derive(Debug, Clone)]
+pub struct Statics {
+    /// The parameters as they were at start.
+    pub p: SimParams,
+    pub watch_period: Duration,
+    pub marker_period_secs: f64,
+    pub state_history_depth: usize,
+}
+
+impl From<&SimParams> for Statics {
+    fn from(p: &SimParams) -> Self {
+        Statics {
+            p: p.clone(),
+            watch_period: Duration::from_secs_f64(p.watch_period_secs.clamp(0.01, 3600.0)),
+            marker_period_secs: (1.0 / p.marker_rate_hz.max(1e-3)).clamp(0.01, 3600.0),
+            state_history_depth: usize::try_from(p.state_history_depth).unwrap_or(1).max(1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_make_a_valid_configuration() {
+        let config = SimParams::default().config().unwrap();
+        assert!(config.validate().is_ok());
+        assert_eq!(config.true_vehicle, DiffDriveParams::default());
+        assert_eq!((config.path_max_points, config.state_history_depth), (2000, 1000));
+    }
+
+    #[test]
+    fn bad_counts_and_cells_are_named() {
+        let p = SimParams {
+            path_max_points: 1,
+            ..SimParams::default()
+        };
+        assert!(p.config().unwrap_err().to_string().contains("path_max_points"));
+        let p = SimParams {
+            state_history_depth: -3,
+            ..SimParams::default()
+        };
+        assert!(p
+            .config()
+            .unwrap_err()
+            .to_string()
+            .contains("state_history_depth"));
+        let p = SimParams {
+            start_column: 3,
+            ..SimParams::default()
+        };
+        assert!(p.config().unwrap_err().to_string().contains("start"));
+    }
+
+    #[test]
+    fn vehicle_parameters_round_trip() {
+        let d = DiffDriveParams {
+            track_width_m: 0.42,
+            wheel_radius_m: 0.052,
+            delay_secs: 0.04,
+            centripetal_factor: 0.05,
+        };
+        assert_eq!(DiffDriveParams::from(&VehicleParams::from(&d)), d);
+    }
+
+    #[test]
+    fn rule_lists_split_on_commas() {
+        assert_eq!(
+            rule_paths(" a.dl, ,b.dl "),
+            [PathBuf::from("a.dl"), PathBuf::from("b.dl")]
+        );
+    }
+}

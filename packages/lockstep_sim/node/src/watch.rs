@@ -1,0 +1,139 @@
+//! Reloading the rule files and the scene: on `~/reload` and when the watched files change.
+//!
+//! Reading, parsing and decoding the files is the slow part (a large rule file takes seconds) and blocks on
+//! the file system, so it runs on tokio's blocking pool ([`PreparedWorld::load`]); the node's thread, which
+//! spins the node and steps the simulation, only swaps the checked result in under the simulator's lock.
+//! Reloads are serialised, so an older read never replaces a newer one.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use futures::future;
+use lockstep_sim::{Mode, PreparedWorld};
+
+use crate::params::Statics;
+use crate::SharedSim;
+
+/// Reloads the node's files into its simulator.
+pub struct Reloader {
+    shared: SharedSim,
+    scene_file: PathBuf,
+    rule_files: Vec<PathBuf>,
+    mode: Mode,
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+impl Reloader {
+    /// A reloader of `scene_file` and `rule_files` for the simulator in `shared` (running in `mode`).
+    pub fn new(shared: SharedSim, scene_file: PathBuf, rule_files: Vec<PathBuf>, mode: Mode) -> Arc<Self> {
+        Arc::new(Reloader {
+            shared,
+            scene_file,
+            rule_files,
+            mode,
+            one_at_a_time: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The watched files: the rule files, then the scene.
+    fn paths(&self) -> Vec<PathBuf> {
+        let mut paths = self.rule_files.clone();
+        paths.push(self.scene_file.clone());
+        paths
+    }
+
+    /// Reloads rule files and scene; `Err` holds the diagnostics (every line names file:line:column), and
+    /// then nothing changed.
+    pub async fn reload(&self) -> Result<String, String> {
+        let _serial = self.one_at_a_time.lock().await;
+        let (scene_file, rule_files, mode) = (self.scene_file.clone(), self.rule_files.clone(), self.mode);
+        let world = tokio::task::spawn_blocking(move || PreparedWorld::load(&scene_file, &rule_files, mode))
+            .await
+            .map_err(|e| format!("internal error: the reload task failed: {e}"))?
+            .map_err(|e| e.to_string())?;
+        let mut s = self
+            .shared
+            .lock()
+            .map_err(|_| "internal error: simulator mutex poisoned".to_owned())?;
+        let summary = s.sim.install(world).map_err(|e| e.to_string())?;
+        s.grid_dirty = true;
+        s.state_dirty = true;
+        Ok(format!(
+            "reloaded {} rule(s) from {}; scene {}",
+            summary.rule_count,
+            summary.rule_files.join(", "),
+            if summary.scene_changed {
+                "changed"
+            } else {
+                "unchanged"
+            }
+        ))
+    }
+}
+
+/// Modification stamps of the watched files; a file that cannot be read counts as "missing".
+fn stamps(paths: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
+    paths
+        .iter()
+        .map(|p| {
+            std::fs::metadata(p)
+                .ok()
+                .and_then(|m| Some((m.modified().ok()?, m.len())))
+        })
+        .collect()
+}
+
+/// The stamps, read on the blocking pool (a stalled file system must not stall the node).
+async fn stamps_off_thread(paths: Arc<Vec<PathBuf>>) -> Option<Vec<Option<(SystemTime, u64)>>> {
+    tokio::task::spawn_blocking(move || stamps(&paths)).await.ok()
+}
+
+/// Polls the files every `watch_period` and reloads when one changes (if `watch_files`).
+pub async fn watch_files(reloader: Arc<Reloader>, logger: String, st: Statics) {
+    if !st.p.watch_files {
+        return future::pending().await;
+    }
+    let paths = Arc::new(reloader.paths());
+    let mut seen = stamps_off_thread(paths.clone()).await;
+    let mut ticker = tokio::time::interval(st.watch_period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        // Stamp before reading: a write that lands while we reload changes the stamp again, so it is seen
+        // on the next round.
+        let now = stamps_off_thread(paths.clone()).await;
+        if now.is_none() || now == seen {
+            continue;
+        }
+        seen = now;
+        match reloader.reload().await {
+            Ok(message) => r2r::log_info!(&logger, "file change: {message}"),
+            Err(message) => r2r::log_error!(
+                &logger,
+                "file change: reload failed, the previous rules and scene stay:\n{message}"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_has_no_stamp_and_a_write_changes_it() {
+        let dir = std::env::temp_dir().join(format!("lockstep_sim_watch_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("a.dl");
+        let _ = std::fs::remove_file(&file);
+        let paths = vec![file.clone()];
+        assert_eq!(stamps(&paths), [None]);
+        std::fs::write(&file, "x.\n").unwrap();
+        let first = stamps(&paths);
+        assert!(first[0].is_some());
+        std::fs::write(&file, "x.\ny.\n").unwrap();
+        assert_ne!(stamps(&paths), first, "the size changed");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
