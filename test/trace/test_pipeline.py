@@ -6,6 +6,9 @@ motion_controller (m2: c3, c6, c4 -> c5 cmd_vel, on its own timer). The test che
 every header names inputs that really exist (down to the rclpy messages at the second level) and that the data
 it names is the data used (the outputs are recomputed from the named inputs), and that every data message
 pairs with exactly one header by the digest of its CDR bytes, computed here in Python.
+
+Every wait is on something observed (acknowledged messages, outputs that used the last inputs, data and header
+counts); the only sleeps pace rclpy's sensor publishing loop (`Sensors.run`), on purpose.
 """
 
 import collections
@@ -17,6 +20,7 @@ import time
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseArray, PoseStamped, Twist
 from nav_msgs.msg import Odometry
+from rclpy.duration import Duration
 from rclpy.serialization import serialize_message
 from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import Range
@@ -97,6 +101,83 @@ def dict_header(i: int):
     return Header(stamp=Time(sec=1000 + i, nanosec=0), frame_id="sensor")
 
 
+class Sensors:
+    """rclpy playing c1, c2 and c4: the front range on even ticks, the rear range on odd ticks (so m1 fuses one
+    new pair every two ticks), odometry on every tick. Reading n of a sensor holds `front_range(n)` or
+    `rear_range(n)` and stamp 1000 + n s; odometry n is `odom_msg(n)`."""
+
+    def __init__(self, ros):
+        self.ros = ros
+        self.front = ros.publisher(Range, "/scan_front")
+        self.rear = ros.publisher(Range, "/scan_rear")
+        self.odom = ros.publisher(Odometry, "/odom")
+        self.n_front = self.n_rear = 0
+        self.sent_odom = []
+        self.ticks = 0
+
+    def publishers(self):
+        return (self.front, self.rear, self.odom)
+
+    def tick(self) -> None:
+        if self.ticks % 2 == 0:
+            self.front.publish(range_msg(front_range(self.n_front), self.n_front))
+            self.n_front += 1
+        else:
+            self.rear.publish(range_msg(rear_range(self.n_rear), self.n_rear))
+            self.n_rear += 1
+        msg = odom_msg(len(self.sent_odom))
+        self.odom.publish(msg)
+        self.sent_odom.append(msg)
+        self.ticks += 1
+
+    def start(self, readers: int = 1, timeout: float = 20.0) -> None:
+        """Wait until every publisher matched `readers` subscriptions, publish the first two ticks and wait until
+        every reader acknowledged them: a reliable reader acknowledges only a writer it has discovered, so from
+        then on both sides of every sensor link are matched and nothing sent is missed."""
+        for pub in self.publishers():
+            self.ros.wait_until(lambda pub=pub: pub.get_subscription_count() >= readers, timeout,
+                                f"{readers} subscriber(s) on {pub.topic_name}")
+        self.tick()
+        self.tick()
+        for pub in self.publishers():
+            self.ros.wait_until(lambda pub=pub: pub.wait_for_all_acked(Duration(seconds=0.2)), timeout,
+                                f"the readers of {pub.topic_name} to acknowledge the first messages")
+
+    def run(self, ticks: int, period_s: float = TICK_S) -> None:
+        """Publish until `ticks` ticks in all, one every `period_s` (these sleeps pace the sensors: they are the
+        test's input rate, not waits)."""
+        start = time.monotonic()
+        first = self.ticks
+        while self.ticks < ticks:
+            self.tick()
+            time.sleep(max(0.0, start + (self.ticks - first) * period_s - time.monotonic()))
+
+    def last_xs(self) -> tuple:
+        """Where m1 puts the obstacles of the last front and the last rear reading (x front, x rear)."""
+        return f32(front_range(self.n_front - 1)), -f32(rear_range(self.n_rear - 1))
+
+
+def wait_for_the_last_inputs_to_be_used(ros, sensors, c3_data, c3_headers, cmd_headers, timeout=30.0):
+    """Until m1 published the obstacles made from the last readings and m2 a command computed from them.
+
+    m1 takes its two topics in any order when both have messages waiting, so which of the last front and the last
+    rear reading it fuses is not fixed; but whichever of the two it takes last is fused then, or finds the other
+    side's last reading fused already: exactly one obstacles message holds a last reading, and it is m1's last.
+    """
+    front_x, rear_x = sensors.last_xs()
+
+    def last_obstacles():
+        return next((m for m in c3_data if len(m.poses) == 2
+                     and (m.poses[0].position.x == front_x or m.poses[1].position.x == rear_x)), None)
+
+    last = ros.wait_until(last_obstacles, timeout, f"obstacles with the last reading (x = {front_x} or {rear_x})")
+    last_digest = digest(last)
+    header = ros.wait_until(lambda: next((h for h in c3_headers if h.payload_digest == last_digest), None),
+                            timeout, "the header of the last obstacles")
+    ros.wait_until(lambda: any(h.inputs and h.inputs[0].sequence_num == header.sequence_num for h in cmd_headers),
+                   timeout, f"a command computed from obstacles #{header.sequence_num}")
+
+
 def expected_command(obstacle_xs, goal, odom):
     """Python copy of lockstep_pipeline::control::command with the default gains."""
     p, q = odom.pose.pose.position, odom.pose.pose.orientation
@@ -139,36 +220,23 @@ def test_pipeline_headers_topology_and_digests(ros):
         learned[component.module_name] = (list(component.reader_channels), list(component.writer_channels))
     assert learned == EXPECTED_TOPOLOGY
 
-    # Wait until every link is matched, so receive counters at the modules equal rclpy's send counters.
-    front = ros.publisher(Range, "/scan_front")
-    rear = ros.publisher(Range, "/scan_rear")
-    odom = ros.publisher(Odometry, "/odom")
-    for pub in (front, rear, odom):
-        ros.wait_until(lambda pub=pub: pub.get_subscription_count() >= 1, 15, f"a subscriber on {pub.topic_name}")
+    # Wait until every link is matched, so receive counters at the modules equal rclpy's send counters: our
+    # subscriptions see the modules' publishers, and the modules acknowledge the sensors' first messages.
     for topic in collected:
         ros.wait_for_topic(topic)
-    time.sleep(1.0)  # both directions of discovery, including the modules' own links to each other
-
-    sent_odom = []
-    n_front = n_rear = 0
-    start = time.monotonic()
-    for tick in range(TICKS):
-        if tick % 2 == 0:
-            front.publish(range_msg(front_range(n_front), n_front))
-            n_front += 1
-        else:
-            rear.publish(range_msg(rear_range(n_rear), n_rear))
-            n_rear += 1
-        msg = odom_msg(len(sent_odom))
-        odom.publish(msg)
-        sent_odom.append(msg)
-        time.sleep(max(0.0, start + (tick + 1) * TICK_S - time.monotonic()))
-    time.sleep(0.5)
+    sensors = Sensors(ros)
+    sensors.start()
+    sensors.run(TICKS)
+    n_front, n_rear, sent_odom = sensors.n_front, sensors.n_rear, sensors.sent_odom
+    c3_data, c3_headers = collected["/obstacles"], collected["/obstacles/lockstep_header"]
+    wait_for_the_last_inputs_to_be_used(ros, sensors, c3_data, c3_headers, collected["/cmd_vel/lockstep_header"])
     # Stop the controller before looking: data and header of one output are published together, so after a
-    # clean stop every command has its header.
+    # clean stop every output has its header, and we wait until both have arrived here.
     for proc in (m2, m1, m3):
         assert proc.stop() == 0, proc.log()
-    time.sleep(0.5)
+    outputs = ("/cmd_vel", "/obstacles", "/mission")
+    ros.wait_until(lambda: all(len(collected[t]) == len(collected[t + "/lockstep_header"]) for t in outputs), 15,
+                   "as many outputs as headers on " + ", ".join(outputs))
 
     cmd, cmd_headers = collected["/cmd_vel"], collected["/cmd_vel/lockstep_header"]
     c3_data, c3_headers = collected["/obstacles"], collected["/obstacles/lockstep_header"]

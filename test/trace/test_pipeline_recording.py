@@ -1,14 +1,16 @@
 """The example pipeline (seed 000, fig. 3a) recorded by lockstep_recorder: the bag holds the live wiring as
 the module topology, and every cmd_vel (c5) message in the bag has its header, naming the exact
 obstacles/mission/odom (c3/c6/c4) messages the controller used — checked by recomputing the command from
-the recorded inputs the header names."""
+the recorded inputs the header names.
+
+Every wait is on something observed (acknowledged messages, outputs that used the last inputs, the recorder's
+status counts); the only sleeps pace rclpy's sensor publishing loop (`Sensors.run`), on purpose."""
 
 import collections
 import json
 import math
 import os
 import subprocess
-import time
 
 import yaml
 from geometry_msgs.msg import PoseArray, PoseStamped, Twist
@@ -17,9 +19,9 @@ from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import Range
 
-from lockstep_interfaces.msg import DependencyHeader
-from test_pipeline import (EXPECTED_TOPOLOGY, HOLD, M1, M2, M3, WAYPOINTS, digest, expected_command, odom_msg,
-                           range_msg)
+from lockstep_interfaces.msg import DependencyHeader, RecorderStatus
+from test_pipeline import (EXPECTED_TOPOLOGY, HOLD, M1, M2, M3, WAYPOINTS, Sensors, digest, expected_command,
+                           wait_for_the_last_inputs_to_be_used)
 
 TYPES = {"/cmd_vel": Twist, "/obstacles": PoseArray, "/mission": PoseStamped, "/odom": Odometry,
          "/scan_front": Range, "/scan_rear": Range}
@@ -42,13 +44,20 @@ def read_raw(bag):
     return out, attachments
 
 
+def recorded_counts(status: RecorderStatus) -> dict:
+    """topic -> messages written, from one recorder status."""
+    return {t.topic: t.messages for t in status.topics}
+
+
 def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
-    front = ros.publisher(Range, "/scan_front")
-    rear = ros.publisher(Range, "/scan_rear")
-    odom = ros.publisher(Odometry, "/odom")
+    # Our own view of the modules' outputs, subscribed before they start: to know when the pipeline is done.
+    seen = {t: ros.collect(DependencyHeader if t.endswith("/lockstep_header") else TYPES[t], t)
+            for t in ["/obstacles", "/obstacles/lockstep_header", "/cmd_vel/lockstep_header"]}
+    statuses = ros.collect(RecorderStatus, "/lockstep_recorder/status")
+    sensors = Sensors(ros)
     bag = tmp_path / "bag"
     recorder = ros.start("lockstep_recorder", params={
-        "output": str(bag), "discovery_period_secs": 0.05,
+        "output": str(bag), "discovery_period_secs": 0.05, "status_period_secs": 0.1,
         "exclude_regex": "^/rosout$|^/parameter_events$"})
     modules = [ros.start("lockstep_module_m1", params={"processing_delay_ms": 2}),
                ros.start("lockstep_module_m2", params={"rate_hz": 10.0, "processing_delay_ms": 5}),
@@ -56,29 +65,56 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
     # Everything recorded from the first message: the recorder subscribes to each data and header topic.
     for topic in ["/scan_front", "/scan_rear", "/odom", "/obstacles", "/obstacles/lockstep_header", "/mission",
                   "/mission/lockstep_header", "/cmd_vel", "/cmd_vel/lockstep_header"]:
-        ros.wait_until(lambda t=topic: ros.node.count_subscribers(t) >= (2 if t in ("/obstacles", "/mission")
-                                                                        else 1),
-                       20, f"subscribers on {topic}")
-    for pub in (front, rear, odom):
-        ros.wait_until(lambda pub=pub: pub.get_subscription_count() >= 2, 15, f"matches on {pub.topic_name}")
-    time.sleep(1.0)
+        # The recorder, m2 on its inputs, and our own subscriptions.
+        readers = 1 + (topic in ("/obstacles", "/mission")) + (topic in seen)
+        ros.wait_until(lambda t=topic, n=readers: ros.node.count_subscribers(t) >= n, 20,
+                       f"{readers} subscribers on {topic}")
 
-    n_front = n_rear = n_odom = 0
-    start = time.monotonic()
-    for tick in range(120):
-        if tick % 2 == 0:
-            front.publish(range_msg(0.5 + 0.004 * n_front, n_front))
-            n_front += 1
-        else:
-            rear.publish(range_msg(2.0 + 0.01 * n_rear, n_rear))
-            n_rear += 1
-        odom.publish(odom_msg(n_odom))
-        n_odom += 1
-        time.sleep(max(0.0, start + (tick + 1) * 0.02 - time.monotonic()))
-    time.sleep(0.5)
+    def counts():
+        return recorded_counts(statuses[-1]) if statuses else {}
+
+    def wait_for_recorder(predicate, what):
+        try:
+            ros.wait_until(predicate, 30, what, proc=recorder)
+        except TimeoutError as e:
+            raise TimeoutError(f"{e}; the recorder's last counts: {counts()}") from None
+
+    def recorded(*topics, paired=()):
+        now = counts()
+        return (all(now.get(t, 0) >= 1 for t in topics)
+                and all(now.get(t) == now.get(t + "/lockstep_header") for t in paired))
+
+    # m3 publishes from its start: once the recorder wrote a mission and its header, the m3 -> recorder links
+    # are matched.
+    wait_for_recorder(lambda: recorded("/mission", "/mission/lockstep_header"),
+                      "the recorder to write a mission and its header")
+    # The module and the recorder acknowledge the first sensor messages: both sides of every sensor link match.
+    sensors.start(readers=2)
+    # Those readings make the first obstacles and commands: once the recorder wrote them with their headers
+    # (and no output without its header), the m1 -> recorder and m2 -> recorder links are matched too.
+    wait_for_recorder(lambda: recorded("/obstacles", "/obstacles/lockstep_header", "/cmd_vel",
+                                       "/cmd_vel/lockstep_header", paired=("/obstacles", "/cmd_vel")),
+                      "the recorder to write the first obstacles and commands with their headers")
+    sensors.run(120)
+    n_front, n_rear, n_odom = sensors.n_front, sensors.n_rear, len(sensors.sent_odom)
+    wait_for_the_last_inputs_to_be_used(ros, sensors, seen["/obstacles"], seen["/obstacles/lockstep_header"],
+                                        seen["/cmd_vel/lockstep_header"])
     for proc in modules:
         assert proc.stop() == 0, proc.log()
-    time.sleep(1.0)
+
+    # Stop the recorder once it wrote every sensor message, every output we saw, and a header for each output.
+    # (Missions are left out of the pairing: m3 published before the recorder's subscriptions matched, so the
+    # bag may start with a mission whose header, or a header whose mission, it never got.)
+    def recorded_everything():
+        now = counts()
+        sent = [("/scan_front", n_front), ("/scan_rear", n_rear), ("/odom", n_odom)]
+        return (all(now.get(t) == n for t, n in sent)
+                and now.get("/obstacles", 0) >= len(seen["/obstacles"])
+                and now.get("/cmd_vel/lockstep_header", 0) >= len(seen["/cmd_vel/lockstep_header"])
+                and recorded(paired=("/obstacles", "/cmd_vel")))
+
+    wait_for_recorder(recorded_everything, f"the recorder to write everything sent ({n_front} front, "
+                      f"{n_rear} rear, {n_odom} odom, {len(seen['/obstacles'])} obstacles)")
     assert recorder.stop() == 0, recorder.log()
 
     # The topology, as stored in metadata.yaml, is the live wiring — and nothing else (rclpy's publishers

@@ -10,7 +10,8 @@
 //! - [`digest`]: the payload digest (first 8 bytes of SHA-256, little-endian) that pairs a header with its data.
 //! - [`HeaderMatcher`]: pairs data and headers arriving on two topics, despite loss, reordering, duplicates.
 //! - [`TopologyBuilder`]: learns which module reads and writes which channel, rejects cycles.
-//! - [`proto`]: the patent's protobuf schema (prost), for storing headers and topology in a bag.
+//! - [`proto`]: the patent's protobuf schema (`proto/lockstep/dependency_header.proto`, compiled with
+//!   prost-build), for storing headers and topology in a bag.
 //!
 //! No ROS here: `lockstep_trace_ros` converts to and from the ROS messages.
 
@@ -19,6 +20,8 @@ mod error;
 mod matcher;
 mod model;
 pub mod proto;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod topology;
 mod tracer;
 

@@ -37,6 +37,17 @@ pub struct InputRecord {
     pub sources: Vec<SourceRef>,
 }
 
+impl InputRecord {
+    /// This input seen as a second-level source: which output of which module it was.
+    pub fn as_source(&self) -> SourceRef {
+        SourceRef {
+            module_name: self.module_name.clone(),
+            channel_name: self.channel_name.clone(),
+            sequence_num: self.sequence_num,
+        }
+    }
+}
+
 /// The dependency header of one output message (the patent's `header`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct TraceHeader {
@@ -51,7 +62,7 @@ pub struct TraceHeader {
     /// How long the computation took, nanoseconds (saturates at `u32::MAX`, about 4.29 s, as the patent's
     /// `uint32 process_time` must).
     pub process_time_ns: u32,
-    /// [`crate::digest`] of the serialized message, to pair header and data.
+    /// [`crate::digest`] of the message's canonical CDR bytes (padding zeroed), to pair header and data.
     pub payload_digest: u64,
     /// The headers of the inputs used (first level), each with its own inputs (second level).
     pub inputs: Vec<InputRecord>,
@@ -76,15 +87,7 @@ impl TraceHeader {
             sequence_num: self.sequence_num,
             start_time_ns: self.start_time_ns,
             process_time_ns: self.process_time_ns,
-            sources: self
-                .inputs
-                .iter()
-                .map(|input| SourceRef {
-                    module_name: input.module_name.clone(),
-                    channel_name: input.channel_name.clone(),
-                    sequence_num: input.sequence_num,
-                })
-                .collect(),
+            sources: self.inputs.iter().map(InputRecord::as_source).collect(),
         }
     }
 

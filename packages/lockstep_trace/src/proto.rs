@@ -1,129 +1,35 @@
-//! The patent's protobuf schema (seed 000), written by hand with prost (no protoc needed):
+//! The patent's protobuf schema (seed 000) with Lockstep's extensions, for storing headers and topology in a
+//! bag.
 //!
-//! ```proto
-//! message compontconfig { optional string module_name = 1; repeated string reader_channel = 2;
-//!                         repeated string writer_channel = 3; }
-//! message end2endsource { string module_name = 1; string channel_name = 2; uint32 sequence_num = 3; }
-//! message end2endheader { string module_name = 1; string channel_name = 2; uint32 sequence_num = 3;
-//!                         repeated end2endsource source_module = 4; double timestamp = 5;
-//!                         uint32 process_time = 6;
-//!                         optional int64 start_time_ns = 16; }                     // Lockstep extension
-//! message header        { string module_name = 1; string channel_name = 2; uint32 sequence_num = 3;
-//!                         double timestamp = 4; uint32 process_time = 5; repeated end2endheader e2e_header = 6;
-//!                         fixed64 payload_digest = 16; optional int64 start_time_ns = 17; } // extensions
-//! message Topology  { repeated compontconfig components = 1; }   // Lockstep containers for a bag
-//! message HeaderLog { repeated header headers = 1; }
-//! ```
+//! The schema is `proto/lockstep/dependency_header.proto` (package `lockstep`), the one source of truth for
+//! field numbers, types, units and extensions; `build.rs` generates the structs below from it with prost-build
+//! (protox parses the file, so no `protoc` is needed). The messages keep the patent's names in the schema and
+//! get Rust names here: `compontconfig` is [`ComponentConfig`], `end2endsource` is [`End2EndSource`],
+//! `end2endheader` is [`End2EndHeader`], `header` is [`Header`].
 //!
 //! Units: `timestamp` is the start of the computation in seconds since the Unix epoch (double, as in the
-//! patent); `process_time` is the computation time in **nanoseconds** (uint32, saturating at ~4.29 s).
-//! Extensions use tags from 16 so readers of the original schema skip them: `payload_digest` pairs a header
-//! with its data; `start_time_ns` keeps the start time exact (a double only holds ~256 ns at today's epoch),
-//! and wins over `timestamp` when present.
+//! patent); `process_time` is the computation time in **nanoseconds**. The `start_time_ns` extension keeps
+//! the start time exact and wins over `timestamp` when present.
 
 use prost::Message;
 
 use crate::model::{Component, InputRecord, SourceRef, TraceHeader};
 use crate::{Error, Result};
 
+/// The code prost-build generated from `proto/lockstep/dependency_header.proto`.
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/lockstep.rs"));
+}
+
 /// One module's wiring (`compontconfig`).
-#[derive(Clone, PartialEq, Message)]
-pub struct ComponentConfig {
-    /// Module that generates the data.
-    #[prost(string, tag = "1")]
-    pub module_name: String,
-    /// Channels the module reads.
-    #[prost(string, repeated, tag = "2")]
-    pub reader_channel: Vec<String>,
-    /// Channels the module writes.
-    #[prost(string, repeated, tag = "3")]
-    pub writer_channel: Vec<String>,
-}
-
-/// Second-level dependency (`end2endsource`).
-#[derive(Clone, PartialEq, Message)]
-pub struct End2EndSource {
-    /// Module that produced the second-level input.
-    #[prost(string, tag = "1")]
-    pub module_name: String,
-    /// Channel it was written to.
-    #[prost(string, tag = "2")]
-    pub channel_name: String,
-    /// Its sequence number.
-    #[prost(uint32, tag = "3")]
-    pub sequence_num: u32,
-}
-
+pub use generated::Compontconfig as ComponentConfig;
 /// First-level dependency (`end2endheader`).
-#[derive(Clone, PartialEq, Message)]
-pub struct End2EndHeader {
-    /// Module that produced the input.
-    #[prost(string, tag = "1")]
-    pub module_name: String,
-    /// Channel the input was written to.
-    #[prost(string, tag = "2")]
-    pub channel_name: String,
-    /// The input's sequence number.
-    #[prost(uint32, tag = "3")]
-    pub sequence_num: u32,
-    /// The input's own inputs.
-    #[prost(message, repeated, tag = "4")]
-    pub source_module: Vec<End2EndSource>,
-    /// When its producer started computing it, seconds since the Unix epoch.
-    #[prost(double, tag = "5")]
-    pub timestamp: f64,
-    /// How long its producer took, nanoseconds.
-    #[prost(uint32, tag = "6")]
-    pub process_time: u32,
-    /// Lockstep extension: the exact start time in nanoseconds (preferred over `timestamp` when set).
-    #[prost(int64, optional, tag = "16")]
-    pub start_time_ns: Option<i64>,
-}
-
-/// The header of one data message (`header`).
-#[derive(Clone, PartialEq, Message)]
-pub struct Header {
-    /// Module that produced the data.
-    #[prost(string, tag = "1")]
-    pub module_name: String,
-    /// Channel the data was written to.
-    #[prost(string, tag = "2")]
-    pub channel_name: String,
-    /// Per-channel sequence number from 0.
-    #[prost(uint32, tag = "3")]
-    pub sequence_num: u32,
-    /// When the module started computing the data, seconds since the Unix epoch.
-    #[prost(double, tag = "4")]
-    pub timestamp: f64,
-    /// How long the computation took, nanoseconds.
-    #[prost(uint32, tag = "5")]
-    pub process_time: u32,
-    /// The headers of the inputs used.
-    #[prost(message, repeated, tag = "6")]
-    pub e2e_header: Vec<End2EndHeader>,
-    /// Lockstep extension: digest of the serialized payload (see [`crate::digest`]).
-    #[prost(fixed64, tag = "16")]
-    pub payload_digest: u64,
-    /// Lockstep extension: the exact start time in nanoseconds (preferred over `timestamp` when set).
-    #[prost(int64, optional, tag = "17")]
-    pub start_time_ns: Option<i64>,
-}
-
-/// The wiring of a module set, for a bag's metadata or attachment.
-#[derive(Clone, PartialEq, Message)]
-pub struct Topology {
-    /// One entry per module.
-    #[prost(message, repeated, tag = "1")]
-    pub components: Vec<ComponentConfig>,
-}
-
-/// A sequence of headers, for a bag's attachment.
-#[derive(Clone, PartialEq, Message)]
-pub struct HeaderLog {
-    /// The headers, in recording order.
-    #[prost(message, repeated, tag = "1")]
-    pub headers: Vec<Header>,
-}
+pub use generated::End2endheader as End2EndHeader;
+/// Second-level dependency (`end2endsource`).
+pub use generated::End2endsource as End2EndSource;
+/// The header of one data message (`header`), the wiring of a module set (`Topology`), a sequence of headers
+/// (`HeaderLog`).
+pub use generated::{Header, HeaderLog, Topology};
 
 /// Encode any of these messages to protobuf bytes.
 pub fn encode<M: Message>(message: &M) -> Vec<u8> {

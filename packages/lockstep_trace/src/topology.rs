@@ -49,15 +49,12 @@ impl TopologyBuilder {
 
     /// Merge a declared component (from a module's latched topology or a bag).
     pub fn add_component(&mut self, component: &Component) -> Result<()> {
-        if component.module_name.is_empty() {
-            return Err(Error::Empty {
-                what: format!(
-                    "component reading {:?} and writing {:?}",
-                    component.reader_channels, component.writer_channels
-                ),
-                field: "module_name",
-            });
-        }
+        require(&component.module_name, "module_name", || {
+            format!(
+                "component reading {:?} and writing {:?}",
+                component.reader_channels, component.writer_channels
+            )
+        })?;
         // Make sure a module with no channels at all still appears.
         self.component(&component.module_name);
         for channel in &component.reader_channels {
@@ -71,15 +68,12 @@ impl TopologyBuilder {
 
     /// Merge the facts one header carries (both levels). A header without a channel name is refused.
     pub fn add_header(&mut self, header: &TraceHeader) -> Result<()> {
-        if header.channel_name.is_empty() {
-            return Err(Error::Empty {
-                what: format!(
-                    "header #{} of module `{}`",
-                    header.sequence_num, header.module_name
-                ),
-                field: "channel_name",
-            });
-        }
+        require(&header.channel_name, "channel_name", || {
+            format!(
+                "header #{} of module `{}`",
+                header.sequence_num, header.module_name
+            )
+        })?;
         if header.is_external() {
             return Ok(());
         }
@@ -115,6 +109,14 @@ impl TopologyBuilder {
             None => Ok(topology),
         }
     }
+}
+
+/// [`Error::Empty`] naming `field` of `what` (described only when it is empty) unless `value` is set.
+fn require(value: &str, field: &'static str, what: impl FnOnce() -> String) -> Result<()> {
+    if value.is_empty() {
+        return Err(Error::Empty { what: what(), field });
+    }
+    Ok(())
 }
 
 /// Module-to-module edges: (writer, reader) -> the smallest channel linking them.

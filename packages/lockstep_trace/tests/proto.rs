@@ -1,30 +1,20 @@
-//! The patent's protobuf schema: round trips, field numbers, typed decode errors.
+//! The patent's protobuf schema: round trips, field numbers, wire bytes, typed decode errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::Duration;
-
-use lockstep_trace::proto::{self, End2EndHeader, End2EndSource, Header, HeaderLog};
-use lockstep_trace::{digest, Component, Error, TopologyBuilder, TraceHeader, Tracer};
+use lockstep_trace::proto::{self, ComponentConfig, End2EndHeader, End2EndSource, Header, HeaderLog};
+use lockstep_trace::testing::{two_level_header as sample, OUTPUT_START_NS};
+use lockstep_trace::{Component, Error, TopologyBuilder, TraceHeader};
 use prost::Message;
-
-fn sample() -> TraceHeader {
-    let mut m1 = Tracer::new("m1");
-    let mut m2 = Tracer::new("m2");
-    let c1 = TraceHeader::external("/c1", 3, 1_700_000_000_000_000_001, digest(b"1"));
-    let t = m1.begin_at(1_700_000_000_100_000_007);
-    let c3 = m1.finish_with_process_time(t, Duration::from_nanos(42), "/c3", b"3", &[&c1]);
-    let t = m2.begin_at(1_700_000_000_200_000_009);
-    m2.finish_with_process_time(t, Duration::from_nanos(77), "/c5", b"5", &[&c3])
-}
 
 #[test]
 fn header_round_trips_exactly_through_protobuf() {
     let header = sample();
     let bytes = proto::encode(&Header::from(&header));
     let decoded = proto::decode_header(&bytes).unwrap();
-    assert_eq!(decoded.e2e_header[0].source_module[0].sequence_num, 3);
+    assert_eq!(decoded.e2e_header[0].source_module[0].sequence_num, 4);
     assert_eq!(decoded.process_time, 77);
-    assert!((decoded.timestamp - 1_700_000_000.2).abs() < 1e-6);
+    assert_eq!(decoded.start_time_ns, Some(OUTPUT_START_NS));
+    assert!((decoded.timestamp - 1_700_000_001.2).abs() < 1e-6);
     assert_eq!(TraceHeader::try_from(&decoded).unwrap(), header);
 }
 
@@ -75,6 +65,111 @@ fn field_numbers_follow_the_patent() {
     .encode_to_vec();
     assert_eq!(bytes[0], (5 << 3) | 1);
     assert_eq!(bytes[9..], [6 << 3, 1]);
+}
+
+/// A header setting every field (negative, zero-but-present and absent extensions, a varint above 127, a
+/// `u32::MAX`), as the hand-written prost structs encoded it before the schema moved into
+/// `proto/lockstep/dependency_header.proto`.
+fn full_header() -> Header {
+    Header {
+        module_name: "m2".into(),
+        channel_name: "/c5".into(),
+        sequence_num: 7,
+        timestamp: 1.5,
+        process_time: 77,
+        e2e_header: vec![
+            End2EndHeader {
+                module_name: "m1".into(),
+                channel_name: "/c3".into(),
+                sequence_num: 3,
+                source_module: vec![End2EndSource {
+                    module_name: "".into(),
+                    channel_name: "/c1".into(),
+                    sequence_num: 4,
+                }],
+                timestamp: 0.25,
+                process_time: 9,
+                start_time_ns: Some(250_000_000),
+            },
+            End2EndHeader {
+                module_name: "m3".into(),
+                channel_name: "/c6".into(),
+                start_time_ns: Some(0),
+                ..End2EndHeader::default()
+            },
+            End2EndHeader {
+                channel_name: "/c4".into(),
+                sequence_num: 300,
+                timestamp: -2.0,
+                process_time: u32::MAX,
+                start_time_ns: None,
+                ..End2EndHeader::default()
+            },
+        ],
+        payload_digest: 0x0123_4567_89ab_cdef,
+        start_time_ns: Some(-1),
+    }
+}
+
+fn full_topology() -> proto::Topology {
+    proto::Topology {
+        components: vec![
+            ComponentConfig {
+                module_name: "m1".into(),
+                reader_channel: vec!["/c1".into(), "/c2".into()],
+                writer_channel: vec!["/c3".into()],
+            },
+            ComponentConfig {
+                module_name: "m3".into(),
+                reader_channel: vec![],
+                writer_channel: vec!["/c6".into()],
+            },
+        ],
+    }
+}
+
+/// Encoded by the hand-written structs (lockstep_trace before the .proto file); bags hold these bytes.
+const FULL_HEADER_HEX: &str = "0a026d3212032f6335180721000000000000f83f284d32250a026d3112032f63331803220712032f63\
+                               31180429000000000000d03f3009800180e59a77320c0a026d3312032f6336800100321712032f63\
+                               3418ac022900000000000000c030ffffffff0f8101efcdab89674523018801ffffffffffffffffff01";
+const FULL_TOPOLOGY_HEX: &str = "0a130a026d3112032f633112032f63321a032f63330a090a026d331a032f6336";
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn wire_bytes_are_those_of_the_hand_written_schema() {
+    // Encoding with the generated code gives the old bytes, and the old bytes decode to the same messages.
+    assert_eq!(hex(&proto::encode(&full_header())), FULL_HEADER_HEX);
+    assert_eq!(
+        proto::decode_header(&unhex(FULL_HEADER_HEX)).unwrap(),
+        full_header()
+    );
+    assert_eq!(hex(&proto::encode(&full_topology())), FULL_TOPOLOGY_HEX);
+    assert_eq!(
+        proto::decode_topology(&unhex(FULL_TOPOLOGY_HEX)).unwrap(),
+        full_topology()
+    );
+    // A log is the headers as length-delimited field 1, an empty header included.
+    let log = HeaderLog {
+        headers: vec![full_header(), Header::default()],
+    };
+    let expected_log = format!("0a7a{FULL_HEADER_HEX}0a00");
+    assert_eq!(hex(&proto::encode(&log)), expected_log);
+    assert_eq!(proto::decode_header_log(&unhex(&expected_log)).unwrap(), log);
+    let component = &full_topology().components[0];
+    assert_eq!(
+        proto::decode_component(&proto::encode(component)).unwrap(),
+        *component
+    );
 }
 
 #[test]

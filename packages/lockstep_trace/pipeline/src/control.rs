@@ -3,6 +3,8 @@
 use r2r::geometry_msgs::msg::{PoseArray, PoseStamped, Quaternion, Twist, Vector3};
 use r2r::nav_msgs::msg::Odometry;
 
+use crate::validate::Invalid;
+
 /// Controller limits and gains.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gains {
@@ -33,6 +35,31 @@ impl Default for Gains {
             stop_distance_m: 0.4,
             slow_distance_m: 1.0,
         }
+    }
+}
+
+impl Gains {
+    /// `Ok` if every gain and limit is a finite, non-negative number: then commands stay finite and the
+    /// limits make valid clamps (a NaN or negative limit would make `clamp` panic).
+    pub fn check(&self) -> Result<(), Invalid> {
+        for (field, value) in [
+            ("k_linear_per_s", self.k_linear_per_s),
+            ("k_angular_per_s", self.k_angular_per_s),
+            ("max_linear_mps", self.max_linear_mps),
+            ("max_angular_rps", self.max_angular_rps),
+            ("goal_tolerance_m", self.goal_tolerance_m),
+            ("stop_distance_m", self.stop_distance_m),
+            ("slow_distance_m", self.slow_distance_m),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(Invalid {
+                    field: field.to_owned(),
+                    value,
+                    problem: "not a finite, non-negative number",
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -106,6 +133,7 @@ pub fn command(obstacles: &PoseArray, goal: &PoseStamped, odom: &Odometry, gains
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use r2r::geometry_msgs::msg::{Point, Pose};
 
@@ -181,6 +209,18 @@ mod tests {
             ),
             Twist::default()
         );
+    }
+
+    #[test]
+    fn gains_must_be_finite_and_non_negative() {
+        assert_eq!(Gains::default().check(), Ok(()));
+        for spoil in [f64::NAN, f64::INFINITY, -1.0] {
+            let gains = Gains {
+                max_angular_rps: spoil,
+                ..Gains::default()
+            };
+            assert_eq!(gains.check().unwrap_err().field, "max_angular_rps", "{spoil}");
+        }
     }
 
     #[test]

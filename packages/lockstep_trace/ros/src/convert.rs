@@ -1,28 +1,10 @@
 //! Conversions between lockstep_trace's model and the lockstep_interfaces messages.
 
+use lockstep_ros::time::{ns_to_time, time_to_ns};
 use lockstep_trace::{Component, InputRecord, SourceRef, Topology, TraceHeader};
-use r2r::builtin_interfaces::msg::Time;
 use r2r::lockstep_interfaces::msg::{
     ComponentTopology, DependencyHeader, DependencySource, InputHeader, ModuleTopology,
 };
-
-const NS_PER_S: i64 = 1_000_000_000;
-
-/// Nanoseconds since the epoch as a ROS `Time` (seconds clamped to the `i32` range of the message).
-pub fn ns_to_time(ns: i64) -> Time {
-    let sec = ns
-        .div_euclid(NS_PER_S)
-        .clamp(i64::from(i32::MIN), i64::from(i32::MAX));
-    Time {
-        sec: sec as i32,
-        nanosec: ns.rem_euclid(NS_PER_S) as u32,
-    }
-}
-
-/// A ROS `Time` as nanoseconds since the epoch.
-pub fn time_to_ns(time: &Time) -> i64 {
-    i64::from(time.sec) * NS_PER_S + i64::from(time.nanosec)
-}
 
 fn source_to_msg(source: &SourceRef) -> DependencySource {
     DependencySource {
@@ -56,6 +38,25 @@ pub fn header_to_msg(header: &TraceHeader) -> DependencyHeader {
     }
 }
 
+fn source_from_msg(source: &DependencySource) -> SourceRef {
+    SourceRef {
+        module_name: source.module_name.clone(),
+        channel_name: source.channel_name.clone(),
+        sequence_num: source.sequence_num,
+    }
+}
+
+fn input_from_msg(input: &InputHeader) -> InputRecord {
+    InputRecord {
+        module_name: input.module_name.clone(),
+        channel_name: input.channel_name.clone(),
+        sequence_num: input.sequence_num,
+        start_time_ns: time_to_ns(&input.start_stamp),
+        process_time_ns: input.process_time_ns,
+        sources: input.sources.iter().map(source_from_msg).collect(),
+    }
+}
+
 /// The model of a received header.
 pub fn header_from_msg(msg: &DependencyHeader) -> TraceHeader {
     TraceHeader {
@@ -65,26 +66,7 @@ pub fn header_from_msg(msg: &DependencyHeader) -> TraceHeader {
         start_time_ns: time_to_ns(&msg.start_stamp),
         process_time_ns: msg.process_time_ns,
         payload_digest: msg.payload_digest,
-        inputs: msg
-            .inputs
-            .iter()
-            .map(|input| InputRecord {
-                module_name: input.module_name.clone(),
-                channel_name: input.channel_name.clone(),
-                sequence_num: input.sequence_num,
-                start_time_ns: time_to_ns(&input.start_stamp),
-                process_time_ns: input.process_time_ns,
-                sources: input
-                    .sources
-                    .iter()
-                    .map(|s| SourceRef {
-                        module_name: s.module_name.clone(),
-                        channel_name: s.channel_name.clone(),
-                        sequence_num: s.sequence_num,
-                    })
-                    .collect(),
-            })
-            .collect(),
+        inputs: msg.inputs.iter().map(input_from_msg).collect(),
     }
 }
 
@@ -122,41 +104,23 @@ pub fn topology_from_msg(msg: &ModuleTopology) -> Vec<Component> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use lockstep_trace::{digest, Tracer};
-    use std::time::Duration;
-
-    #[test]
-    fn time_conversion_round_trips_including_negative() {
-        for ns in [0, 1, 999_999_999, 1_700_000_000_123_456_789, -1, -1_500_000_000] {
-            assert_eq!(time_to_ns(&ns_to_time(ns)), ns, "{ns}");
-        }
-        assert_eq!(
-            ns_to_time(-1),
-            Time {
-                sec: -1,
-                nanosec: 999_999_999
-            }
-        );
-    }
+    use lockstep_trace::testing::{two_level_header, INPUT_START_NS};
+    use r2r::builtin_interfaces::msg::Time;
 
     #[test]
     fn header_round_trips_through_the_ros_message() {
-        let mut m1 = Tracer::new("m1");
-        let mut m2 = Tracer::new("m2");
-        let c1 = TraceHeader::external("/c1", 4, 77, digest(b"1"));
-        let t = m1.begin_at(1_700_000_000_000_000_005);
-        let c3 = m1.finish_with_process_time(t, Duration::from_nanos(9), "/c3", b"3", &[&c1]);
-        let t = m2.begin_at(1_700_000_001_000_000_006);
-        let c5 = m2.finish_with_process_time(t, Duration::from_nanos(11), "/c5", b"5", &[&c3]);
+        let c5 = two_level_header();
         let msg = header_to_msg(&c5);
         assert_eq!(msg.inputs[0].sources[0].sequence_num, 4);
+        assert_eq!(msg.inputs[0].start_stamp, ns_to_time(INPUT_START_NS));
         assert_eq!(
             msg.start_stamp,
             Time {
                 sec: 1_700_000_001,
-                nanosec: 6
+                nanosec: 200_000_009
             }
         );
+        assert_eq!((msg.process_time_ns, msg.inputs[0].process_time_ns), (77, 42));
         assert_eq!(header_from_msg(&msg), c5);
     }
 

@@ -18,9 +18,10 @@ mod subscription;
 
 pub use canonical::canonical_cdr;
 pub use convert::{
-    component_from_msg, component_to_msg, header_from_msg, header_to_msg, ns_to_time, time_to_ns,
-    topology_from_msg, topology_to_msg,
+    component_from_msg, component_to_msg, header_from_msg, header_to_msg, topology_from_msg, topology_to_msg,
 };
+/// The ROS `Time` conversions headers use, from [`lockstep_ros::time`] (re-exported for existing callers).
+pub use lockstep_ros::time::{ns_to_time, time_to_ns};
 pub use publisher::{publish_topology, topology_topic, TracedPublisher};
 pub use subscription::{Traced, TracedSubscription, Upstream, DEFAULT_HEADER_TIMEOUT};
 
@@ -36,14 +37,10 @@ pub const TOPOLOGY_TOPIC_PREFIX: &str = "/lockstep/topology/";
 /// What can go wrong publishing or subscribing traced topics.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// An r2r call failed.
-    #[error("ROS error while {action}: {source}")]
-    Ros {
-        /// What was being done (names the topic).
-        action: String,
-        #[source]
-        source: r2r::Error,
-    },
+    /// An r2r call failed: lockstep_ros's error, whose action names the topic
+    /// ([`lockstep_ros::Error::Ros`]).
+    #[error(transparent)]
+    Ros(#[from] lockstep_ros::Error),
     /// The tracing library refused (e.g. an input channel never received).
     #[error("tracing on `{channel}`: {source}")]
     Trace {
@@ -56,16 +53,6 @@ pub enum Error {
 
 /// Result alias of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
-
-pub(crate) fn ros<T>(
-    result: std::result::Result<T, r2r::Error>,
-    action: impl FnOnce() -> String,
-) -> Result<T> {
-    result.map_err(|source| Error::Ros {
-        action: action(),
-        source,
-    })
-}
 
 /// The fully qualified name of `topic` as seen from a node in `namespace`: absolute names stay, relative ones
 /// are put under the namespace. Channel names in headers are fully qualified so that headers from nodes in

@@ -1,11 +1,12 @@
 //! Publishing traced data and the module's topology.
 
+use lockstep_ros::RosContext as _;
 use lockstep_trace::{Component, Token, TraceHeader, Tracer};
 use r2r::lockstep_interfaces::msg::{DependencyHeader, ModuleTopology};
 use r2r::{QosProfile, WrappedTypesupport};
 
 use crate::convert::{component_to_msg, header_to_msg};
-use crate::{header_topic, resolve_channel, ros, Error, Result, TOPOLOGY_TOPIC_PREFIX};
+use crate::{header_topic, resolve_channel, Error, Result, TOPOLOGY_TOPIC_PREFIX};
 
 /// Depth of the header sidecar: reliable, and deep enough that a recorder catching up on a burst of data
 /// still gets every header.
@@ -21,19 +22,15 @@ pub struct TracedPublisher<T: WrappedTypesupport> {
 impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
     /// Create both publishers on `node`. `qos` is the data topic's; headers are always reliable.
     pub fn new(node: &mut r2r::Node, topic: &str, qos: QosProfile) -> Result<Self> {
-        let namespace = ros(node.namespace(), || "reading the node namespace".to_owned())?;
+        let namespace = node.namespace().ros_context("reading the node namespace")?;
         let channel = resolve_channel(&namespace, topic);
-        let data = ros(node.create_publisher::<T>(topic, qos), || {
-            format!("creating the publisher of {topic}")
-        })?;
+        let data = node
+            .create_publisher::<T>(topic, qos)
+            .with_ros_context(|| format!("creating the publisher of {topic}"))?;
         let sidecar = header_topic(topic);
-        let headers = ros(
-            node.create_publisher::<DependencyHeader>(
-                &sidecar,
-                lockstep_ros::qos::reliable(HEADER_QOS_DEPTH),
-            ),
-            || format!("creating the header publisher {sidecar}"),
-        )?;
+        let headers = node
+            .create_publisher::<DependencyHeader>(&sidecar, lockstep_ros::qos::reliable(HEADER_QOS_DEPTH))
+            .with_ros_context(|| format!("creating the header publisher {sidecar}"))?;
         Ok(Self {
             data,
             headers,
@@ -54,10 +51,9 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
         msg: &T,
         inputs: &[&TraceHeader],
     ) -> Result<TraceHeader> {
-        let payload = self.serialize(msg)?;
-        let header = tracer.finish(token, &self.channel, &payload, inputs);
-        self.publish_with_header(msg, &header)?;
-        Ok(header)
+        self.publish_traced(msg, |payload| {
+            Ok(tracer.finish(token, &self.channel, payload, inputs))
+        })
     }
 
     /// Publish `msg` computed from the tracer's latest input of each of `input_channels`, and its header.
@@ -68,31 +64,38 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
         msg: &T,
         input_channels: &[&str],
     ) -> Result<TraceHeader> {
-        let payload = self.serialize(msg)?;
-        let header = tracer
-            .finish_latest(token, &self.channel, &payload, input_channels)
-            .map_err(|source| Error::Trace {
-                channel: self.channel.clone(),
-                source,
-            })?;
-        self.publish_with_header(msg, &header)?;
-        Ok(header)
+        self.publish_traced(msg, |payload| {
+            tracer
+                .finish_latest(token, &self.channel, payload, input_channels)
+                .map_err(|source| Error::Trace {
+                    channel: self.channel.clone(),
+                    source,
+                })
+        })
     }
 
     /// Publish `msg` and a header made elsewhere (replay re-emitting a recorded header). The data goes
     /// first: a receiver holds data a little while for its header, not the other way round.
     pub fn publish_with_header(&self, msg: &T, header: &TraceHeader) -> Result<()> {
-        ros(self.data.publish(msg), || {
-            format!("publishing on {}", self.channel)
-        })?;
-        ros(self.headers.publish(&header_to_msg(header)), || {
-            format!("publishing the header of {}", self.channel)
-        })
+        self.data
+            .publish(msg)
+            .with_ros_context(|| format!("publishing on {}", self.channel))?;
+        self.headers
+            .publish(&header_to_msg(header))
+            .with_ros_context(|| format!("publishing the header of {}", self.channel))?;
+        Ok(())
     }
 
-    /// The canonical CDR bytes of `msg` (see [`crate::canonical_cdr`]), which the digest is computed from.
-    fn serialize(&self, msg: &T) -> Result<Vec<u8>> {
-        crate::canonical_cdr(msg)
+    /// Publish `msg` with the header `finish` makes from its canonical CDR bytes (see
+    /// [`crate::canonical_cdr`]), which the header's digest is computed from.
+    fn publish_traced(
+        &self,
+        msg: &T,
+        finish: impl FnOnce(&[u8]) -> Result<TraceHeader>,
+    ) -> Result<TraceHeader> {
+        let header = finish(&crate::canonical_cdr(msg)?)?;
+        self.publish_with_header(msg, &header)?;
+        Ok(header)
     }
 }
 
@@ -108,15 +111,14 @@ pub fn publish_topology(
     component: &Component,
 ) -> Result<r2r::Publisher<ModuleTopology>> {
     let topic = topology_topic(&component.module_name);
-    let publisher = ros(
-        node.create_publisher::<ModuleTopology>(&topic, lockstep_ros::qos::latched()),
-        || format!("creating the topology publisher {topic}"),
-    )?;
+    let publisher = node
+        .create_publisher::<ModuleTopology>(&topic, lockstep_ros::qos::latched())
+        .with_ros_context(|| format!("creating the topology publisher {topic}"))?;
     let msg = ModuleTopology {
         components: vec![component_to_msg(component)],
     };
-    ros(publisher.publish(&msg), || {
-        format!("publishing the topology on {topic}")
-    })?;
+    publisher
+        .publish(&msg)
+        .with_ros_context(|| format!("publishing the topology on {topic}"))?;
     Ok(publisher)
 }

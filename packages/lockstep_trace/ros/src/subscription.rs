@@ -6,13 +6,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::stream::{BoxStream, Stream, StreamExt};
+use lockstep_ros::RosContext as _;
 use lockstep_trace::{digest, now_ns, HeaderMatcher, TraceHeader};
 use r2r::lockstep_interfaces::msg::DependencyHeader;
 use r2r::{QosProfile, WrappedTypesupport};
 use tokio::time::Instant;
 
 use crate::convert::header_from_msg;
-use crate::{header_topic, resolve_channel, ros, Result};
+use crate::{header_topic, resolve_channel, Result};
 
 /// How long a message from a traced publisher waits for its header by default. Headers normally follow
 /// their data within a millisecond; this only bounds the wait when a header is lost.
@@ -72,16 +73,17 @@ where
     /// from its canonical CDR ([`crate::canonical_cdr`]), not from the bytes received, whose padding is
     /// whatever the sender's buffer held.
     pub fn new(node: &mut r2r::Node, topic: &str, qos: QosProfile, upstream: Upstream) -> Result<Self> {
-        let namespace = ros(node.namespace(), || "reading the node namespace".to_owned())?;
+        let namespace = node.namespace().ros_context("reading the node namespace")?;
         let channel = resolve_channel(&namespace, topic);
-        let data = ros(node.subscribe::<T>(topic, qos), || format!("subscribing {topic}"))?;
+        let data = node
+            .subscribe::<T>(topic, qos)
+            .with_ros_context(|| format!("subscribing {topic}"))?;
         let headers = match upstream {
             Upstream::Traced { .. } => {
                 let sidecar = header_topic(topic);
-                let stream = ros(
-                    node.subscribe::<DependencyHeader>(&sidecar, lockstep_ros::qos::reliable(100)),
-                    || format!("subscribing {sidecar}"),
-                )?;
+                let stream = node
+                    .subscribe::<DependencyHeader>(&sidecar, lockstep_ros::qos::reliable(100))
+                    .with_ros_context(|| format!("subscribing {sidecar}"))?;
                 Some(stream.boxed())
             }
             Upstream::External => None,

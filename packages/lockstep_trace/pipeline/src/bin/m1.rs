@@ -1,13 +1,17 @@
 //! m1 of seed 000 figure 3a, `obstacle_fusion`: fuses the front and rear range sensors (c1 `scan_front`,
 //! c2 `scan_rear`, sensor_msgs/Range) into obstacles (c3 `obstacles`, geometry_msgs/PoseArray) whenever both
-//! sensors have a new reading, with a dependency header naming the two readings used.
+//! sensors have a new reading, with a dependency header naming the two readings used. Readings with numbers
+//! it cannot use (see `lockstep_pipeline::validate`) are dropped, counted and logged; the last valid reading
+//! of that sensor stays in use.
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
-use lockstep_pipeline::{fusion, simulate_processing, topics, DATA_QOS_DEPTH};
+use lockstep_pipeline::{
+    announce_topology, fusion, simulate_processing, topics, traced_upstream, InputGuard, DATA_QOS_DEPTH,
+};
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, TraceHeader, Tracer};
-use lockstep_trace_ros::{publish_topology, TracedPublisher, TracedSubscription, Upstream};
+use lockstep_trace_ros::{TracedPublisher, TracedSubscription, Upstream};
 use r2r::geometry_msgs::msg::PoseArray;
 use r2r::sensor_msgs::msg::Range;
 
@@ -51,9 +55,7 @@ fn setup(
     let (delay_ms, upstream) = {
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
         let upstream = if p.sensors_traced {
-            Upstream::Traced {
-                header_timeout: std::time::Duration::from_millis(p.header_timeout_ms.max(0).unsigned_abs()),
-            }
+            traced_upstream(p.header_timeout_ms)
         } else {
             Upstream::External
         };
@@ -67,32 +69,26 @@ fn setup(
     let mut rear = TracedSubscription::<Range>::new(&mut n, topics::SCAN_REAR, data_qos(), upstream)?;
     let output = TracedPublisher::<PoseArray>::new(&mut n, topics::OBSTACLES, data_qos())?;
     let component = Component::new(&module, [front.channel(), rear.channel()], [output.channel()]);
-    let topology = publish_topology(&mut n, &component)?;
+    let topology = announce_topology(&mut n, &logger, &component)?;
     drop(n);
-    r2r::log_info!(
-        &logger,
-        "{module}: {:?} -> {:?}",
-        component.reader_channels,
-        component.writer_channels
-    );
 
     Ok(async move {
         let _topology = topology; // latched: must outlive the node's work
         let mut tracer = Tracer::new(module);
+        let mut guard = InputGuard::new(logger.clone());
+        let (front_topic, rear_topic) = (front.channel().to_owned(), rear.channel().to_owned());
         let (mut latest_front, mut latest_rear) = (Latest::default(), Latest::default());
         loop {
-            let (reading, slot) = tokio::select! {
-                Some(reading) = front.next() => (reading, &mut latest_front),
-                Some(reading) = rear.next() => (reading, &mut latest_rear),
+            let (reading, slot, topic) = tokio::select! {
+                Some(reading) = front.next() => (reading, &mut latest_front, &front_topic),
+                Some(reading) = rear.next() => (reading, &mut latest_rear, &rear_topic),
                 else => return Ok(()),
             };
-            // A reading nobody can name cannot be replayed: leave it out rather than use it untraced.
-            let Some(header) = reading.header else {
-                r2r::log_warn!(&logger, "a reading arrived without its header; ignored");
+            let Some(used) = guard.accept(topic, reading) else {
                 continue;
             };
             *slot = Latest {
-                reading: Some((reading.msg, header)),
+                reading: Some(used),
                 fresh: true,
             };
 
@@ -108,8 +104,10 @@ fn setup(
             let token = tracer.begin();
             let obstacles = fusion::fuse(front_msg, rear_msg);
             simulate_processing(delay_ms).await;
-            if let Err(e) = output.publish(&mut tracer, token, &obstacles, &[front_header, rear_header]) {
-                r2r::log_error!(&logger, "{e}");
+            if guard.publishable(output.channel(), &obstacles) {
+                if let Err(e) = output.publish(&mut tracer, token, &obstacles, &[front_header, rear_header]) {
+                    r2r::log_error!(&logger, "{e}");
+                }
             }
             latest_front.fresh = false;
             latest_rear.fresh = false;

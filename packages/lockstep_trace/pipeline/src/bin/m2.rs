@@ -1,17 +1,20 @@
 //! m2 of seed 000 figure 3a, `motion_controller`: reads obstacles (c3), the mission goal (c6) and odometry
 //! (c4 `odom`, nav_msgs/Odometry from outside); on its own timer (`rate_hz`) computes a velocity command
 //! (c5 `cmd_vel`, geometry_msgs/Twist) from the latest of each, with a header naming exactly the three inputs
-//! (and their sequence numbers) it used.
-
-use std::time::Duration;
+//! (and their sequence numbers) it used. Inputs with numbers it cannot use (see `lockstep_pipeline::validate`)
+//! are dropped, counted and logged; the last valid input of that topic stays in use.
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
 use lockstep_pipeline::control::{self, Gains};
-use lockstep_pipeline::{period_from_rate, simulate_processing, topics, DATA_QOS_DEPTH};
+use lockstep_pipeline::validate::Validate;
+use lockstep_pipeline::{
+    announce_topology, period_from_rate, simulate_processing, topics, traced_upstream, InputGuard,
+    DATA_QOS_DEPTH,
+};
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, TraceHeader, Tracer};
-use lockstep_trace_ros::{publish_topology, Traced, TracedPublisher, TracedSubscription, Upstream};
+use lockstep_trace_ros::{Traced, TracedPublisher, TracedSubscription, Upstream};
 use r2r::geometry_msgs::msg::{PoseArray, PoseStamped, Twist};
 use r2r::nav_msgs::msg::Odometry;
 
@@ -24,6 +27,9 @@ struct Params {
     processing_delay_ms: i64,
     /// Whether the odometry source publishes dependency headers; if not, odometry is numbered by arrival.
     odom_traced: bool,
+    /// Whether obstacles and mission come from traced modules (m1, m3); if not (a test or a tool publishing
+    /// them), they are numbered by arrival.
+    modules_traced: bool,
     /// Longest wait for a traced input's header, milliseconds.
     header_timeout_ms: i64,
     /// Speed limit, m/s.
@@ -41,6 +47,7 @@ impl Default for Params {
             rate_hz: 10.0,
             processing_delay_ms: 3,
             odom_traced: false,
+            modules_traced: true,
             header_timeout_ms: 200,
             max_linear_mps: gains.max_linear_mps,
             max_angular_rps: gains.max_angular_rps,
@@ -53,16 +60,18 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::run_node("motion_controller", |node| Ok(setup(node)?)).context("motion_controller")
 }
 
-/// Keep `reading` as the latest of its channel, message and header together, so the header cited is the
-/// header of the message used.
-fn keep<T>(latest: &mut Option<T>, tracer: &mut Tracer, reading: Traced<T>, logger: &str) {
-    match reading.header {
-        Some(header) => {
-            *latest = Some(reading.msg);
-            tracer.record_input(header);
-        }
-        // An input nobody can name cannot be replayed: keep using the previous one.
-        None => r2r::log_warn!(logger, "an input arrived without its header; ignored"),
+/// Keep `reading`, received on `topic`, as the latest of its channel if the module may use it (message and
+/// header together, so the header cited is the header of the message used); otherwise keep the previous one.
+fn keep<T: Validate>(
+    latest: &mut Option<T>,
+    tracer: &mut Tracer,
+    guard: &mut InputGuard,
+    topic: &str,
+    reading: Traced<T>,
+) {
+    if let Some((msg, header)) = guard.accept(topic, reading) {
+        *latest = Some(msg);
+        tracer.record_input(header);
     }
 }
 
@@ -71,29 +80,35 @@ fn setup(
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let params = lockstep_ros::declare_parameters(&node, Params::default())?.values;
     let logger = lockstep_ros::logger_name(&node)?;
-    let (period, delay_ms, traced, odom_upstream, gains) = {
+    let (period, delay_ms, modules_upstream, odom_upstream, gains) = {
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
         let period =
             period_from_rate(p.rate_hz).with_context(|| format!("rate_hz must be > 0, got {}", p.rate_hz))?;
-        let traced = Upstream::Traced {
-            header_timeout: Duration::from_millis(p.header_timeout_ms.max(0).unsigned_abs()),
-        };
-        let odom_upstream = if p.odom_traced { traced } else { Upstream::External };
+        let traced = traced_upstream(p.header_timeout_ms);
+        let upstream = |is_traced: bool| if is_traced { traced } else { Upstream::External };
         let gains = Gains {
             max_linear_mps: p.max_linear_mps,
             max_angular_rps: p.max_angular_rps,
             stop_distance_m: p.stop_distance_m,
             ..Gains::default()
         };
-        (period, p.processing_delay_ms, traced, odom_upstream, gains)
+        gains.check().context("invalid controller parameter")?;
+        (
+            period,
+            p.processing_delay_ms,
+            upstream(p.modules_traced),
+            upstream(p.odom_traced),
+            gains,
+        )
     };
 
     let mut n = lock(&node)?;
     let module = n.name()?;
     let data_qos = || qos::reliable(DATA_QOS_DEPTH);
     let mut obstacles_in =
-        TracedSubscription::<PoseArray>::new(&mut n, topics::OBSTACLES, data_qos(), traced)?;
-    let mut mission_in = TracedSubscription::<PoseStamped>::new(&mut n, topics::MISSION, data_qos(), traced)?;
+        TracedSubscription::<PoseArray>::new(&mut n, topics::OBSTACLES, data_qos(), modules_upstream)?;
+    let mut mission_in =
+        TracedSubscription::<PoseStamped>::new(&mut n, topics::MISSION, data_qos(), modules_upstream)?;
     let mut odom_in = TracedSubscription::<Odometry>::new(&mut n, topics::ODOM, data_qos(), odom_upstream)?;
     let output = TracedPublisher::<Twist>::new(&mut n, topics::CMD_VEL, data_qos())?;
     let input_channels = [
@@ -102,18 +117,14 @@ fn setup(
         odom_in.channel().to_owned(),
     ];
     let component = Component::new(&module, input_channels.iter().cloned(), [output.channel()]);
-    let topology = publish_topology(&mut n, &component)?;
+    let topology = announce_topology(&mut n, &logger, &component)?;
     drop(n);
-    r2r::log_info!(
-        &logger,
-        "{module}: {:?} -> {:?}",
-        component.reader_channels,
-        component.writer_channels
-    );
 
     Ok(async move {
         let _topology = topology;
         let mut tracer = Tracer::new(module);
+        let mut guard = InputGuard::new(logger.clone());
+        let [obstacles_topic, mission_topic, odom_topic] = &input_channels;
         let mut obstacles: Option<PoseArray> = None;
         let mut mission: Option<PoseStamped> = None;
         let mut odom: Option<Odometry> = None;
@@ -121,9 +132,11 @@ fn setup(
         timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
-                Some(reading) = obstacles_in.next() => keep(&mut obstacles, &mut tracer, reading, &logger),
-                Some(reading) = mission_in.next() => keep(&mut mission, &mut tracer, reading, &logger),
-                Some(reading) = odom_in.next() => keep(&mut odom, &mut tracer, reading, &logger),
+                Some(reading) = obstacles_in.next() =>
+                    keep(&mut obstacles, &mut tracer, &mut guard, obstacles_topic, reading),
+                Some(reading) = mission_in.next() =>
+                    keep(&mut mission, &mut tracer, &mut guard, mission_topic, reading),
+                Some(reading) = odom_in.next() => keep(&mut odom, &mut tracer, &mut guard, odom_topic, reading),
                 _ = timer.tick() => {
                     let (Some(obstacles), Some(mission), Some(odom)) = (&obstacles, &mission, &odom) else {
                         continue; // not every input has arrived yet
@@ -135,6 +148,9 @@ fn setup(
                     let command = control::command(obstacles, mission, odom, &gains);
                     simulate_processing(delay_ms).await;
                     let used: Vec<&TraceHeader> = used.iter().collect();
+                    if !guard.publishable(output.channel(), &command) {
+                        continue;
+                    }
                     if let Err(e) = output.publish(&mut tracer, token, &command, &used) {
                         r2r::log_error!(&logger, "{e}");
                     }

@@ -1,11 +1,14 @@
 //! m3 of seed 000 figure 3a, `mission_planner`: reads nothing; on its own timer (`rate_hz`) publishes the
-//! current patrol goal (c6 `mission`, geometry_msgs/PoseStamped), with a header that has no inputs.
+//! current patrol goal (c6 `mission`, geometry_msgs/PoseStamped), with a header that has no inputs. Having no
+//! input topics, it has no input to drop; like every module it never publishes a non-finite number.
 
 use anyhow::Context as _;
-use lockstep_pipeline::{mission, period_from_rate, simulate_processing, topics, DATA_QOS_DEPTH};
+use lockstep_pipeline::{
+    announce_topology, mission, period_from_rate, simulate_processing, topics, InputGuard, DATA_QOS_DEPTH,
+};
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, Tracer};
-use lockstep_trace_ros::{publish_topology, TracedPublisher};
+use lockstep_trace_ros::TracedPublisher;
 use r2r::geometry_msgs::msg::PoseStamped;
 
 /// Parameters of the mission planner module.
@@ -49,17 +52,14 @@ fn setup(
     let module = n.name()?;
     let output = TracedPublisher::<PoseStamped>::new(&mut n, topics::MISSION, qos::reliable(DATA_QOS_DEPTH))?;
     let component = Component::new(&module, Vec::<String>::new(), [output.channel()]);
-    let topology = publish_topology(&mut n, &component)?;
+    let topology = announce_topology(&mut n, &logger, &component)?;
     drop(n);
-    r2r::log_info!(
-        &logger,
-        "{module}: -> {:?} at {rate_hz} Hz",
-        component.writer_channels
-    );
+    r2r::log_info!(&logger, "{module}: one goal every {period:?}");
 
     Ok(async move {
         let _topology = topology;
         let mut tracer = Tracer::new(module);
+        let mut guard = InputGuard::new(logger.clone());
         let mut timer = tokio::time::interval(period);
         timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -67,6 +67,9 @@ fn setup(
             let token = tracer.begin();
             let goal = mission::goal(tracer.next_sequence(output.channel()), hold);
             simulate_processing(delay_ms).await;
+            if !guard.publishable(output.channel(), &goal) {
+                continue;
+            }
             if let Err(e) = output.publish(&mut tracer, token, &goal, &[]) {
                 r2r::log_error!(&logger, "{e}");
             }
