@@ -1,6 +1,10 @@
 """End-to-end recorder benchmark over DDS on this machine: a Rust publisher (lockstep_loadgen) sends numbered
 messages at a fixed rate, lockstep_recorder records them, then the bag is read back with the Python `mcap`
-package and checked for loss and order. Prints messages/s, MB/s, loss and the recorder's CPU use."""
+package and checked for loss and order. Prints messages/s, MB/s, loss and the recorder's CPU use.
+
+The generator stays alive after its last message (so reliable delivery of what it sent can finish), the
+script waits until the recorder's ~/status shows every published message received (or 60 s pass), then stops
+the recorder with SIGINT; the recorder drains what DDS delivered and finishes the bag."""
 
 import argparse
 import os
@@ -8,9 +12,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from lockstep_interfaces.msg import RecorderStatus
 from mcap.reader import make_reader
 
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", Path(__file__).resolve().parents[2] / "target")) / "release"
@@ -22,34 +30,73 @@ def cpu_secs(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
 
+class StatusWatch:
+    """The recorder's latest ~/status, from an rclpy node on the benchmark's domain."""
+
+    def __init__(self, domain: int):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain)
+        self.node = rclpy.create_node("recorder_e2e_watch", context=self.context)
+        self.last: RecorderStatus | None = None
+        self.node.create_subscription(RecorderStatus, "/lockstep_recorder/status", self._got, 10)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self._spin, daemon=True)
+        self.thread.start()
+
+    def _got(self, msg: RecorderStatus) -> None:
+        self.last = msg
+
+    def _spin(self) -> None:
+        while self.context.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.1)
+            except Exception:  # the context is shutting down
+                return
+
+    def received(self, topic: str) -> int:
+        last = self.last
+        return next((t.received for t in last.topics if t.topic == topic), 0) if last else 0
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1)
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+        self.thread.join(timeout=2)
+
+
 def run_case(size: int, rate: float, secs: float, domain: int) -> dict:
     count = int(rate * secs)
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
+    watch = StatusWatch(domain)
     with tempfile.TemporaryDirectory() as tmp:
         bag = Path(tmp) / "bag"
         rec = subprocess.Popen([TARGET / "lockstep_recorder", "--ros-args", "-p", f"output:={bag}",
-                                "-p", "all_topics:=false", "-p", "topics:=/load"],
+                                "-p", "all_topics:=false", "-p", "topics:=/load", "-p", "status_period_secs:=0.2"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(0.5)
         gen = subprocess.Popen([TARGET / "lockstep_loadgen", "--ros-args", "-p", "topic:=/load",
-                                "-p", f"size_bytes:={size}", "-p", f"rate_hz:={rate}", "-p", f"count:={count}"],
+                                "-p", f"size_bytes:={size}", "-p", f"rate_hz:={rate}", "-p", f"count:={count}",
+                                "-p", "stay_alive:=true"],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        # CPU is measured over the publishing window (from the generator's start to its end).
+        # CPU is measured over the publishing window (from the generator's start to its last message).
         cpu0, t0 = cpu_secs(rec.pid), time.monotonic()
-        out, _ = gen.communicate(timeout=secs * 4 + 60)
+        line = gen.stdout.readline()
         cpu1, t1 = cpu_secs(rec.pid), time.monotonic()
-        parts = out.split()
+        parts = line.split()
+        if len(parts) != 3:
+            gen.kill()
+            rec.kill()
+            raise RuntimeError(f"lockstep_loadgen printed {line!r}")
         published, pub_secs = int(parts[1]), float(parts[2])
-        # Let the recorder take what DDS still holds for it: stop once it has been idle for a second.
-        drain_start = time.monotonic()
-        while time.monotonic() - drain_start < 60:
-            before = cpu_secs(rec.pid)
-            time.sleep(1.0)
-            if cpu_secs(rec.pid) - before < 0.05:
-                break
+        deadline = time.monotonic() + 60
+        while watch.received("/load") < published and time.monotonic() < deadline:
+            time.sleep(0.05)
         drain_secs = time.monotonic() - t1
         rec.send_signal(signal.SIGINT)
         rec.wait(120)
+        gen.send_signal(signal.SIGINT)
+        gen.wait(30)
+        watch.close()
         indices = []
         for path in sorted(bag.glob("*.mcap")):
             with open(path, "rb") as f:
@@ -71,15 +118,18 @@ def run_case(size: int, rate: float, secs: float, domain: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--secs", type=float, default=30.0)
+    ap.add_argument("--runs", type=int, default=1, help="run both cases this many times in a row")
     args = ap.parse_args()
     cases = [(256, 10_000.0), (1 << 20, 100.0)]
-    rows = [run_case(size, rate, args.secs, 90 + i) for i, (size, rate) in enumerate(cases)]
-    print(f"{'payload':>9} {'target/s':>9} {'published':>10} {'recorded':>9} {'lost':>5} {'order':>6} "
+    rows = []
+    for run in range(args.runs):
+        rows += [dict(run_case(size, rate, args.secs, 90 + i), run=run + 1) for i, (size, rate) in enumerate(cases)]
+    print(f"{'run':>3} {'payload':>9} {'target/s':>9} {'published':>10} {'recorded':>9} {'lost':>5} {'order':>6} "
           f"{'msg/s':>9} {'MB/s':>7} {'rec CPU%':>9} {'drain s':>8}")
     for r in rows:
-        print(f"{r['size']:>9} {r['rate']:>9.0f} {r['published']:>10} {r['recorded']:>9} {r['lost']:>5} "
-              f"{'ok' if r['in_order'] else 'NO':>6} {r['msgs_per_s']:>9.0f} {r['mb_per_s']:>7.1f} "
-              f"{r['cpu_pct']:>9.1f} {r['drain_secs']:>8.1f}")
+        print(f"{r['run']:>3} {r['size']:>9} {r['rate']:>9.0f} {r['published']:>10} {r['recorded']:>9} "
+              f"{r['lost']:>5} {'ok' if r['in_order'] else 'NO':>6} {r['msgs_per_s']:>9.0f} "
+              f"{r['mb_per_s']:>7.1f} {r['cpu_pct']:>9.1f} {r['drain_secs']:>8.1f}")
     return 0 if all(r["lost"] == 0 and r["in_order"] for r in rows) else 1
 
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import copy
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence, Union
 
@@ -268,6 +269,28 @@ def _publish_bad(ros: RosTestContext, proc: NodeProcess, item: Input, count: int
         ros.node.destroy_publisher(pub)
 
 
+def _call_once(ros: RosTestContext, proc: NodeProcess, client, request, timeout: float, what: str,
+               resend: bool):
+    """One answer to `request`. With `resend`, the request is sent again every `RESEND_SECS` until one is
+    answered: right after discovery Fast DDS may report the service ready before the server's reply path to
+    this client is matched, and the first request's answer is then lost (the call would hang)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        future = client.call_async(request)
+        wait = min(RESEND_SECS, deadline - time.monotonic()) if resend else deadline - time.monotonic()
+        try:
+            ros.wait_until(future.done, max(wait, 0.0), what, proc=proc)
+            return future.result()
+        except TimeoutError:
+            client.remove_pending_request(future)
+            if not resend or time.monotonic() >= deadline:
+                raise
+
+
+#: Seconds before an unanswered first request to a service is sent again (see `_call_once`).
+RESEND_SECS = 2.0
+
+
 def _call_bad(ros: RosTestContext, proc: NodeProcess, item: Input, timeout: float) -> tuple[list, list]:
     template = item.template if item.template is not None else item.type.Request()
     variants = bad_variants(template, item.integers)
@@ -278,10 +301,9 @@ def _call_bad(ros: RosTestContext, proc: NodeProcess, item: Input, timeout: floa
     try:
         ros.wait_until(client.service_is_ready, timeout, f"service {item.name}", proc=proc)
         for i, request in enumerate(variants):
-            future = client.call_async(request)
-            ros.wait_until(future.done, timeout, f"the answer of {item.name} to bad request {i}: {request}",
-                           proc=proc)
-            responses.append(future.result())
+            responses.append(_call_once(ros, proc, client, request, timeout,
+                                        f"the answer of {item.name} to bad request {i}: {request}",
+                                        resend=i == 0))
         return variants, responses
     finally:
         ros.node.destroy_client(client)

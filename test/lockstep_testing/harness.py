@@ -72,12 +72,19 @@ def ros_args(params: dict[str, Any] | None = None, remaps: dict[str, str] | None
 class NodeProcess:
     """A node binary running as a subprocess, its output going to a log file."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], log_path: Path, name: str):
+    def __init__(self, argv: list[str], env: dict[str, str], log_path: Path, name: str,
+                 preexec: Callable[[], None] | None = None):
         self.name = name
         self.log_path = log_path
         self._log = open(log_path, "wb")
+
+        def before_exec() -> None:
+            _die_with_parent()
+            if preexec is not None:
+                preexec()
+
         self.popen = subprocess.Popen(argv, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+                                      stdin=subprocess.DEVNULL, preexec_fn=before_exec)
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -131,26 +138,33 @@ class RosTestContext:
         self.node = rclpy.create_node(f"lockstep_test_{os.getpid()}", context=self.context)
         self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
         self.executor.add_node(self.node)
+        self._stopping = threading.Event()
         self._spinner = threading.Thread(target=self._spin, daemon=True)
         self._spinner.start()
 
     def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # noqa: BLE001 - the executor stops with an exception at shutdown
-            pass
+        # Spin in short slices so close() can stop the loop before it destroys what the loop uses (destroying
+        # the node under a running spin leaves tasks failing with "cannot use Destroyable", printed as
+        # "exception was never retrieved").
+        while not self._stopping.is_set():
+            try:
+                self.executor.spin_once(timeout_sec=0.05)
+            except Exception:  # noqa: BLE001 - the context is going down
+                return
 
     # ----- processes -----
     def start(self, binary_name: str, *args: str, name: str | None = None,
               params: dict[str, Any] | None = None, remaps: dict[str, str] | None = None,
-              params_file: Path | None = None, env: dict[str, str] | None = None) -> NodeProcess:
-        """Start a cargo-built binary with `args` and its ROS arguments on this test's domain."""
+              params_file: Path | None = None, env: dict[str, str] | None = None,
+              preexec: Callable[[], None] | None = None) -> NodeProcess:
+        """Start a cargo-built binary with `args` and its ROS arguments on this test's domain. `preexec` runs
+        in the child just before exec (for resource limits, say)."""
         name = name or binary_name
         argv = [str(binary(binary_name)), *args]
         if params or remaps or params_file:
             argv += ros_args(params, remaps, params_file)
         proc = NodeProcess(argv, dict(self.env, **(env or {})),
-                           self.log_dir / f"{name}-{len(self.processes)}.log", name)
+                           self.log_dir / f"{name}-{len(self.processes)}.log", name, preexec)
         self.processes.append(proc)
         return proc
 
@@ -161,10 +175,19 @@ class RosTestContext:
         if print_logs:
             for proc in self.processes:
                 print(f"\n===== log of {proc.name} (exit {codes[proc.name]}) =====\n{proc.log()}")
+        self._stopping.set()
+        self._spinner.join(timeout=5)
+        # rclpy 7.1's Executor.shutdown does not wait for callbacks already handed to its thread pool: wait for
+        # them here (and take their outcome, so none is reported as "never retrieved" at exit).
+        deadline = time.monotonic() + 5
+        for handler in list(getattr(self.executor, "_futures", [])):
+            while not handler.done() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if handler.done():
+                handler.exception()
         self.executor.shutdown(timeout_sec=2)
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
-        self._spinner.join(timeout=5)
 
     # ----- waiting on the graph -----
     def wait_until(self, predicate: Callable[[], Any], timeout: float, what: str,
@@ -188,6 +211,12 @@ class RosTestContext:
     def wait_for_subscriber(self, topic: str, timeout: float = 15.0) -> None:
         topic = self._absolute(topic)
         self.wait_until(lambda: self.node.count_subscribers(topic) >= 1, timeout, f"a subscriber on {topic}")
+
+    def wait_for_matched(self, publisher, count: int = 1, timeout: float = 15.0) -> None:
+        """Wait until `publisher` (an rclpy publisher of this context) has matched `count` subscriptions: from
+        then on, what it publishes reaches them (reliable QoS)."""
+        self.wait_until(lambda: publisher.get_subscription_count() >= count, timeout,
+                        f"{count} subscription(s) matched on {publisher.topic_name}")
 
     def _absolute(self, name: str) -> str:
         return name if name.startswith("/") else "/" + name

@@ -2,6 +2,7 @@
 nobody here wrote) reads the bag back."""
 
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from rosbags.rosbag2 import Reader
+from mcap.stream_reader import StreamReader
+from mcap.records import Message
 from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -36,7 +39,31 @@ def start_recorder(ros, bag: Path, **params):
     return ros.start(RECORDER, params=params)
 
 
+def flushed_messages(bag: Path) -> int:
+    """Messages already on disk in the bag's MCAP files, even while they are being written (no summary yet):
+    what a `kill -9` would leave."""
+    count = 0
+    for path in sorted(bag.glob("*.mcap")):
+        try:
+            with open(path, "rb") as f:
+                for record in StreamReader(f, skip_magic=False, emit_chunks=False).records:
+                    count += isinstance(record, Message)
+        except Exception:  # the file ends mid-record while the writer is busy: count what came before
+            pass
+    return count
+
+
+def last_status(status: list) -> RecorderStatus | None:
+    return status[-1] if status else None
+
+
+def topic_status(status: list, topic: str):
+    last = last_status(status)
+    return next((t for t in last.topics if t.topic == topic), None) if last else None
+
+
 def publish_at(pub, make, count: int, rate_hz: float):
+    """Publish `count` messages at `rate_hz` (the sleeps pace the publisher; they wait for nothing)."""
     period = 1.0 / rate_hz
     start = time.monotonic()
     for i in range(count):
@@ -53,13 +80,13 @@ def test_records_every_message_in_order_with_latched_topic(ros, tmp_path):
     joints = ros.publisher(JointState, "/joint_states")
     bag = tmp_path / "bag"
     proc = start_recorder(ros, bag, exclude_regex="^/rosout$|^/parameter_events$")
-    for topic in ("/chatter", "/joint_states", "/map_name"):
-        ros.wait_for_subscriber(topic)
-    time.sleep(0.3)
+    ros.wait_for_subscriber("/map_name")
+    ros.wait_for_matched(chatter)
+    ros.wait_for_matched(joints)
     publish_at(chatter, lambda i: String(data=f"hello {i}"), 300, 200.0)
     publish_at(joints, lambda i: JointState(name=["left", "right"], position=[i * 0.1, -i * 0.1]), 100, 100.0)
-    time.sleep(1.0)
-    assert proc.stop() == 0, proc.log()
+    # No wait here: on SIGINT the recorder itself takes everything DDS delivered before it stops.
+    assert proc.stop(timeout=20) == 0, proc.log()
 
     msgs = read_bag(bag)
     assert [m.data for m in msgs["/chatter"]] == [f"hello {i}" for i in range(300)]
@@ -78,14 +105,14 @@ def test_pause_resume_split_and_status(ros, tmp_path):
     bag = tmp_path / "bag"
     proc = start_recorder(ros, bag, topics="/chatter", all_topics=False, status_period_secs=0.2)
     status = ros.collect(RecorderStatus, f"/{RECORDER}/status")
-    ros.wait_for_subscriber("/chatter")
-    time.sleep(0.3)
+    ros.wait_for_matched(chatter)
     publish_at(chatter, lambda i: String(data=f"a{i}"), 20, 100.0)
-    time.sleep(0.5)
+    ros.wait_until(lambda: (t := topic_status(status, "/chatter")) and t.messages == 20, 10, "20 recorded")
     assert ros.call(Trigger, f"/{RECORDER}/pause", Trigger.Request()).success
     assert ros.call(IsPaused, f"/{RECORDER}/is_paused", IsPaused.Request()).paused
     publish_at(chatter, lambda i: String(data=f"paused{i}"), 20, 100.0)
-    time.sleep(0.5)
+    ros.wait_until(lambda: topic_status(status, "/chatter").received == 40, 10, "40 received, 20 while paused")
+    assert topic_status(status, "/chatter").messages == 20
     assert ros.call(Trigger, f"/{RECORDER}/resume", Trigger.Request()).success
     assert not ros.call(IsPaused, f"/{RECORDER}/is_paused", IsPaused.Request()).paused
     split = ros.call(Trigger, f"/{RECORDER}/split_bagfile", Trigger.Request())
@@ -96,6 +123,7 @@ def test_pause_resume_split_and_status(ros, tmp_path):
     assert last.file_index == 1 and not last.paused
     (topic,) = last.topics
     assert (topic.topic, topic.type, topic.messages, topic.dropped) == ("/chatter", "std_msgs/msg/String", 40, 0)
+    assert (topic.dropped_queue_full, topic.dropped_after_error, last.recording, last.error) == (0, 0, True, "")
     assert proc.stop() == 0, proc.log()
 
     files = sorted(p.name for p in bag.glob("*.mcap"))
@@ -108,10 +136,10 @@ def test_kill_9_then_reindex_keeps_what_was_flushed(ros, tmp_path):
     chatter = ros.publisher(String, "/chatter")
     bag = tmp_path / "bag"
     proc = start_recorder(ros, bag, topics="/chatter", all_topics=False)
-    ros.wait_for_subscriber("/chatter")
-    time.sleep(0.3)
+    ros.wait_for_matched(chatter)
     publish_at(chatter, lambda i: String(data=f"m{i}"), 200, 100.0)
-    time.sleep(1.5)  # longer than the recorder's flush period (0.5 s): all 200 are on disk
+    # The recorder flushes at least every 0.5 s: wait until all 200 are on disk.
+    ros.wait_until(lambda: flushed_messages(bag) >= 200, 15, "200 messages flushed to disk")
     publish_at(chatter, lambda i: String(data=f"late{i}"), 5, 100.0)
     proc.kill9()
 
@@ -139,3 +167,126 @@ def test_existing_output_directory_is_refused_and_left_alone(ros, tmp_path):
     assert proc.popen.returncode != 0
     assert str(bag) in proc.log()
     assert (bag / "keep.txt").read_text() == "precious"
+
+
+def test_full_write_queue_drops_counts_and_logs(ros, tmp_path):
+    """A slow disk (a 50 ms sleep before each write) behind a 4 KiB queue: the recorder drops what does not
+    fit, counts it per topic, says so in its log, keeps what it wrote in order, and keeps answering."""
+    chatter = ros.publisher(String, "/chatter", reliable(depth=1000))
+    bag = tmp_path / "bag"
+    proc = start_recorder(ros, bag, topics="/chatter", all_topics=False, status_period_secs=0.1,
+                          max_queue_bytes=4096, test_write_delay_secs=0.05)
+    status = ros.collect(RecorderStatus, f"/{RECORDER}/status")
+    ros.wait_for_matched(chatter)
+    payload = "x" * 1000
+    publish_at(chatter, lambda i: String(data=f"{i:04d}{payload}"), 200, 200.0)
+    ros.wait_until(lambda: (t := topic_status(status, "/chatter")) and t.messages + t.dropped_queue_full == 200,
+                   30, "every message written or counted as dropped")
+    t = topic_status(status, "/chatter")
+    assert t.received == 200 and t.dropped_queue_full > 0 and t.messages > 0, t
+    assert last_status(status).max_queue_bytes == 4096
+    assert ros.call(IsPaused, f"/{RECORDER}/is_paused", IsPaused.Request()).paused is False
+    log = proc.log()
+    assert "/chatter: write queue full" in log and "dropped so far" in log, log
+    # Throttled: far fewer warnings than drops.
+    assert log.count("write queue full") < t.dropped_queue_full, log
+    assert proc.stop(timeout=20) == 0, proc.log()
+    got = [int(m.data[:4]) for m in read_bag(bag)["/chatter"]]
+    assert len(got) == t.messages and got == sorted(got) and got[0] == 0
+
+
+def _limit_file_size(limit_bytes: int):
+    def apply() -> None:
+        # Past the limit, write() fails with EFBIG instead of the process being killed by SIGXFSZ.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+    return apply
+
+
+def test_write_failure_stops_recording_cleanly_and_keeps_the_bag(ros, tmp_path):
+    """The bag file hits the process's file-size limit (what a full disk looks like to the writer): the
+    recorder reports the failure once, in its log and its status, stops recording, leaves a readable bag
+    holding what was written before, counts what arrives after, and keeps answering services."""
+    chatter = ros.publisher(String, "/chatter", reliable(depth=1000))
+    bag = tmp_path / "bag"
+    proc = ros.start(RECORDER, params={"output": str(bag), "discovery_period_secs": 0.05, "topics": "/chatter",
+                                       "all_topics": False, "status_period_secs": 0.1},
+                     preexec=_limit_file_size(3 * 1024 * 1024))
+    status = ros.collect(RecorderStatus, f"/{RECORDER}/status")
+    ros.wait_for_matched(chatter)
+    payload = "y" * 20_000
+    publish_at(chatter, lambda i: String(data=f"{i:05d}{payload}"), 400, 200.0)  # 8 MB in all
+    ros.wait_until(lambda: (s := last_status(status)) and not s.recording, 30, "recording to stop")
+    ros.wait_until(lambda: (t := topic_status(status, "/chatter")) and t.received == 400, 30, "all 400 received")
+    last, t = last_status(status), topic_status(status, "/chatter")
+    assert "File too large" in last.error and str(bag) in last.error, last.error
+    assert t.dropped_after_error > 0 and t.messages + t.dropped_after_error == 400, t
+    # The node keeps answering.
+    assert ros.call(Trigger, f"/{RECORDER}/pause", Trigger.Request()).success
+    split = ros.call(Trigger, f"/{RECORDER}/split_bagfile", Trigger.Request())
+    assert not split.success and "recording stopped" in split.message, split.message
+    assert proc.alive()
+    log = proc.log()
+    # Once, whether the failure came on a write or on the periodic flush.
+    assert log.count("recording stopped: ") == 1 and "File too large" in log, log
+    assert proc.stop(timeout=20) == 0, proc.log()
+    # What was written before the failure is a readable bag: a gap-free prefix of what was published.
+    got = [int(m.data[:5]) for m in read_bag(bag)["/chatter"]]
+    assert got and got == list(range(len(got))), got[:10]
+    assert len(got) <= t.messages
+
+
+def test_graph_subscribers_are_stored_as_readers(ros, tmp_path):
+    """Who subscribes to a recorded topic comes from the ROS graph (an rclpy listener here) and is stored in
+    the bag's `lockstep_graph` record beside the publishers."""
+    chatter = ros.publisher(String, "/chatter")
+    heard = ros.collect(String, "/chatter")
+    me = ros.node.get_fully_qualified_name()
+    bag = tmp_path / "bag"
+    proc = start_recorder(ros, bag, topics="/chatter", all_topics=False, status_period_secs=0.1)
+    status = ros.collect(RecorderStatus, f"/{RECORDER}/status")
+    ros.wait_for_matched(chatter, count=2)
+    publish_at(chatter, lambda i: String(data=f"g{i}"), 5, 50.0)
+    ros.wait_for_messages(heard, 5)
+    ros.wait_until(lambda: (t := topic_status(status, "/chatter")) and t.messages == 5, 10, "5 recorded")
+    assert proc.stop(timeout=20) == 0, proc.log()
+    from mcap.reader import make_reader
+    with open(next(bag.glob("*.mcap")), "rb") as f:
+        records = {m.name: m.metadata for m in make_reader(f).iter_metadata()}
+    wiring = records["lockstep_graph"]["/chatter"]
+    writers, readers = (part.split("=", 1)[1].split(",") for part in wiring.split(";"))
+    assert me in writers and me in readers, wiring
+    assert f"/{RECORDER}" not in readers, wiring
+    info = subprocess.run([os.environ["LOCKSTEP_BIN"], "bag", "info", str(bag)], capture_output=True, text=True,
+                          timeout=60)
+    assert info.returncode == 0, info.stderr
+    line = next(l for l in info.stdout.splitlines() if l.strip().startswith("/chatter") and "readers" in l)
+    assert me in line.split("readers", 1)[1], info.stdout
+
+
+def test_non_finite_input_is_recorded_faithfully_and_status_stays_finite(ros, tmp_path):
+    """NaN, inf and 1e308 in the recorded topics are data, not errors: the recorder keeps running, keeps its
+    status finite, answers its services, and stores every such message bit for bit (a recorder that 'fixed'
+    them would hide the bug it is there to catch)."""
+    from geometry_msgs.msg import PointStamped, Twist
+    from lockstep_testing.bad_input import bad_variants, check_bad_input
+
+    bag = tmp_path / "bag"
+    proc = start_recorder(ros, bag, topics="/cmd_vel,/point", all_topics=False, status_period_secs=0.1)
+    ros.wait_for_topic(f"/{RECORDER}/status")
+    trigger = [(Trigger, f"/{RECORDER}/{name}") for name in ("pause", "resume")]
+    report = check_bad_input(ros, proc, topics=[(Twist, "/cmd_vel"), (PointStamped, "/point")],
+                             services=[*trigger, (IsPaused, f"/{RECORDER}/is_paused")],
+                             outputs=[(RecorderStatus, f"/{RECORDER}/status")])
+    # pause then resume: recording is on again; count what was recorded before pause (all of the flood).
+    assert all(r.success for _, name in trigger for r in report.responses[name])
+    assert proc.stop(timeout=20) == 0, proc.log()
+    with Reader(bag) as reader:
+        raw = {}
+        for conn, _stamp, data in reader.messages():
+            raw.setdefault(conn.topic, []).append(bytes(data))
+    from rclpy.serialization import serialize_message
+    for msg_type, topic in ((Twist, "/cmd_vel"), (PointStamped, "/point")):
+        variants = bad_variants(msg_type())
+        sent = [serialize_message(variants[i % len(variants)]) for i in range(report.published[topic])]
+        assert raw[topic] == sent, f"{topic}: the bag does not hold the bad values bit for bit"

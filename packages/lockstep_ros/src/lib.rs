@@ -6,12 +6,16 @@
 //! - [`qos`]: the QoS presets Lockstep uses (latched, reliable, sensor data, keep-all).
 //! - [`declare_parameters`]: typed parameters (`#[derive(r2r::RosParams)]`, doc comments become descriptions)
 //!   served on the node's standard parameter services and filled from `--ros-args --params-file`.
+//! - [`graph`]: who subscribes to a topic (r2r has only the publishers' side).
+//! - [`time`]: conversions between ROS `builtin_interfaces/Time` and nanoseconds or seconds.
 //! - Logging goes through the ROS logger: use `r2r::log_info!(node_logger, ...)` etc., re-exported here.
 //!
 //! When ROS 2 comes from the PyPI wheels, this crate's build script also links libpython (see `build.rs`),
 //! so node crates need nothing but this dependency.
 
+pub mod graph;
 pub mod qos;
+pub mod time;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -46,12 +50,20 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// Attach what we were doing to an r2r error.
 pub trait RosContext<T> {
     fn ros_context(self, action: impl Into<String>) -> Result<T>;
+
+    /// Like [`RosContext::ros_context`], describing the action only on error: for calls on a hot path
+    /// (publishing every message) whose description has to be formatted.
+    fn with_ros_context(self, action: impl FnOnce() -> String) -> Result<T>;
 }
 
 impl<T> RosContext<T> for std::result::Result<T, r2r::Error> {
     fn ros_context(self, action: impl Into<String>) -> Result<T> {
+        self.with_ros_context(|| action.into())
+    }
+
+    fn with_ros_context(self, action: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|source| Error::Ros {
-            action: action.into(),
+            action: action(),
             source,
         })
     }
@@ -107,6 +119,50 @@ where
     S: FnOnce(SharedNode) -> std::result::Result<Fut, BoxError>,
     Fut: Future<Output = std::result::Result<(), BoxError>> + 'static,
 {
+    run_node_with(name, RunOptions::default(), setup)
+}
+
+/// How [`run_node_with`] stops.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// After SIGINT/SIGTERM, keep spinning and running the node's tasks until this drains.
+    pub drain_on_shutdown: Option<Drain>,
+}
+
+/// A drain on shutdown: the node counts what it takes in `activity`; after the signal the node keeps spinning
+/// (taking what DDS has already delivered to its readers) until `activity` stays unchanged for `quiet`, or at
+/// most `max`.
+#[derive(Debug, Clone)]
+pub struct Drain {
+    pub activity: Arc<std::sync::atomic::AtomicU64>,
+    pub quiet: Duration,
+    pub max: Duration,
+}
+
+impl Drain {
+    /// Spin until `activity` has been still for `quiet` (or `max` passed); returns whether it went quiet.
+    async fn settle(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let deadline = tokio::time::Instant::now() + self.max;
+        loop {
+            let before = self.activity.load(Ordering::SeqCst);
+            tokio::time::sleep(self.quiet).await;
+            if self.activity.load(Ordering::SeqCst) == before {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+        }
+    }
+}
+
+/// [`run_node`] with options (for example a drain of what DDS delivered before stopping on a signal).
+pub fn run_node_with<S, Fut>(name: &str, options: RunOptions, setup: S) -> Result<()>
+where
+    S: FnOnce(SharedNode) -> std::result::Result<Fut, BoxError>,
+    Fut: Future<Output = std::result::Result<(), BoxError>> + 'static,
+{
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -127,10 +183,30 @@ where
     };
 
     let outcome = runtime.block_on(async {
+        let node_error = |source| Error::Node {
+            node: name.to_owned(),
+            source,
+        };
+        let spinner = spin(node.clone());
+        tokio::pin!(main, spinner);
         tokio::select! {
-            result = main => result.map_err(|source| Error::Node { node: name.to_owned(), source }),
-            error = spin(node.clone()) => Err(error),
-            () = shutdown.recv() => Ok(()),
+            result = &mut main => return result.map_err(node_error),
+            error = &mut spinner => return Err(error),
+            () = shutdown.recv() => {}
+        }
+        let Some(drain) = options.drain_on_shutdown else {
+            return Ok(());
+        };
+        tokio::select! {
+            quiet = drain.settle() => {
+                if !quiet {
+                    let logger = logger_name(&node).unwrap_or_default();
+                    log_warn!(&logger, "still receiving {:?} after the stop signal; stopping anyway", drain.max);
+                }
+                Ok(())
+            }
+            result = &mut main => result.map_err(node_error),
+            error = &mut spinner => Err(error),
         }
     });
     // Tasks may still hold publishers; stop them before the node goes.

@@ -1,14 +1,17 @@
 //! What the recorder node decides, without ROS: which topics to record ([`TopicSelection`]), which QoS to
 //! subscribe with so every publisher matches ([`adapt_qos`]), and what it has recorded ([`Statistics`],
-//! including drops detected from gaps in dependency-header sequence numbers).
+//! including drops detected from gaps in dependency-header sequence numbers, and what the recorder itself
+//! dropped), and how much may wait for the bag writer ([`QueueBudget`]).
 
 mod qos;
+mod queue;
 mod selection;
 mod statistics;
 
 pub use qos::{adapt_qos, SubscriptionQos};
+pub use queue::{QueueBudget, Throttle};
 pub use selection::TopicSelection;
-pub use statistics::{Statistics, TopicStats};
+pub use statistics::{DropReason, Statistics, TopicStats};
 
 /// Errors of the recorder logic.
 #[derive(Debug, thiserror::Error)]

@@ -11,6 +11,20 @@ pub struct TopicStats {
     pub bytes: u64,
     /// Messages known missing on this data topic (from its headers' sequence gaps).
     pub dropped: u64,
+    /// Messages received and dropped because the write queue was full.
+    pub dropped_queue_full: u64,
+    /// Messages not in the bag because of a write failure: in the chunk that failed, or received after
+    /// recording stopped.
+    pub dropped_after_error: u64,
+}
+
+/// Why the recorder itself dropped a message it received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// The queue between the subscriptions and the bag writer held `max_queue_bytes` already.
+    QueueFull,
+    /// Recording had stopped on a write failure.
+    AfterError,
 }
 
 /// Statistics of a recording, sorted by topic name.
@@ -22,6 +36,14 @@ pub struct Statistics {
 }
 
 impl Statistics {
+    /// List `topic` (with nothing recorded yet), so a topic shows from the moment it is subscribed.
+    pub fn register(&mut self, topic: &str, type_name: &str) {
+        let stats = self.topics.entry(topic.to_owned()).or_default();
+        if stats.type_name.is_empty() {
+            type_name.clone_into(&mut stats.type_name);
+        }
+    }
+
     /// Count one recorded message.
     pub fn record(&mut self, topic: &str, type_name: &str, bytes: usize) {
         let stats = self.topics.entry(topic.to_owned()).or_default();
@@ -30,6 +52,30 @@ impl Statistics {
         }
         stats.messages += 1;
         stats.bytes += bytes as u64;
+    }
+
+    /// Count one message the recorder received and did not record; returns the topic's count for `reason`.
+    pub fn drop_message(&mut self, topic: &str, type_name: &str, reason: DropReason) -> u64 {
+        let stats = self.topics.entry(topic.to_owned()).or_default();
+        if stats.type_name.is_empty() {
+            type_name.clone_into(&mut stats.type_name);
+        }
+        let counter = match reason {
+            DropReason::QueueFull => &mut stats.dropped_queue_full,
+            DropReason::AfterError => &mut stats.dropped_after_error,
+        };
+        *counter += 1;
+        *counter
+    }
+
+    /// After a write failure the bag holds `kept` messages of `topic`: those counted as recorded beyond it
+    /// were lost with the failed chunk and count as `dropped_after_error` instead.
+    pub fn keep_only(&mut self, topic: &str, kept: u64) {
+        if let Some(stats) = self.topics.get_mut(topic) {
+            let lost = stats.messages.saturating_sub(kept);
+            stats.messages -= lost;
+            stats.dropped_after_error += lost;
+        }
     }
 
     /// Note a dependency header of `channel` published by `module` with `sequence`; returns how many
@@ -93,6 +139,54 @@ mod tests {
         assert_eq!(s.note_header("/c5", "m2", 3), 0); // late, not a new drop
         assert_eq!(s.note_header("/c5", "other", 0), 0); // another publisher numbers on its own
         assert_eq!(s.topics().next().map(|(_, t)| t.dropped), Some(2));
+    }
+
+    #[test]
+    fn recorder_drops_are_counted_per_topic_and_reason() {
+        let mut s = Statistics::default();
+        s.record("/a", "std_msgs/msg/String", 4);
+        assert_eq!(
+            s.drop_message("/a", "std_msgs/msg/String", DropReason::QueueFull),
+            1
+        );
+        assert_eq!(
+            s.drop_message("/a", "std_msgs/msg/String", DropReason::QueueFull),
+            2
+        );
+        assert_eq!(
+            s.drop_message("/b", "std_msgs/msg/Int32", DropReason::AfterError),
+            1
+        );
+        let topics: Vec<_> = s
+            .topics()
+            .map(|(n, t)| {
+                (
+                    n.to_owned(),
+                    t.type_name.clone(),
+                    t.messages,
+                    t.dropped_queue_full,
+                    t.dropped_after_error,
+                )
+            })
+            .collect();
+        assert_eq!(
+            topics,
+            vec![
+                ("/a".into(), "std_msgs/msg/String".into(), 1, 2, 0),
+                ("/b".into(), "std_msgs/msg/Int32".into(), 0, 0, 1)
+            ]
+        );
+        // Drops are not recorded messages.
+        assert_eq!(s.total_messages(), 1);
+        s.keep_only("/a", 0);
+        assert_eq!(
+            s.topics()
+                .next()
+                .map(|(_, t)| (t.messages, t.dropped_after_error)),
+            Some((0, 1))
+        );
+        s.register("/c", "std_msgs/msg/Empty");
+        assert_eq!(s.topics().last().map(|(n, t)| (n, t.messages)), Some(("/c", 0)));
     }
 
     #[test]

@@ -6,13 +6,17 @@
 //! (lockstep_interfaces/GetTopology). Status: `~/status` (lockstep_interfaces/RecorderStatus) every
 //! `status_period_secs`.
 //!
-//! The bag is written by a thread of its own, so disk I/O never stalls the node's spinning; on SIGINT/SIGTERM
-//! that thread drains what was received, stores the topology and finishes the bag (summary + metadata.yaml).
+//! The bag is written by a thread of its own, so disk I/O never stalls the node's spinning. What waits for it
+//! is bounded by `max_queue_bytes`: when that is full, messages are dropped, counted per topic
+//! (`dropped_queue_full` in the status) and logged (throttled). A write failure stops recording cleanly (see
+//! `writer`); the node keeps answering. On SIGINT/SIGTERM the node first takes everything DDS has delivered
+//! to it (until nothing new arrives for 0.3 s), then the thread writes what was received, stores
+//! the topology and finishes the bag (summary + metadata.yaml).
 
 mod writer;
 
 use std::collections::BTreeSet;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use std::time::Duration;
@@ -20,14 +24,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::StreamExt;
 use lockstep_bag::{ChunkCompression, MessageDefinitions, TopicSpec, WriterOptions};
-use lockstep_recorder::{adapt_qos, TopicSelection, HEADER_TYPE};
+use lockstep_recorder::{adapt_qos, DropReason, Throttle, TopicSelection, HEADER_TYPE};
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::lockstep_interfaces::msg::{DependencyHeader, ModuleTopology, RecorderStatus};
 use r2r::lockstep_interfaces::srv::{GetTopology, IsPaused};
 use r2r::std_srvs::srv::Trigger;
 use r2r::WrappedTypesupport;
 
-use writer::{BagThread, Command, Shared};
+use writer::{BagThread, Command, Shared, ThreadOptions};
 
 /// Parameters of the recorder.
 #[derive(r2r::RosParams, Debug)]
@@ -54,6 +58,11 @@ struct RecorderParams {
     start_paused: bool,
     /// Seconds between two `~/status` messages.
     status_period_secs: f64,
+    /// Bytes of received messages that may wait for the bag writer; beyond it messages are dropped and
+    /// counted (like rosbag2's `max_cache_size`, whose default this is).
+    max_queue_bytes: i64,
+    /// For tests of the queue bound: sleep this long before each write, like a slow disk. Leave at 0.
+    test_write_delay_secs: f64,
 }
 
 impl Default for RecorderParams {
@@ -70,6 +79,8 @@ impl Default for RecorderParams {
             max_bag_duration_secs: 0.0,
             start_paused: false,
             status_period_secs: 1.0,
+            max_queue_bytes: 100 * 1024 * 1024,
+            test_write_delay_secs: 0.0,
         }
     }
 }
@@ -77,8 +88,26 @@ impl Default for RecorderParams {
 /// The bag thread's handle, joined by `main` after the node stopped so the bag is finished before exit.
 static BAG_THREAD: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 
+/// Seconds between two looks at who publishes and subscribes each recorded topic.
+const GRAPH_PERIOD: Duration = Duration::from_secs(1);
+
+/// On SIGINT/SIGTERM the node keeps taking messages until none arrived for `DRAIN_QUIET` (at most
+/// `DRAIN_MAX`), so what DDS delivered before the stop is in the bag.
+const DRAIN_QUIET: Duration = Duration::from_millis(300);
+const DRAIN_MAX: Duration = Duration::from_secs(10);
+
 fn main() -> anyhow::Result<()> {
-    let outcome = lockstep_ros::run_node("lockstep_recorder", |node| Ok(setup(node)?));
+    let received = Arc::new(AtomicU64::new(0));
+    let drain = lockstep_ros::Drain {
+        activity: received.clone(),
+        quiet: DRAIN_QUIET,
+        max: DRAIN_MAX,
+    };
+    let options = lockstep_ros::RunOptions {
+        drain_on_shutdown: Some(drain),
+    };
+    let outcome =
+        lockstep_ros::run_node_with("lockstep_recorder", options, |node| Ok(setup(node, received)?));
     // The node's tasks are gone, so every sender to the bag thread is dropped: it finishes the bag.
     let handle = BAG_THREAD.lock().ok().and_then(|mut h| h.take());
     if let Some(handle) = handle {
@@ -110,6 +139,7 @@ fn writer_options(params: &RecorderParams) -> anyhow::Result<WriterOptions> {
 
 fn setup(
     node: SharedNode,
+    received: Arc<AtomicU64>,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>>> {
     let params = lockstep_ros::declare_parameters(&node, RecorderParams::default())?.values;
     let params = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
@@ -131,8 +161,26 @@ fn setup(
         params.output.clone()
     };
     let options = writer_options(&params)?;
-    let shared = Shared::new(params.start_paused, output.clone());
-    let bag = BagThread::start(&output, options, shared.clone())?;
+    anyhow::ensure!(
+        params.max_queue_bytes > 0,
+        "parameter `max_queue_bytes` must be positive, not {}",
+        params.max_queue_bytes
+    );
+    anyhow::ensure!(
+        params.test_write_delay_secs.is_finite() && params.test_write_delay_secs >= 0.0,
+        "parameter `test_write_delay_secs` must be a non-negative number of seconds"
+    );
+    let shared = Shared::new(
+        params.start_paused,
+        output.clone(),
+        params.max_queue_bytes as u64,
+        logger.clone(),
+        received,
+    );
+    let thread = ThreadOptions {
+        write_delay: Duration::from_secs_f64(params.test_write_delay_secs),
+    };
+    let bag = BagThread::start(&output, options, thread, shared.clone())?;
     if let Ok(mut slot) = BAG_THREAD.lock() {
         *slot = Some(bag.handle);
     }
@@ -142,8 +190,8 @@ fn setup(
     drop(params);
 
     let mut n = lock(&node)?;
-    let node_name = n.name()?;
-    let status_topic = format!("/{node_name}/status");
+    let node_name = n.fully_qualified_name()?;
+    let status_topic = format!("{node_name}/status");
     let status_pub = n.create_publisher::<RecorderStatus>("~/status", qos::reliable(10))?;
     let pause = n.create_service::<Trigger::Service>("~/pause", qos::reliable(10))?;
     let resume = n.create_service::<Trigger::Service>("~/resume", qos::reliable(10))?;
@@ -211,12 +259,19 @@ fn setup(
     };
     let status_task = {
         let shared = shared.clone();
+        let logger = logger.clone();
         async move {
             let mut interval = tokio::time::interval(status_period);
+            let mut failing = false;
             loop {
                 interval.tick().await;
-                if let Err(e) = status_pub.publish(&shared.status()) {
-                    eprintln!("lockstep_recorder: status publish failed: {e}");
+                match status_pub.publish(&shared.status()) {
+                    Err(e) if !failing => {
+                        r2r::log_error!(&logger, "publishing {status_topic}: {e} (logged once)");
+                        failing = true;
+                    }
+                    Err(_) => {}
+                    Ok(()) => failing = false,
                 }
             }
         }
@@ -227,7 +282,7 @@ fn setup(
         commands,
         shared,
         discovery_period,
-        status_topic,
+        node_name,
     );
 
     Ok(async move {
@@ -252,19 +307,29 @@ fn respond_trigger(req: r2r::ServiceRequest<Trigger::Service>, success: bool, me
 }
 
 /// Look at the graph every `period`; subscribe to each new matching topic with QoS adapted to its publishers.
+/// Every [`GRAPH_PERIOD`] note who publishes and subscribes each recorded topic (the bag's `lockstep_graph`).
 async fn discover(
     node: SharedNode,
     selection: TopicSelection,
     commands: std::sync::mpsc::Sender<Command>,
     shared: Arc<Shared>,
     period: Duration,
-    own_status_topic: String,
+    own_name: String,
 ) {
     let logger = lockstep_ros::logger_name(&node).unwrap_or_default();
+    let own_status_topic = format!("{own_name}/status");
     let ament_prefix_path = std::env::var("AMENT_PREFIX_PATH").unwrap_or_default();
     let mut definitions = MessageDefinitions::from_prefix_path(&ament_prefix_path);
+    match lockstep_ros::graph::GraphProbe::new("lockstep_recorder") {
+        Ok(probe) => shared.attach_graph_probe(probe, own_name),
+        Err(e) => r2r::log_warn!(
+            &logger,
+            "the publishers and subscribers of recorded topics will not be stored: {e}"
+        ),
+    }
     let mut known: BTreeSet<String> = BTreeSet::new();
     let mut interval = tokio::time::interval(period);
+    let mut last_graph = tokio::time::Instant::now();
     loop {
         interval.tick().await;
         let Ok(n) = lock(&node) else { return };
@@ -317,12 +382,6 @@ async fn discover(
             if commands.send(Command::AddTopic(Box::new(spec))).is_err() {
                 return;
             }
-            for p in &publishers {
-                shared.note_publisher(
-                    &topic,
-                    &format!("{}/{}", p.node_namespace.trim_end_matches('/'), p.node_name),
-                );
-            }
             r2r::log_info!(&logger, "recording {topic} ({type_name})");
             tokio::spawn(record_topic(
                 stream,
@@ -330,10 +389,18 @@ async fn discover(
                 type_name,
                 commands.clone(),
                 shared.clone(),
+                logger.clone(),
             ));
+        }
+        if last_graph.elapsed() >= GRAPH_PERIOD {
+            last_graph = tokio::time::Instant::now();
+            shared.refresh_graph();
         }
     }
 }
+
+/// Seconds between two log lines about drops on one topic.
+const DROP_LOG_PERIOD: Duration = Duration::from_secs(2);
 
 async fn record_topic(
     mut stream: impl futures::Stream<Item = Vec<u8>> + Unpin,
@@ -341,13 +408,22 @@ async fn record_topic(
     type_name: String,
     commands: std::sync::mpsc::Sender<Command>,
     shared: Arc<Shared>,
+    logger: String,
 ) {
     let topic: Arc<str> = topic.into();
     let is_header = type_name == HEADER_TYPE;
     let is_topology = type_name == "lockstep_interfaces/msg/ModuleTopology";
+    let mut drop_log = Throttle::new(DROP_LOG_PERIOD);
+    let received = shared.received_counter(&topic);
     while let Some(data) = stream.next().await {
-        let received_ns = writer::now_ns();
+        shared.received.fetch_add(1, Ordering::SeqCst);
+        received.fetch_add(1, Ordering::Relaxed);
+        let received_ns = lockstep_trace::now_ns() as u64;
         if shared.paused.load(Ordering::Relaxed) {
+            continue;
+        }
+        if shared.stopped.load(Ordering::Relaxed) {
+            shared.note_dropped(&topic, DropReason::AfterError);
             continue;
         }
         // Headers and declared topologies are recorded as they are and also feed the topology.
@@ -359,6 +435,19 @@ async fn record_topic(
             if let Ok(topology) = ModuleTopology::from_serialized_bytes(&data) {
                 let _ = commands.send(Command::Declared(topology));
             }
+        }
+        if !shared.budget.try_reserve(data.len() as u64) {
+            let dropped = shared.note_dropped(&topic, DropReason::QueueFull);
+            if drop_log.ready(std::time::Instant::now()) {
+                r2r::log_warn!(
+                    &logger,
+                    "{topic}: write queue full ({} of max_queue_bytes {} bytes waiting): {dropped} messages \
+                     dropped so far",
+                    shared.budget.used(),
+                    shared.budget.max()
+                );
+            }
+            continue;
         }
         let write = Command::Write {
             topic: topic.clone(),

@@ -21,6 +21,10 @@ struct LoadParams {
     count: i64,
     /// Seconds to wait for a subscriber before starting.
     wait_for_subscriber_secs: f64,
+    /// After publishing, keep the publisher alive until SIGINT/SIGTERM. A reliable publisher that exits at
+    /// once can take its last, not yet acknowledged messages with it (a 1 MiB message is still being sent
+    /// in fragments when `publish` returns), which would look like a loss at the subscriber.
+    stay_alive: bool,
 }
 
 impl Default for LoadParams {
@@ -31,6 +35,7 @@ impl Default for LoadParams {
             rate_hz: 1000.0,
             count: 1000,
             wait_for_subscriber_secs: 30.0,
+            stay_alive: false,
         }
     }
 }
@@ -39,11 +44,12 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::run_node("lockstep_loadgen", |node| {
         let params = lockstep_ros::declare_parameters(&node, LoadParams::default())?.values;
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
-        let (size, count, rate_hz, wait) = (
+        let (size, count, rate_hz, wait, stay_alive) = (
             (p.size_bytes.max(8)) as usize,
             p.count.max(0) as u64,
             p.rate_hz,
             p.wait_for_subscriber_secs,
+            p.stay_alive,
         );
         let publisher =
             lock(&node)?.create_publisher::<UInt8MultiArray>(&p.topic, qos::keep_all_reliable())?;
@@ -56,9 +62,15 @@ fn main() -> anyhow::Result<()> {
             wait_secs: wait,
         };
         Ok(async move {
-            generate(publisher, load, logger)
+            let publisher = generate(publisher, load, logger)
                 .await
-                .map_err(lockstep_ros::BoxError::from)
+                .map_err(lockstep_ros::BoxError::from)?;
+            if stay_alive {
+                // Until the stop signal ends the node (run_node), with the publisher still serving resends.
+                futures::future::pending::<()>().await;
+            }
+            drop(publisher);
+            Ok(())
         })
     })
     .context("lockstep_loadgen")
@@ -75,7 +87,7 @@ async fn generate(
     publisher: r2r::Publisher<UInt8MultiArray>,
     load: Load,
     logger: String,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<r2r::Publisher<UInt8MultiArray>> {
     let deadline = Instant::now() + Duration::from_secs_f64(load.wait_secs);
     while publisher.get_inter_process_subscription_count()? == 0 {
         anyhow::ensure!(
@@ -115,5 +127,5 @@ async fn generate(
         load.size
     );
     println!("published {} {secs:.3}", load.count);
-    Ok(())
+    Ok(publisher)
 }

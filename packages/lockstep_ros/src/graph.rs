@@ -1,0 +1,219 @@
+//! Who publishes and who subscribes to a topic, from the ROS graph.
+//!
+//! r2r 0.9.7 offers `get_publishers_info_by_topic` but no subscriptions counterpart, and keeps its rcl node
+//! handle private. [`GraphProbe`] is a small rcl node of our own (its own rcl context, through `r2r_rcl`),
+//! used only to ask the graph `rcl_get_{publishers,subscriptions}_info_by_topic`. An endpoint whose node
+//! name has not reached the probe yet (rmw reports `_NODE_NAME_UNKNOWN_` until the node's graph message
+//! arrives) is left out; ask again later. Its name starts with `_`, which hides it
+//! from `ros2 node list`; it creates no publishers or subscriptions, so it changes no one's graph view.
+
+use std::ffi::{CStr, CString};
+use std::os::raw::c_char;
+
+use r2r_rcl as rcl;
+
+/// One endpoint (publisher or subscription) of a topic, as the graph reports it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Endpoint {
+    /// Fully qualified name of the node owning the endpoint, e.g. `/robot/planner`.
+    pub node: String,
+    /// Message type, e.g. `std_msgs/msg/String`.
+    pub type_name: String,
+}
+
+/// What can go wrong asking the graph.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error("{call} failed (rcl return code {code}): {message}")]
+    Rcl {
+        call: &'static str,
+        code: i32,
+        message: String,
+    },
+    #[error("name `{0}` contains a NUL byte")]
+    Nul(String),
+}
+
+/// A private rcl context and node for graph queries.
+pub struct GraphProbe {
+    // Boxed: rcl keeps pointers to both; they must not move.
+    context: Box<rcl::rcl_context_t>,
+    node: Box<rcl::rcl_node_t>,
+}
+
+// The handles are only used through `&mut self` or `&self` calls that rcl documents as thread-safe for graph
+// queries; the probe is owned by one task at a time.
+unsafe impl Send for GraphProbe {}
+
+fn rcl_error(call: &'static str, code: i32) -> GraphError {
+    // SAFETY: rcutils keeps a thread-local error string; reading then resetting it is always allowed.
+    let message = unsafe {
+        let error = rcl::rcutils_get_error_string();
+        let text = CStr::from_ptr(&error.str_ as *const c_char)
+            .to_string_lossy()
+            .into_owned();
+        rcl::rcutils_reset_error();
+        text
+    };
+    GraphError::Rcl { call, code, message }
+}
+
+fn check(call: &'static str, code: rcl::rcl_ret_t) -> Result<(), GraphError> {
+    if code == rcl::RCL_RET_OK as rcl::rcl_ret_t {
+        Ok(())
+    } else {
+        Err(rcl_error(call, code))
+    }
+}
+
+impl GraphProbe {
+    /// Start the probe's context (same `ROS_DOMAIN_ID` and middleware as the process's nodes) and node
+    /// `_<name>_graph_<pid>`.
+    pub fn new(name: &str) -> Result<Self, GraphError> {
+        let node_name = format!("_{name}_graph_{}", std::process::id());
+        let c_name = CString::new(node_name.clone()).map_err(|_| GraphError::Nul(node_name))?;
+        let c_namespace = CString::new("/").map_err(|_| GraphError::Nul("/".into()))?;
+        // SAFETY: the zero-initialised structures are what rcl's init functions expect; every pointer passed
+        // lives through the call, and the context/node stay boxed (unmoved) until `Drop` finalises them.
+        unsafe {
+            let mut context = Box::new(rcl::rcl_get_zero_initialized_context());
+            let mut options = rcl::rcl_get_zero_initialized_init_options();
+            check(
+                "rcl_init_options_init",
+                rcl::rcl_init_options_init(&mut options, rcl::rcutils_get_default_allocator()),
+            )?;
+            // No arguments: rcl wants a null argv with argc 0.
+            let init = rcl::rcl_init(0, std::ptr::null(), &options, context.as_mut());
+            rcl::rcl_init_options_fini(&mut options);
+            check("rcl_init", init)?;
+            let mut node = Box::new(rcl::rcl_get_zero_initialized_node());
+            let node_options = rcl::rcl_node_get_default_options();
+            let made = rcl::rcl_node_init(
+                node.as_mut(),
+                c_name.as_ptr(),
+                c_namespace.as_ptr(),
+                context.as_mut(),
+                &node_options,
+            );
+            if let Err(e) = check("rcl_node_init", made) {
+                rcl::rcl_shutdown(context.as_mut());
+                rcl::rcl_context_fini(context.as_mut());
+                return Err(e);
+            }
+            Ok(Self { context, node })
+        }
+    }
+
+    /// The subscriptions of `topic` (a fully qualified name), sorted by node name.
+    pub fn subscriptions(&self, topic: &str) -> Result<Vec<Endpoint>, GraphError> {
+        self.endpoints(topic, Kind::Subscriptions)
+    }
+
+    /// The publishers of `topic` (a fully qualified name), sorted by node name.
+    pub fn publishers(&self, topic: &str) -> Result<Vec<Endpoint>, GraphError> {
+        self.endpoints(topic, Kind::Publishers)
+    }
+
+    fn endpoints(&self, topic: &str, kind: Kind) -> Result<Vec<Endpoint>, GraphError> {
+        let (call, query) = match kind {
+            Kind::Publishers => (
+                "rcl_get_publishers_info_by_topic",
+                rcl::rcl_get_publishers_info_by_topic as Query,
+            ),
+            Kind::Subscriptions => (
+                "rcl_get_subscriptions_info_by_topic",
+                rcl::rcl_get_subscriptions_info_by_topic as Query,
+            ),
+        };
+        let c_topic = CString::new(topic).map_err(|_| GraphError::Nul(topic.to_owned()))?;
+        // SAFETY: `info` is zero-initialised as rcl requires, filled by rcl with `allocator`, read while valid
+        // and finalised with the same allocator before it goes out of scope.
+        let mut endpoints = unsafe {
+            let mut allocator = rcl::rcutils_get_default_allocator();
+            let mut info = rcl::rmw_get_zero_initialized_topic_endpoint_info_array();
+            let got = query(
+                self.node.as_ref(),
+                &mut allocator,
+                c_topic.as_ptr(),
+                false,
+                &mut info,
+            );
+            let endpoints = if got == rcl::RCL_RET_OK as rcl::rcl_ret_t && !info.info_array.is_null() {
+                std::slice::from_raw_parts(info.info_array, info.size)
+                    .iter()
+                    .filter(|e| !e.node_name.is_null() && CStr::from_ptr(e.node_name) != UNKNOWN_NODE)
+                    .map(|e| endpoint(e.node_namespace, e.node_name, e.topic_type))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            rcl::rmw_topic_endpoint_info_array_fini(&mut info, &mut allocator);
+            check(call, got)?;
+            endpoints
+        };
+        endpoints.sort();
+        Ok(endpoints)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Publishers,
+    Subscriptions,
+}
+
+/// `rcl_get_publishers_info_by_topic` and `rcl_get_subscriptions_info_by_topic` share this signature.
+type Query = unsafe extern "C" fn(
+    *const rcl::rcl_node_t,
+    *mut rcl::rcutils_allocator_t,
+    *const c_char,
+    bool,
+    *mut rcl::rcl_topic_endpoint_info_array_t,
+) -> rcl::rcl_ret_t;
+
+/// What rmw reports as the node name of an endpoint whose node it has not heard of yet.
+const UNKNOWN_NODE: &CStr = c"_NODE_NAME_UNKNOWN_";
+
+/// Build an [`Endpoint`] from rmw's C strings (any of which may be null).
+unsafe fn endpoint(namespace: *const c_char, name: *const c_char, type_name: *const c_char) -> Endpoint {
+    let text = |p: *const c_char| {
+        if p.is_null() {
+            String::new()
+        } else {
+            // SAFETY: rmw hands out NUL-terminated strings that live as long as the info array.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    Endpoint {
+        node: full_node_name(&text(namespace), &text(name)),
+        type_name: text(type_name),
+    }
+}
+
+/// `/ns` + `node` -> `/ns/node`; `/` + `node` -> `/node`.
+pub fn full_node_name(namespace: &str, name: &str) -> String {
+    format!("{}/{name}", namespace.trim_end_matches('/'))
+}
+
+impl Drop for GraphProbe {
+    fn drop(&mut self) {
+        // SAFETY: both handles were initialised in `new` and are finalised once, node before context.
+        unsafe {
+            rcl::rcl_node_fini(self.node.as_mut());
+            rcl::rcl_shutdown(self.context.as_mut());
+            rcl::rcl_context_fini(self.context.as_mut());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::full_node_name;
+
+    #[test]
+    fn node_names_are_fully_qualified() {
+        assert_eq!(full_node_name("/", "talker"), "/talker");
+        assert_eq!(full_node_name("/robot", "talker"), "/robot/talker");
+        assert_eq!(full_node_name("/robot/", "talker"), "/robot/talker");
+    }
+}
