@@ -7,6 +7,7 @@
 //! - [`declare_parameters`]: typed parameters (`#[derive(r2r::RosParams)]`, doc comments become descriptions)
 //!   served on the node's standard parameter services and filled from `--ros-args --params-file`.
 //! - [`graph`]: who subscribes to a topic (r2r has only the publishers' side).
+//! - [`typesupport`]: a message type's C type support loaded at run time (types not compiled in).
 //! - [`time`]: conversions between ROS `builtin_interfaces/Time` and nanoseconds or seconds.
 //! - Logging goes through the ROS logger: use `r2r::log_info!(node_logger, ...)` etc., re-exported here.
 //!
@@ -16,6 +17,7 @@
 pub mod graph;
 pub mod qos;
 pub mod time;
+pub mod typesupport;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
