@@ -203,7 +203,7 @@ where
             quiet = drain.settle() => {
                 if !quiet {
                     let logger = logger_name(&node).unwrap_or_default();
-                    log_warn!(&logger, "still receiving {:?} after the stop signal; stopping anyway", drain.max);
+                    log_info!(&logger, "still receiving {:?} after the stop signal; stopping now", drain.max);
                 }
                 Ok(())
             }
