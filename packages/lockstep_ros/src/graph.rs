@@ -7,10 +7,12 @@
 //! arrives) is left out; ask again later. Its name starts with `_`, which hides it
 //! from `ros2 node list`; it creates no publishers or subscriptions, so it changes no one's graph view.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::os::raw::c_char;
 
 use r2r_rcl as rcl;
+
+use crate::rcl_node::{c_string, check, RclError, RclNode};
 
 /// One endpoint (publisher or subscription) of a topic, as the graph reports it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -22,86 +24,19 @@ pub struct Endpoint {
 }
 
 /// What can go wrong asking the graph.
-#[derive(Debug, thiserror::Error)]
-pub enum GraphError {
-    #[error("{call} failed (rcl return code {code}): {message}")]
-    Rcl {
-        call: &'static str,
-        code: i32,
-        message: String,
-    },
-    #[error("name `{0}` contains a NUL byte")]
-    Nul(String),
-}
+pub type GraphError = RclError;
 
 /// A private rcl context and node for graph queries.
 pub struct GraphProbe {
-    // Boxed: rcl keeps pointers to both; they must not move.
-    context: Box<rcl::rcl_context_t>,
-    node: Box<rcl::rcl_node_t>,
-}
-
-// The handles are only used through `&mut self` or `&self` calls that rcl documents as thread-safe for graph
-// queries; the probe is owned by one task at a time.
-unsafe impl Send for GraphProbe {}
-
-fn rcl_error(call: &'static str, code: i32) -> GraphError {
-    // SAFETY: rcutils keeps a thread-local error string; reading then resetting it is always allowed.
-    let message = unsafe {
-        let error = rcl::rcutils_get_error_string();
-        let text = CStr::from_ptr(&error.str_ as *const c_char)
-            .to_string_lossy()
-            .into_owned();
-        rcl::rcutils_reset_error();
-        text
-    };
-    GraphError::Rcl { call, code, message }
-}
-
-fn check(call: &'static str, code: rcl::rcl_ret_t) -> Result<(), GraphError> {
-    if code == rcl::RCL_RET_OK as rcl::rcl_ret_t {
-        Ok(())
-    } else {
-        Err(rcl_error(call, code))
-    }
+    node: RclNode,
 }
 
 impl GraphProbe {
     /// Start the probe's context (same `ROS_DOMAIN_ID` and middleware as the process's nodes) and node
     /// `_<name>_graph_<pid>`.
     pub fn new(name: &str) -> Result<Self, GraphError> {
-        let node_name = format!("_{name}_graph_{}", std::process::id());
-        let c_name = CString::new(node_name.clone()).map_err(|_| GraphError::Nul(node_name))?;
-        let c_namespace = CString::new("/").map_err(|_| GraphError::Nul("/".into()))?;
-        // SAFETY: the zero-initialised structures are what rcl's init functions expect; every pointer passed
-        // lives through the call, and the context/node stay boxed (unmoved) until `Drop` finalises them.
-        unsafe {
-            let mut context = Box::new(rcl::rcl_get_zero_initialized_context());
-            let mut options = rcl::rcl_get_zero_initialized_init_options();
-            check(
-                "rcl_init_options_init",
-                rcl::rcl_init_options_init(&mut options, rcl::rcutils_get_default_allocator()),
-            )?;
-            // No arguments: rcl wants a null argv with argc 0.
-            let init = rcl::rcl_init(0, std::ptr::null(), &options, context.as_mut());
-            rcl::rcl_init_options_fini(&mut options);
-            check("rcl_init", init)?;
-            let mut node = Box::new(rcl::rcl_get_zero_initialized_node());
-            let node_options = rcl::rcl_node_get_default_options();
-            let made = rcl::rcl_node_init(
-                node.as_mut(),
-                c_name.as_ptr(),
-                c_namespace.as_ptr(),
-                context.as_mut(),
-                &node_options,
-            );
-            if let Err(e) = check("rcl_node_init", made) {
-                rcl::rcl_shutdown(context.as_mut());
-                rcl::rcl_context_fini(context.as_mut());
-                return Err(e);
-            }
-            Ok(Self { context, node })
-        }
+        let node = RclNode::new(&format!("_{name}_graph_{}", std::process::id()))?;
+        Ok(Self { node })
     }
 
     /// The subscriptions of `topic` (a fully qualified name), sorted by node name.
@@ -125,14 +60,14 @@ impl GraphProbe {
                 rcl::rcl_get_subscriptions_info_by_topic as Query,
             ),
         };
-        let c_topic = CString::new(topic).map_err(|_| GraphError::Nul(topic.to_owned()))?;
+        let c_topic = c_string(topic)?;
         // SAFETY: `info` is zero-initialised as rcl requires, filled by rcl with `allocator`, read while valid
         // and finalised with the same allocator before it goes out of scope.
         let mut endpoints = unsafe {
             let mut allocator = rcl::rcutils_get_default_allocator();
             let mut info = rcl::rmw_get_zero_initialized_topic_endpoint_info_array();
             let got = query(
-                self.node.as_ref(),
+                self.node.node(),
                 &mut allocator,
                 c_topic.as_ptr(),
                 false,
@@ -193,17 +128,6 @@ unsafe fn endpoint(namespace: *const c_char, name: *const c_char, type_name: *co
 /// `/ns` + `node` -> `/ns/node`; `/` + `node` -> `/node`.
 pub fn full_node_name(namespace: &str, name: &str) -> String {
     format!("{}/{name}", namespace.trim_end_matches('/'))
-}
-
-impl Drop for GraphProbe {
-    fn drop(&mut self) {
-        // SAFETY: both handles were initialised in `new` and are finalised once, node before context.
-        unsafe {
-            rcl::rcl_node_fini(self.node.as_mut());
-            rcl::rcl_shutdown(self.context.as_mut());
-            rcl::rcl_context_fini(self.context.as_mut());
-        }
-    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! - [`qos`]: the QoS presets Lockstep uses (latched, reliable, sensor data, keep-all).
 //! - [`declare_parameters`]: typed parameters (`#[derive(r2r::RosParams)]`, doc comments become descriptions)
 //!   served on the node's standard parameter services and filled from `--ros-args --params-file`.
+//! - [`generic`]: subscriptions and publishers of any installed message type, as serialized CDR.
 //! - [`graph`]: who subscribes to a topic (r2r has only the publishers' side).
 //! - [`typesupport`]: a message type's C type support loaded at run time (types not compiled in).
 //! - [`time`]: conversions between ROS `builtin_interfaces/Time` and nanoseconds or seconds.
@@ -14,10 +15,14 @@
 //! When ROS 2 comes from the PyPI wheels, this crate's build script also links libpython (see `build.rs`),
 //! so node crates need nothing but this dependency.
 
+pub mod generic;
 pub mod graph;
 pub mod qos;
+mod rcl_node;
 pub mod time;
 pub mod typesupport;
+
+pub use rcl_node::RclError;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
