@@ -165,3 +165,21 @@ impl Error {
         }
     }
 }
+
+/// An error and its causes on one line, `outer: inner: ...`, each said once: a cause whose text the line
+/// already holds is left out (this crate's errors, like many, print their source and also return it as
+/// `source()`, so walking the chain naively would repeat it). For command-line errors and node status
+/// fields alike.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let part = cause.to_string();
+        if !text.contains(part.as_str()) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = cause.source();
+    }
+    text
+}

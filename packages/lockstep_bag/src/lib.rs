@@ -25,7 +25,7 @@ mod yaml_out;
 #[cfg(feature = "cli")]
 pub mod cli;
 
-pub use error::{Error, Result};
+pub use error::{error_chain, Error, Result};
 pub use metadata::{BagMetadata, FileInformation, TopicInformation, TopicMetadata};
 pub use msgdefs::{MessageDefinition, MessageDefinitions};
 pub use qos::QosProfile;

@@ -42,22 +42,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// An error and its causes as `outer: inner: ...`, each said once: a cause whose text the message
-/// already holds is left out (library errors often print their source and also return it as
-/// `source()`, so walking the chain would repeat it).
+/// The error and its causes on one line, each said once (see [`lockstep_bag::error_chain`]).
 fn error_text(err: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in err.chain() {
-        let part = cause.to_string();
-        if text.contains(part.as_str()) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&part);
-    }
-    text
+    lockstep_bag::error_chain(err.as_ref())
 }
 
 #[cfg(test)]

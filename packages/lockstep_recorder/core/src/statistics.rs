@@ -38,28 +38,28 @@ pub struct Statistics {
 impl Statistics {
     /// List `topic` (with nothing recorded yet), so a topic shows from the moment it is subscribed.
     pub fn register(&mut self, topic: &str, type_name: &str) {
+        self.entry(topic, type_name);
+    }
+
+    /// The statistics of `topic`, created (with `type_name`) on first use.
+    fn entry(&mut self, topic: &str, type_name: &str) -> &mut TopicStats {
         let stats = self.topics.entry(topic.to_owned()).or_default();
         if stats.type_name.is_empty() {
             type_name.clone_into(&mut stats.type_name);
         }
+        stats
     }
 
     /// Count one recorded message.
     pub fn record(&mut self, topic: &str, type_name: &str, bytes: usize) {
-        let stats = self.topics.entry(topic.to_owned()).or_default();
-        if stats.type_name.is_empty() {
-            type_name.clone_into(&mut stats.type_name);
-        }
+        let stats = self.entry(topic, type_name);
         stats.messages += 1;
         stats.bytes += bytes as u64;
     }
 
     /// Count one message the recorder received and did not record; returns the topic's count for `reason`.
     pub fn drop_message(&mut self, topic: &str, type_name: &str, reason: DropReason) -> u64 {
-        let stats = self.topics.entry(topic.to_owned()).or_default();
-        if stats.type_name.is_empty() {
-            type_name.clone_into(&mut stats.type_name);
-        }
+        let stats = self.entry(topic, type_name);
         let counter = match reason {
             DropReason::QueueFull => &mut stats.dropped_queue_full,
             DropReason::AfterError => &mut stats.dropped_after_error,

@@ -13,7 +13,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lockstep_bag::{BagWriter, TopicSpec, WriterOptions};
+use lockstep_bag::{error_chain, BagWriter, TopicSpec, WriterOptions};
 use lockstep_recorder::{DropReason, QueueBudget, Statistics};
 use lockstep_ros::graph::{Endpoint, GraphProbe};
 use lockstep_trace::{now_ns, proto, Topology, TopologyBuilder};
@@ -468,21 +468,6 @@ impl Thread {
         self.shared
             .with(|s| s.error.get_or_insert(format!("{what}; {repaired}")).clone());
     }
-}
-
-/// An error and its causes on one line, each cause once (`a: b: c`; a cause whose text its parent already
-/// shows is left out).
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let more = cause.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Name of the MCAP attachment holding the topology in the patent's protobuf schema
