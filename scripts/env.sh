@@ -53,6 +53,19 @@ elif [ -z "${LOCKSTEP_SETUP_RUNNING:-}" ]; then
     echo "scripts/env.sh: lockstep_interfaces is not built; run 'bash scripts/setup.sh'" >&2
 fi
 
+# The test message package (test/fixtures/lockstep_test_msgs): importable by rclpy and loadable, but NOT on
+# AMENT_PREFIX_PATH, so no binary is compiled with it and a node finds its type support only when a test adds
+# $LOCKSTEP_TEST_MSGS_PREFIX to the node's AMENT_PREFIX_PATH.
+if [ -f "$lockstep_state/test_msgs/current" ]; then
+    LOCKSTEP_TEST_MSGS_PREFIX="$(cat "$lockstep_state/test_msgs/current")"
+    export LOCKSTEP_TEST_MSGS_PREFIX
+    export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$LOCKSTEP_TEST_MSGS_PREFIX/lib"
+    for lockstep_dir in "$LOCKSTEP_TEST_MSGS_PREFIX"/lib/python3*/site-packages \
+        "$LOCKSTEP_TEST_MSGS_PREFIX"/local/lib/python3*/dist-packages; do
+        [ -d "$lockstep_dir" ] && export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$lockstep_dir"
+    done
+fi
+
 # Only generate Rust bindings for the interface packages Lockstep uses (keeps r2r's build short). r2r itself
 # needs rcl_interfaces, action_msgs, unique_identifier_msgs, builtin_interfaces and rosgraph_msgs.
 export IDL_PACKAGE_FILTER="builtin_interfaces;rcl_interfaces;action_msgs;unique_identifier_msgs;rosgraph_msgs;std_msgs;std_srvs;geometry_msgs;nav_msgs;sensor_msgs;trajectory_msgs;visualization_msgs;lockstep_interfaces"

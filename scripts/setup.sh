@@ -81,31 +81,40 @@ if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --locked cargo-nextest
 fi
 
-# 4. The interface package, installed into a prefix named by the hash of its sources. r2r keys its cached
+# 4. Interface packages, each installed into a prefix named by the hash of its sources. r2r keys its cached
 #    bindings on AMENT_PREFIX_PATH, so a changed interface gives a new prefix path and r2r regenerates its
 #    bindings by itself: no `cargo clean` after editing msg/.
+#    - msg/ (lockstep_interfaces) into .ros/interfaces/, on AMENT_PREFIX_PATH (see env.sh);
+#    - test/fixtures/lockstep_test_msgs into .ros/test_msgs/, a package no binary is compiled with, for the
+#      tests of generic subscriptions (env.sh puts it on PYTHONPATH and LD_LIBRARY_PATH only).
 # shellcheck source=env.sh
 LOCKSTEP_SETUP_RUNNING=1 source "$repo/scripts/env.sh"
-iface_hash=$(cd "$repo/msg" && find . -type f \( -name '*.msg' -o -name '*.srv' -o -name '*.action' \
-    -o -name CMakeLists.txt -o -name package.xml \) | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
-iface_prefix="$state/interfaces/$ros_mode-$iface_hash"
-if [ ! -f "$iface_prefix/.lockstep-complete" ]; then
-    say "building lockstep_interfaces into .ros/interfaces/$ros_mode-$iface_hash"
-    build_dir="$state/build/lockstep_interfaces-$iface_hash"
-    rm -rf "$build_dir" "$iface_prefix"
-    cmake_log="$state/build/lockstep_interfaces-$iface_hash.log"
-    mkdir -p "$build_dir"
-    if ! { cmake -S "$repo/msg" -B "$build_dir" -DCMAKE_INSTALL_PREFIX="$iface_prefix" \
-        -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$venv/bin/python" \
-        && cmake --build "$build_dir" -j "$(nproc)" && cmake --install "$build_dir"; } >"$cmake_log" 2>&1; then
-        tail -n 40 "$cmake_log" >&2
-        die "building msg/ failed; full log: $cmake_log"
+build_interfaces() { # <package name> <source dir> <state subdir>
+    local name=$1 src=$2 kind=$3 hash prefix build_dir cmake_log
+    hash=$(cd "$src" && find . -type f \( -name '*.msg' -o -name '*.srv' -o -name '*.action' \
+        -o -name CMakeLists.txt -o -name package.xml \) | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+    prefix="$state/$kind/$ros_mode-$hash"
+    if [ ! -f "$prefix/.lockstep-complete" ]; then
+        say "building $name into .ros/$kind/$ros_mode-$hash"
+        build_dir="$state/build/$name-$hash"
+        cmake_log="$state/build/$name-$hash.log"
+        rm -rf "$build_dir" "$prefix"
+        mkdir -p "$build_dir"
+        if ! { cmake -S "$src" -B "$build_dir" -DCMAKE_INSTALL_PREFIX="$prefix" \
+            -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$venv/bin/python" \
+            && cmake --build "$build_dir" -j "$(nproc)" && cmake --install "$build_dir"; } >"$cmake_log" 2>&1; then
+            tail -n 40 "$cmake_log" >&2
+            die "building $src failed; full log: $cmake_log"
+        fi
+        touch "$prefix/.lockstep-complete"
+        # Keep only the current prefix and build of this package.
+        find "$state/$kind" -mindepth 1 -maxdepth 1 ! -path "$prefix" -exec rm -rf {} +
+        find "$state/build" -mindepth 1 -maxdepth 1 -name "$name-*" ! -path "$build_dir" ! -path "$cmake_log" \
+            -exec rm -rf {} +
     fi
-    touch "$iface_prefix/.lockstep-complete"
-    # Keep only the current prefix and build.
-    find "$state/interfaces" -mindepth 1 -maxdepth 1 ! -path "$iface_prefix" -exec rm -rf {} +
-    find "$state/build" -mindepth 1 -maxdepth 1 ! -path "$build_dir" ! -path "$cmake_log" -exec rm -rf {} +
-fi
-echo "$iface_prefix" > "$state/interfaces/current"
+    echo "$prefix" > "$state/$kind/current"
+}
+build_interfaces lockstep_interfaces "$repo/msg" interfaces
+build_interfaces lockstep_test_msgs "$repo/test/fixtures/lockstep_test_msgs" test_msgs
 
 say "ready: source scripts/env.sh"

@@ -225,10 +225,11 @@ class RosTestContext:
     def publisher(self, msg_type, topic: str, qos: QoSProfile | None = None):
         return self.node.create_publisher(msg_type, topic, qos or reliable())
 
-    def collect(self, msg_type, topic: str, qos: QoSProfile | None = None) -> list:
-        """Subscribe now; the returned list fills as messages arrive."""
+    def collect(self, msg_type, topic: str, qos: QoSProfile | None = None, raw: bool = False) -> list:
+        """Subscribe now; the returned list fills as messages arrive (with `raw`, as the serialized bytes
+        DDS delivered)."""
         received: list = []
-        self.node.create_subscription(msg_type, topic, received.append, qos or reliable())
+        self.node.create_subscription(msg_type, topic, received.append, qos or reliable(), raw=raw)
         return received
 
     def wait_for_messages(self, received: list, count: int, timeout: float = 15.0, what: str = "messages"):

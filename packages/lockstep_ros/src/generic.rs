@@ -1,16 +1,21 @@
 //! Subscriptions and publishers of any message type installed on the machine, taking and publishing
 //! serialized CDR (like rclcpp's GenericSubscription / GenericPublisher, which rosbag2 records and plays with).
 //!
-//! A [`GenericNode`] is an rcl node of our own (see [`crate::rcl_node`]) named `<name>_generic`. The type
-//! support of each type comes from [`crate::typesupport`] (loaded once per package from `AMENT_PREFIX_PATH`),
-//! so types that were not compiled into the binary work as well as those that were.
+//! A [`GenericNode`] is an rcl node of our own (see [`crate::rcl_node`]) named `<name>_generic`, in the
+//! namespace given. The type support of each type comes from [`crate::typesupport`] (loaded once per package
+//! from `AMENT_PREFIX_PATH`), so types that were not compiled into the binary work as well as those that
+//! were. Its node also answers graph queries ([`GenericNode::graph_probe`]): one private node per process
+//! does both.
 //!
 //! One thread per `GenericNode` waits on all its subscriptions and, on each wake-up, takes **every** message
-//! waiting on a ready subscription (not one per wake-up as r2r's spin does), handing them to the
-//! subscription's stream. Publishing is a plain `rcl_publish_serialized_message` from the caller's thread.
+//! waiting on a ready subscription (not one per wake-up as r2r's spin does), handing each to the
+//! subscription's sink: a callback run on that thread ([`GenericNode::subscribe_with`], which can bound
+//! memory end to end: what it refuses is never queued anywhere) or a stream ([`GenericNode::subscribe`]).
+//! Publishing is a plain `rcl_publish_serialized_message` from the caller's thread.
 //!
-//! Not yet (see the issue notes): remapping rules of the process's `--ros-args` do not apply to these
-//! entities (their context is created without arguments); use absolute topic names.
+//! Remapping rules of the process's `--ros-args` do not apply to these entities (their context is created
+//! without arguments, so that `__node:=` cannot give this node the main node's name): callers pass the
+//! fully qualified topic names they want, after their own remapping.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,6 +25,7 @@ use std::time::Duration;
 use futures::channel::mpsc;
 use r2r_rcl as rcl;
 
+use crate::graph::GraphProbe;
 use crate::rcl_node::{c_string, check, RclError, RclNode};
 use crate::typesupport::{message_type_support, TypeSupportError};
 
@@ -42,13 +48,16 @@ pub enum GenericError {
 /// How long the take thread waits before looking at its stop flag and subscription list again.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 
+/// Where a subscription's messages go: called on the take thread with each message's serialized CDR.
+type Sink = Box<dyn FnMut(Vec<u8>) + Send>;
+
 struct Subscription {
     handle: *mut rcl::rcl_subscription_t,
-    sender: mpsc::UnboundedSender<Vec<u8>>,
+    sink: Sink,
 }
 
 struct Shared {
-    node: RclNode,
+    node: Arc<RclNode>,
     /// Wakes the take thread when a subscription is added or the node stops.
     guard: *mut rcl::rcl_guard_condition_t,
     subscriptions: Mutex<Vec<Subscription>>,
@@ -68,9 +77,10 @@ pub struct GenericNode {
 }
 
 impl GenericNode {
-    /// Start the node `<name>_generic` and its take thread. Types are looked up in `AMENT_PREFIX_PATH`.
-    pub fn new(name: &str) -> Result<Self, GenericError> {
-        let node = RclNode::new(&format!("{name}_generic"))?;
+    /// Start the node `<name>_generic` in `namespace` (`/`, or the namespace of the node it works for) and
+    /// its take thread. Types are looked up in `AMENT_PREFIX_PATH`.
+    pub fn new(name: &str, namespace: &str) -> Result<Self, GenericError> {
+        let node = Arc::new(RclNode::new(&format!("{name}_generic"), namespace)?);
         // SAFETY: a zero-initialised guard condition initialised on our context; freed in `Drop` for Shared.
         let guard = unsafe {
             let guard = Box::into_raw(Box::new(rcl::rcl_get_zero_initialized_guard_condition()));
@@ -109,14 +119,43 @@ impl GenericNode {
         })
     }
 
+    /// Graph queries through this node (no second DDS participant). Its own endpoints are those of the node
+    /// [`Self::node_name`].
+    pub fn graph_probe(&self) -> GraphProbe {
+        GraphProbe::on(self.shared.node.clone())
+    }
+
+    /// Fully qualified name of this node, e.g. `/lockstep_recorder_generic`.
+    pub fn node_name(&self) -> String {
+        self.shared.node.full_name()
+    }
+
     /// Subscribe to `topic` (absolute name) of type `type_name` (`pkg/msg/Type`); the stream yields each
-    /// message's serialized CDR bytes, in the order taken.
+    /// message's serialized CDR bytes, in the order taken. The stream is unbounded: to bound memory, use
+    /// [`Self::subscribe_with`] and decide on the take thread.
     pub fn subscribe(
         &self,
         topic: &str,
         type_name: &str,
         qos: r2r::QosProfile,
     ) -> Result<mpsc::UnboundedReceiver<Vec<u8>>, GenericError> {
+        let (sender, receiver) = mpsc::unbounded();
+        self.subscribe_with(topic, type_name, qos, move |bytes| {
+            let _ = sender.unbounded_send(bytes); // a closed stream's messages are dropped
+        })?;
+        Ok(receiver)
+    }
+
+    /// Subscribe to `topic` (absolute name) of type `type_name` (`pkg/msg/Type`); `sink` is called on the
+    /// take thread with each message's serialized CDR bytes, in the order taken. It must be quick (it holds
+    /// up every subscription of this node) and must not call back into this node.
+    pub fn subscribe_with(
+        &self,
+        topic: &str,
+        type_name: &str,
+        qos: r2r::QosProfile,
+        sink: impl FnMut(Vec<u8>) + Send + 'static,
+    ) -> Result<(), GenericError> {
         let support = message_type_support(type_name, &self.prefixes)?;
         let c_topic = c_string(topic)?;
         let rcl_failed = |source| GenericError::Rcl {
@@ -143,12 +182,14 @@ impl GenericNode {
             }
             handle
         };
-        let (sender, receiver) = mpsc::unbounded();
         if let Ok(mut subscriptions) = self.shared.subscriptions.lock() {
-            subscriptions.push(Subscription { handle, sender });
+            subscriptions.push(Subscription {
+                handle,
+                sink: Box::new(sink),
+            });
         }
         self.shared.wake();
-        Ok(receiver)
+        Ok(())
     }
 
     /// A publisher on `topic` (absolute name) of type `type_name` (`pkg/msg/Type`) that sends serialized CDR.
@@ -282,7 +323,7 @@ fn take_loop(shared: &Shared) {
     }
 }
 
-/// Take every message waiting on `s` and hand each to its stream (a closed stream's messages are dropped).
+/// Take every message waiting on `s` and hand each to its sink.
 fn take_all(s: &mut Subscription, buffer: &mut rcl::rcl_serialized_message_t) {
     loop {
         // SAFETY: returns a plain zeroed struct.
@@ -295,7 +336,7 @@ fn take_all(s: &mut Subscription, buffer: &mut rcl::rcl_serialized_message_t) {
         }
         // SAFETY: after a successful take, `buffer` holds `buffer_length` initialised bytes.
         let bytes = unsafe { std::slice::from_raw_parts(buffer.buffer, buffer.buffer_length) }.to_vec();
-        let _ = s.sender.unbounded_send(bytes);
+        (s.sink)(bytes);
     }
 }
 

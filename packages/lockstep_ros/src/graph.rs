@@ -9,6 +9,7 @@
 
 use std::ffi::CStr;
 use std::os::raw::c_char;
+use std::sync::Arc;
 
 use r2r_rcl as rcl;
 
@@ -26,17 +27,22 @@ pub struct Endpoint {
 /// What can go wrong asking the graph.
 pub type GraphError = RclError;
 
-/// A private rcl context and node for graph queries.
+/// A private rcl context and node for graph queries (its own, or a [`crate::generic::GenericNode`]'s).
 pub struct GraphProbe {
-    node: RclNode,
+    node: Arc<RclNode>,
 }
 
 impl GraphProbe {
     /// Start the probe's context (same `ROS_DOMAIN_ID` and middleware as the process's nodes) and node
     /// `_<name>_graph_<pid>`.
     pub fn new(name: &str) -> Result<Self, GraphError> {
-        let node = RclNode::new(&format!("_{name}_graph_{}", std::process::id()))?;
-        Ok(Self { node })
+        let node = RclNode::new(&format!("_{name}_graph_{}", std::process::id()), "/")?;
+        Ok(Self { node: Arc::new(node) })
+    }
+
+    /// A probe asking through an existing node (see [`crate::generic::GenericNode::graph_probe`]).
+    pub(crate) fn on(node: Arc<RclNode>) -> Self {
+        Self { node }
     }
 
     /// The subscriptions of `topic` (a fully qualified name), sorted by node name.

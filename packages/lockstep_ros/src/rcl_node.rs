@@ -55,11 +55,11 @@ unsafe impl Sync for RclNode {}
 
 impl RclNode {
     /// Start a context (no command-line arguments: remappings of the process do not apply) and the node
-    /// `name` in namespace `/`.
-    pub(crate) fn new(name: &str) -> Result<Self, RclError> {
+    /// `name` in `namespace` (`/` or e.g. `/robot`).
+    pub(crate) fn new(name: &str, namespace: &str) -> Result<Self, RclError> {
         crate::python_link::keep();
         let c_name = c_string(name)?;
-        let c_namespace = c_string("/")?;
+        let c_namespace = c_string(namespace)?;
         // SAFETY: the zero-initialised structures are what rcl's init functions expect; every pointer passed
         // lives through the call; context and node are leaked boxes, freed in `Drop` (or below on failure).
         unsafe {
@@ -101,6 +101,25 @@ impl RclNode {
 
     pub(crate) fn node(&self) -> *mut rcl::rcl_node_t {
         self.node
+    }
+
+    /// Fully qualified name, e.g. `/robot/planner`.
+    pub(crate) fn full_name(&self) -> String {
+        // SAFETY: the node is valid; rcl returns NUL-terminated strings owned by the node (or null).
+        let text = |p: *const c_char| {
+            if p.is_null() {
+                String::new()
+            } else {
+                unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+            }
+        };
+        let (namespace, name) = unsafe {
+            (
+                text(rcl::rcl_node_get_namespace(self.node)),
+                text(rcl::rcl_node_get_name(self.node)),
+            )
+        };
+        crate::graph::full_node_name(&namespace, &name)
     }
 
     pub(crate) fn context(&self) -> *mut rcl::rcl_context_t {

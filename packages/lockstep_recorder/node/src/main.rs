@@ -1,5 +1,6 @@
-//! `lockstep_recorder`: records topics (raw CDR, any type the build knows) into a rosbag2-compatible MCAP bag,
-//! with the dependency headers of traced modules and the module topology learnt from them.
+//! `lockstep_recorder`: records topics (raw CDR of any message type installed on the machine, see `topics`)
+//! into a rosbag2-compatible MCAP bag, with the dependency headers of traced modules and the module topology
+//! learnt from them.
 //!
 //! Parameters: see [`RecorderParams`]. Services (like rosbag2's recorder): `~/pause`, `~/resume`,
 //! `~/split_bagfile` (std_srvs/Trigger), `~/is_paused` (lockstep_interfaces/IsPaused), `~/get_topology`
@@ -14,25 +15,27 @@
 //! there is always something new, and a stop must stay prompt), then the thread writes what was received, stores
 //! the topology and finishes the bag (summary + metadata.yaml).
 
+mod shared;
+mod topics;
 mod writer;
 
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
 use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::StreamExt;
-use lockstep_bag::{ChunkCompression, MessageDefinitions, TopicSpec, WriterOptions};
-use lockstep_recorder::{adapt_qos, DropReason, Throttle, TopicSelection, HEADER_TYPE};
+use lockstep_bag::{ChunkCompression, WriterOptions};
+use lockstep_recorder::TopicSelection;
+use lockstep_ros::generic::GenericNode;
 use lockstep_ros::{lock, qos, SharedNode};
-use r2r::lockstep_interfaces::msg::{DependencyHeader, ModuleTopology, RecorderStatus};
+use r2r::lockstep_interfaces::msg::RecorderStatus;
 use r2r::lockstep_interfaces::srv::{GetTopology, IsPaused};
 use r2r::std_srvs::srv::Trigger;
-use r2r::WrappedTypesupport;
 
-use writer::{BagThread, Command, Shared, ThreadOptions};
+use shared::Shared;
+use topics::{Discovery, TypeSupport};
+use writer::{BagThread, Command, ThreadOptions};
 
 /// Parameters of the recorder.
 #[derive(r2r::RosParams, Debug)]
@@ -64,6 +67,9 @@ struct RecorderParams {
     max_queue_bytes: i64,
     /// For tests of the queue bound: sleep this long before each write, like a slow disk. Leave at 0.
     test_write_delay_secs: f64,
+    /// `generic`: load each type's support at run time from AMENT_PREFIX_PATH (every installed type records);
+    /// `compiled`: only the types compiled into this binary (kept for comparison benchmarks).
+    type_support: String,
 }
 
 impl Default for RecorderParams {
@@ -82,15 +88,13 @@ impl Default for RecorderParams {
             status_period_secs: 1.0,
             max_queue_bytes: 100 * 1024 * 1024,
             test_write_delay_secs: 0.0,
+            type_support: "generic".into(),
         }
     }
 }
 
 /// The bag thread's handle, joined by `main` after the node stopped so the bag is finished before exit.
 static BAG_THREAD: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
-
-/// Seconds between two looks at who publishes and subscribes each recorded topic.
-const GRAPH_PERIOD: Duration = Duration::from_secs(1);
 
 /// On SIGINT/SIGTERM the node keeps taking messages until none arrived for `DRAIN_QUIET` (at most
 /// `DRAIN_MAX`), so what DDS delivered before the stop is in the bag. Taking is far faster than any
@@ -188,11 +192,15 @@ fn setup(
     }
     let commands = bag.commands;
     let discovery_period = Duration::from_secs_f64(params.discovery_period_secs.max(0.01));
+    let type_support = TypeSupport::parse(&params.type_support)?;
     let status_period = Duration::from_secs_f64(params.status_period_secs.max(0.05));
     drop(params);
 
     let mut n = lock(&node)?;
     let node_name = n.fully_qualified_name()?;
+    // Subscriptions of any installed type and graph queries go through the node `<name>_generic`, beside
+    // this one in its namespace.
+    let generic = GenericNode::new(&n.name()?, &n.namespace()?).context("starting the generic node")?;
     let status_topic = format!("{node_name}/status");
     let status_pub = n.create_publisher::<RecorderStatus>("~/status", qos::reliable(10))?;
     let pause = n.create_service::<Trigger::Service>("~/pause", qos::reliable(10))?;
@@ -278,14 +286,16 @@ fn setup(
             }
         }
     };
-    let discovery_task = discover(
-        node.clone(),
+    let discovery = Discovery {
         selection,
         commands,
         shared,
-        discovery_period,
-        node_name,
-    );
+        period: discovery_period,
+        own_name: node_name,
+        type_support,
+        generic,
+    };
+    let discovery_task = topics::discover(node.clone(), discovery);
 
     Ok(async move {
         tokio::join!(
@@ -306,202 +316,4 @@ fn respond_trigger(req: r2r::ServiceRequest<Trigger::Service>, success: bool, me
         success,
         message: message.to_owned(),
     });
-}
-
-/// Look at the graph every `period`; subscribe to each new matching topic with QoS adapted to its publishers.
-/// Every [`GRAPH_PERIOD`] note who publishes and subscribes each recorded topic (the bag's `lockstep_graph`).
-async fn discover(
-    node: SharedNode,
-    selection: TopicSelection,
-    commands: std::sync::mpsc::Sender<Command>,
-    shared: Arc<Shared>,
-    period: Duration,
-    own_name: String,
-) {
-    let logger = lockstep_ros::logger_name(&node).unwrap_or_default();
-    let own_status_topic = format!("{own_name}/status");
-    let ament_prefix_path = std::env::var("AMENT_PREFIX_PATH").unwrap_or_default();
-    let mut definitions = MessageDefinitions::from_prefix_path(&ament_prefix_path);
-    match lockstep_ros::graph::GraphProbe::new("lockstep_recorder") {
-        Ok(probe) => shared.attach_graph_probe(probe, own_name),
-        Err(e) => r2r::log_warn!(
-            &logger,
-            "the publishers and subscribers of recorded topics will not be stored: {e}"
-        ),
-    }
-    let mut known: BTreeSet<String> = BTreeSet::new();
-    let mut interval = tokio::time::interval(period);
-    let mut last_graph = tokio::time::Instant::now();
-    loop {
-        interval.tick().await;
-        let Ok(n) = lock(&node) else { return };
-        let Ok(graph) = n.get_topic_names_and_types() else {
-            continue;
-        };
-        drop(n);
-        // Sorted, so topics discovered in the same round are added in a stable order.
-        let graph: std::collections::BTreeMap<_, _> = graph.into_iter().collect();
-        for (topic, types) in graph {
-            if known.contains(&topic) || topic == own_status_topic || !selection.matches(&topic) {
-                continue;
-            }
-            let Some(type_name) = types.first().cloned() else {
-                continue;
-            };
-            let Ok(n) = lock(&node) else { return };
-            let publishers = n.get_publishers_info_by_topic(&topic, false).unwrap_or_default();
-            drop(n);
-            if publishers.is_empty() {
-                continue; // only subscribers so far: the QoS to match is not known yet
-            }
-            known.insert(topic.clone());
-            let offered: Vec<lockstep_bag::QosProfile> =
-                publishers.iter().map(|p| to_bag_qos(&p.qos_profile)).collect();
-            let wanted = adapt_qos(&offered);
-            let mut profile = qos::keep_all_reliable();
-            if !wanted.reliable {
-                profile = profile.best_effort();
-            }
-            if wanted.transient_local {
-                profile = profile.transient_local();
-            }
-            let stream = match lock(&node).map(|mut n| n.subscribe_raw(&topic, &type_name, profile)) {
-                Ok(Ok(stream)) => stream,
-                Ok(Err(e)) => {
-                    r2r::log_warn!(&logger, "not recording {topic} ({type_name}): {e}");
-                    shared.note_skipped(&topic, &type_name, &e.to_string());
-                    continue;
-                }
-                Err(_) => return,
-            };
-            let (definition, missing) = definitions.resolve_or_empty(&type_name);
-            if let Some(e) = missing {
-                r2r::log_warn!(&logger, "{topic}: no message definition stored: {e}");
-            }
-            let spec = TopicSpec::new(topic.clone(), type_name.clone())
-                .with_qos(offered)
-                .with_definition(definition);
-            if commands.send(Command::AddTopic(Box::new(spec))).is_err() {
-                return;
-            }
-            r2r::log_info!(&logger, "recording {topic} ({type_name})");
-            tokio::spawn(record_topic(
-                stream,
-                topic,
-                type_name,
-                commands.clone(),
-                shared.clone(),
-                logger.clone(),
-            ));
-        }
-        if last_graph.elapsed() >= GRAPH_PERIOD {
-            last_graph = tokio::time::Instant::now();
-            shared.refresh_graph();
-        }
-    }
-}
-
-/// Seconds between two log lines about drops on one topic.
-const DROP_LOG_PERIOD: Duration = Duration::from_secs(2);
-
-async fn record_topic(
-    mut stream: impl futures::Stream<Item = Vec<u8>> + Unpin,
-    topic: String,
-    type_name: String,
-    commands: std::sync::mpsc::Sender<Command>,
-    shared: Arc<Shared>,
-    logger: String,
-) {
-    let topic: Arc<str> = topic.into();
-    let is_header = type_name == HEADER_TYPE;
-    let is_topology = type_name == "lockstep_interfaces/msg/ModuleTopology";
-    let mut drop_log = Throttle::new(DROP_LOG_PERIOD);
-    let received = shared.received_counter(&topic);
-    while let Some(data) = stream.next().await {
-        shared.received.fetch_add(1, Ordering::SeqCst);
-        received.fetch_add(1, Ordering::Relaxed);
-        let received_ns = lockstep_trace::now_ns() as u64;
-        if shared.paused.load(Ordering::Relaxed) {
-            continue;
-        }
-        if shared.stopped.load(Ordering::Relaxed) {
-            shared.note_dropped(&topic, DropReason::AfterError);
-            continue;
-        }
-        // Headers and declared topologies are recorded as they are and also feed the topology.
-        if is_header {
-            if let Ok(header) = DependencyHeader::from_serialized_bytes(&data) {
-                let _ = commands.send(Command::Header(Box::new(header)));
-            }
-        } else if is_topology {
-            if let Ok(topology) = ModuleTopology::from_serialized_bytes(&data) {
-                let _ = commands.send(Command::Declared(topology));
-            }
-        }
-        if !shared.budget.try_reserve(data.len() as u64) {
-            let dropped = shared.note_dropped(&topic, DropReason::QueueFull);
-            if drop_log.ready(std::time::Instant::now()) {
-                r2r::log_warn!(
-                    &logger,
-                    "{topic}: write queue full ({} of max_queue_bytes {} bytes waiting): {dropped} messages \
-                     dropped so far",
-                    shared.budget.used(),
-                    shared.budget.max()
-                );
-            }
-            continue;
-        }
-        let write = Command::Write {
-            topic: topic.clone(),
-            received_ns,
-            data,
-        };
-        if commands.send(write).is_err() {
-            return;
-        }
-    }
-}
-
-fn to_bag_qos(q: &r2r::QosProfile) -> lockstep_bag::QosProfile {
-    use lockstep_bag::qos::{Durability, History, Liveliness, Reliability, RmwTime};
-    use r2r::qos::{DurabilityPolicy, HistoryPolicy, LivelinessPolicy, ReliabilityPolicy};
-    let time = |d: Duration| RmwTime {
-        sec: d.as_secs(),
-        nsec: u64::from(d.subsec_nanos()),
-    };
-    lockstep_bag::QosProfile {
-        history: match q.history {
-            HistoryPolicy::KeepAll => History::KeepAll,
-            HistoryPolicy::KeepLast => History::KeepLast,
-            HistoryPolicy::SystemDefault => History::SystemDefault,
-            HistoryPolicy::Unknown => History::Unknown,
-        },
-        depth: q.depth as u64,
-        reliability: match q.reliability {
-            ReliabilityPolicy::Reliable => Reliability::Reliable,
-            ReliabilityPolicy::BestEffort => Reliability::BestEffort,
-            ReliabilityPolicy::SystemDefault => Reliability::SystemDefault,
-            ReliabilityPolicy::BestAvailable => Reliability::BestAvailable,
-            ReliabilityPolicy::Unknown => Reliability::Unknown,
-        },
-        durability: match q.durability {
-            DurabilityPolicy::TransientLocal => Durability::TransientLocal,
-            DurabilityPolicy::Volatile => Durability::Volatile,
-            DurabilityPolicy::SystemDefault => Durability::SystemDefault,
-            DurabilityPolicy::BestAvailable => Durability::BestAvailable,
-            DurabilityPolicy::Unknown => Durability::Unknown,
-        },
-        deadline: time(q.deadline),
-        lifespan: time(q.lifespan),
-        liveliness: match q.liveliness {
-            LivelinessPolicy::Automatic => Liveliness::Automatic,
-            LivelinessPolicy::ManualByNode => Liveliness::ManualByNode,
-            LivelinessPolicy::ManualByTopic => Liveliness::ManualByTopic,
-            LivelinessPolicy::SystemDefault => Liveliness::SystemDefault,
-            LivelinessPolicy::BestAvailable => Liveliness::BestAvailable,
-            LivelinessPolicy::Unknown => Liveliness::Unknown,
-        },
-        liveliness_lease_duration: time(q.liveliness_lease_duration),
-        ..lockstep_bag::QosProfile::default()
-    }
 }
