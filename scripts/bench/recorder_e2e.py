@@ -1,6 +1,9 @@
 """End-to-end recorder benchmark over DDS on this machine: a Rust publisher (lockstep_loadgen) sends numbered
 messages at a fixed rate, lockstep_recorder records them, then the bag is read back with the Python `mcap`
-package and checked for loss and order. Prints messages/s, MB/s, loss and the recorder's CPU use.
+package and checked for loss and order. Prints messages/s, MB/s, loss and the recorder's CPU use, for both of
+the recorder's type supports in the same run (same data, same settings): `generic` (the type support loaded
+at run time; every installed type) and `compiled` (r2r's bindings built into the binary). Within each run the
+two alternate which goes first.
 
 The generator stays alive after its last message (so reliable delivery of what it sent can finish), the
 script waits until the recorder's ~/status shows every published message received (or 60 s pass), then stops
@@ -65,14 +68,15 @@ class StatusWatch:
         self.thread.join(timeout=2)
 
 
-def run_case(size: int, rate: float, secs: float, domain: int) -> dict:
+def run_case(size: int, rate: float, secs: float, domain: int, type_support: str) -> dict:
     count = int(rate * secs)
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
     watch = StatusWatch(domain)
     with tempfile.TemporaryDirectory() as tmp:
         bag = Path(tmp) / "bag"
         rec = subprocess.Popen([TARGET / "lockstep_recorder", "--ros-args", "-p", f"output:={bag}",
-                                "-p", "all_topics:=false", "-p", "topics:=/load", "-p", "status_period_secs:=0.2"],
+                                "-p", "all_topics:=false", "-p", "topics:=/load", "-p", "status_period_secs:=0.2",
+                                "-p", f"type_support:={type_support}"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         gen = subprocess.Popen([TARGET / "lockstep_loadgen", "--ros-args", "-p", "topic:=/load",
                                 "-p", f"size_bytes:={size}", "-p", f"rate_hz:={rate}", "-p", f"count:={count}",
@@ -109,7 +113,7 @@ def run_case(size: int, rate: float, secs: float, domain: int) -> dict:
         if missing:
             print(f"{size} B: missing indices {missing[:10]}{' ...' if len(missing) > 10 else ''}")
         bag_bytes = sum(p.stat().st_size for p in bag.glob("*.mcap"))
-    return {"size": size, "rate": rate, "published": published, "recorded": len(indices), "lost": lost,
+    return {"path": type_support, "size": size, "rate": rate, "published": published, "recorded": len(indices), "lost": lost,
             "in_order": in_order, "msgs_per_s": published / pub_secs,
             "mb_per_s": published * size / pub_secs / 1e6, "cpu_pct": 100 * (cpu1 - cpu0) / (t1 - t0),
             "bag_mb": bag_bytes / 1e6, "drain_secs": drain_secs}
@@ -118,18 +122,32 @@ def run_case(size: int, rate: float, secs: float, domain: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--secs", type=float, default=30.0)
-    ap.add_argument("--runs", type=int, default=1, help="run both cases this many times in a row")
+    ap.add_argument("--runs", type=int, default=1, help="run every case this many times in a row")
+    ap.add_argument("--type-support", default="generic,compiled",
+                    help="comma-separated recorder type supports to compare (default: generic,compiled)")
     args = ap.parse_args()
     cases = [(256, 10_000.0), (1 << 20, 100.0)]
+    paths = args.type_support.split(",")
     rows = []
     for run in range(args.runs):
-        rows += [dict(run_case(size, rate, args.secs, 90 + i), run=run + 1) for i, (size, rate) in enumerate(cases)]
-    print(f"{'run':>3} {'payload':>9} {'target/s':>9} {'published':>10} {'recorded':>9} {'lost':>5} {'order':>6} "
-          f"{'msg/s':>9} {'MB/s':>7} {'rec CPU%':>9} {'drain s':>8}")
+        order = paths if run % 2 == 0 else paths[::-1]
+        for i, (size, rate) in enumerate(cases):
+            for path in order:
+                rows.append(dict(run_case(size, rate, args.secs, 90 + i, path), run=run + 1))
+    print(f"{'run':>3} {'path':>9} {'payload':>9} {'target/s':>9} {'published':>10} {'recorded':>9} {'lost':>5} "
+          f"{'order':>6} {'msg/s':>9} {'MB/s':>7} {'rec CPU%':>9} {'drain s':>8}")
     for r in rows:
-        print(f"{r['run']:>3} {r['size']:>9} {r['rate']:>9.0f} {r['published']:>10} {r['recorded']:>9} "
-              f"{r['lost']:>5} {'ok' if r['in_order'] else 'NO':>6} {r['msgs_per_s']:>9.0f} "
+        print(f"{r['run']:>3} {r['path']:>9} {r['size']:>9} {r['rate']:>9.0f} {r['published']:>10} "
+              f"{r['recorded']:>9} {r['lost']:>5} {'ok' if r['in_order'] else 'NO':>6} {r['msgs_per_s']:>9.0f} "
               f"{r['mb_per_s']:>7.1f} {r['cpu_pct']:>9.1f} {r['drain_secs']:>8.1f}")
+    print("\nrecorder CPU % of one core while publishing (median over runs; lower is better):")
+    for size, rate in cases:
+        line = [f"{size:>9} B x {rate:>6.0f}/s:"]
+        for path in paths:
+            cpu = sorted(r["cpu_pct"] for r in rows if r["path"] == path and r["size"] == size)
+            lost = sum(r["lost"] for r in rows if r["path"] == path and r["size"] == size)
+            line.append(f"{path} {cpu[len(cpu) // 2]:.1f} (lost {lost})")
+        print("  ".join(line))
     return 0 if all(r["lost"] == 0 and r["in_order"] for r in rows) else 1
 
 
