@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from mcap.reader import make_reader
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
-from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+from rosbags.rosbag2 import CompressionFormat, CompressionMode, Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -148,8 +148,11 @@ def make_messages(ts):
     return out
 
 
-def write_with_rosbags(path: Path, plugin, ts, messages) -> None:
-    with Writer(path, version=9, storage_plugin=plugin) as writer:
+def write_with_rosbags(path: Path, plugin, ts, messages, compression=None) -> None:
+    writer = Writer(path, version=9, storage_plugin=plugin)
+    if compression is not None:
+        writer.set_compression(compression, CompressionFormat.ZSTD)
+    with writer:
         conns = {}
         for topic, msgtype, _, _ in messages:
             if topic not in conns:
@@ -190,6 +193,29 @@ def test_rosbags_bag_converts_and_reads_back_equal(lockstep, typestore, tmp_path
             fresh = get_typestore(Stores.EMPTY)
             fresh.register(get_types_from_msg(conn.msgdef.data, conn.msgtype))
             assert conn.msgtype in fresh.types
+
+
+@pytest.mark.parametrize("plugin", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+@pytest.mark.parametrize("mode", [CompressionMode.FILE, CompressionMode.MESSAGE], ids=["file", "message"])
+def test_rosbag2_compressed_bags_read_info_and_convert(lockstep, typestore, tmp_path, plugin, mode):
+    """rosbag2's --compression-mode file|message --compression-format zstd, as rosbags writes it."""
+    messages = make_messages(typestore)
+    src = tmp_path / "src"
+    write_with_rosbags(src, plugin, typestore, messages, compression=mode)
+    suffix = ".zstd" if mode == CompressionMode.FILE else ""
+    assert list(src.glob(f"*.{'mcap' if plugin == StoragePlugin.MCAP else 'db3'}{suffix}")), list(src.iterdir())
+    before = file_hashes(src)
+
+    text = run(lockstep, "info", src)
+    assert f"Compression:       zstd ({mode.name})" in text, text
+    assert f"Messages:          {len(messages)}" in text, text
+
+    out = tmp_path / "out"
+    assert f"converted {len(messages)} messages" in run(lockstep, "convert", src, out)
+    _, want = read_all(src)  # rosbags decompresses its own bag
+    _, got = read_all(out)
+    assert got == want, "converted messages differ from the compressed bag's (decompressed by rosbags)"
+    assert file_hashes(src) == before, "reading the compressed bag changed it"
 
 
 def register_from_bag(ts, reader) -> None:

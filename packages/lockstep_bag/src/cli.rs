@@ -7,8 +7,8 @@
 //! the file, so the path is not repeated.
 
 use crate::{
-    reindex, BagReader, BagWriter, ChunkCompression, MessageDefinition, MessageDefinitions, ReadOptions,
-    TopicSpec, WriterOptions,
+    reindex, BagCompression, BagReader, BagWriter, ChunkCompression, MessageDefinition, MessageDefinitions,
+    ReadOptions, TopicSpec, WriterOptions,
 };
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -249,6 +249,16 @@ pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "{}{}", label("Files:"), files.join("\n                   "))?;
     writeln!(out, "{}{}", label("Bag size:"), human_size(reader.size_bytes()))?;
     writeln!(out, "{}{}", label("Storage id:"), reader.storage().identifier())?;
+    let compression = reader.compression();
+    if compression != BagCompression::None {
+        writeln!(
+            out,
+            "{}{} ({})",
+            label("Compression:"),
+            compression.format(),
+            compression.mode()
+        )?;
+    }
     writeln!(
         out,
         "{}{}",

@@ -60,10 +60,60 @@ pub enum Error {
         /// The storage identifier or file extension found.
         storage: String,
     },
-    /// The bag uses a rosbag2 compression mode this library does not read.
-    #[error("{path}: unsupported compression mode `{mode}` with format `{format}`")]
+    /// The bag uses a rosbag2 compression mode or format this library does not read (it reads modes
+    /// `file` and `message` with format `zstd`).
+    #[error("{path}: unsupported rosbag2 compression: mode `{mode}`, format `{format}` (supported: mode FILE or MESSAGE with format zstd)")]
     UnsupportedCompression {
         /// The bag.
+        path: PathBuf,
+        /// `compression_mode` from the metadata.
+        mode: String,
+        /// `compression_format` from the metadata.
+        format: String,
+    },
+    /// A storage file of a bag compressed with rosbag2's file compression could not be decompressed
+    /// (damaged or truncated compressed file, or no room for the decompressed copy).
+    #[error("{path}: cannot decompress ({format} file compression) into {}: {source}", to.display())]
+    Decompress {
+        /// The compressed storage file in the bag.
+        path: PathBuf,
+        /// Where the decompressed copy was being written.
+        to: PathBuf,
+        /// The compression format.
+        format: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A message of a bag compressed with rosbag2's message compression could not be decompressed.
+    #[error("{path}: cannot decompress the message on topic `{topic}` at log time {log_time_ns} ns ({format} message compression): {source}")]
+    DecompressMessage {
+        /// The storage file holding the message.
+        path: PathBuf,
+        /// The message's topic.
+        topic: String,
+        /// The message's log time (ns).
+        log_time_ns: u64,
+        /// The compression format.
+        format: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Reading the decompressed copy of a compressed storage file failed (the copy lives in a
+    /// temporary directory; `source` names it and the place in it).
+    #[error("{path} (compressed storage file, read from its decompressed copy): {source}")]
+    InDecompressedFile {
+        /// The compressed storage file in the bag.
+        path: PathBuf,
+        /// The error reading the decompressed copy.
+        #[source]
+        source: Box<Error>,
+    },
+    /// `reindex` was asked to rewrite a bag that uses rosbag2's own compression.
+    #[error("{path}: reindex does not rewrite rosbag2-compressed bags (compression mode `{mode}`, format `{format}`); `lockstep bag convert` makes an uncompressed copy")]
+    ReindexCompressed {
+        /// The bag directory.
         path: PathBuf,
         /// `compression_mode` from the metadata.
         mode: String,

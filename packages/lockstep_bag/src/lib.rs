@@ -30,7 +30,8 @@ pub use metadata::{BagMetadata, FileInformation, TopicInformation, TopicMetadata
 pub use msgdefs::{MessageDefinition, MessageDefinitions};
 pub use qos::QosProfile;
 pub use reader::{
-    AttachmentRecord, BagMessage, BagReader, BagTopic, MessageIter, MetadataRecord, ReadOptions, StorageKind,
+    AttachmentRecord, BagCompression, BagMessage, BagReader, BagTopic, MessageIter, MetadataRecord,
+    ReadOptions, StorageKind,
 };
 pub use reindex::{reindex, ReindexReport, ReindexedFile};
 pub use writer::{BagWriter, ChunkCompression, TopicId, TopicSpec, WriterOptions};

@@ -43,7 +43,8 @@ macro_rules! policy {
                 match self { $($name::$variant => $text),+ }
             }
 
-            fn from_value(value: &Value) -> Option<Self> {
+            /// From a YAML value: the rmw enum value or its name (any case).
+            pub fn from_value(value: &Value) -> Option<Self> {
                 match value {
                     Value::Number(n) => match n.as_i64()? { $($code => Some($name::$variant),)+ _ => None },
                     Value::String(s) => match s.to_ascii_lowercase().as_str() { $($text => Some($name::$variant),)+ _ => None },

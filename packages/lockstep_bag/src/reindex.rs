@@ -60,6 +60,16 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
         });
     }
     let old = BagMetadata::read(&dir.join(METADATA_FILE)).ok();
+    if let Some(md) = old.as_ref() {
+        let mode = md.compression_mode.trim();
+        if !mode.is_empty() && !mode.eq_ignore_ascii_case("none") {
+            return Err(Error::ReindexCompressed {
+                path: dir.to_path_buf(),
+                mode: md.compression_mode.clone(),
+                format: md.compression_format.clone(),
+            });
+        }
+    }
     let files = storage_files_in(dir)?;
     let mcaps: Vec<PathBuf> = files
         .iter()

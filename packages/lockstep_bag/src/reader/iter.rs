@@ -1,7 +1,8 @@
 //! Iteration: merges the messages of every storage file of a bag into one timestamp-ordered stream.
 
+use super::compressed::decompress_message;
 use super::sqlite_file::SQLITE_PAGE;
-use super::{BagMessage, BagReader, ReadOptions, StorageFile};
+use super::{BagCompression, BagMessage, BagReader, ReadOptions, StorageFile};
 use crate::mcapio::RecordPos;
 use crate::reader::mcap_file::McapFile;
 use crate::{Error, Result};
@@ -10,8 +11,18 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::Arc;
 
-// Ordering key of a message: time, file, channel, sequence, then position in the file.
-type MsgKey = (u64, usize, u32, u32, u64, u64);
+/// Ordering key of a message: log time, then the order the bag was written in: file index, then
+/// position in the file. For MCAP the position is the byte offset of the top-level record holding
+/// the message (the message itself, or its chunk) and, inside a chunk, 1 + the record's index in
+/// the chunk; for sqlite3 it is the row id (insertion order). Channel id and MCAP sequence play no
+/// part: messages of different topics with equal times come in the order they were written, on
+/// every path (indexed chunks, a linear pass, sqlite3 pages) and after `seek`.
+type MsgKey = (u64, usize, u64, u64);
+
+/// A sqlite3 row id as a position that sorts like the id (ids may in theory be negative).
+fn row_position(id: i64) -> u64 {
+    (id as u64) ^ (1 << 63)
+}
 
 struct Ready {
     key: MsgKey,
@@ -62,7 +73,7 @@ pub struct MessageIter<'a> {
     ready: BinaryHeap<Reverse<Ready>>,
     wanted: Vec<Option<BTreeSet<u32>>>,
     failed: bool,
-    deferred_error: Option<Error>,
+    deferred_error: Option<(usize, Error)>,
 }
 
 impl std::fmt::Debug for MessageIter<'_> {
@@ -107,7 +118,8 @@ impl<'a> MessageIter<'a> {
             .map(|f| {
                 let topics = topics?;
                 Some(
-                    f.channels()
+                    f.storage
+                        .channels()
                         .into_iter()
                         .filter(|(_, c, _)| topics.contains(&*c.topic))
                         .map(|(id, _, _)| id)
@@ -116,7 +128,7 @@ impl<'a> MessageIter<'a> {
             })
             .collect();
         for (fi, f) in self.reader.files.iter().enumerate() {
-            match f {
+            match &f.storage {
                 StorageFile::Mcap(m) => match &m.chunks {
                     Some(chunks) => {
                         for (ci, c) in chunks.iter().enumerate() {
@@ -155,7 +167,7 @@ impl<'a> MessageIter<'a> {
 
     fn load(&mut self, fi: usize, load: Load) -> Result<()> {
         let reader = self.reader;
-        match (&reader.files[fi], load) {
+        match (&reader.files[fi].storage, load) {
             (StorageFile::Mcap(m), Load::McapChunk(ci)) => {
                 m.read_chunk(ci, |pos, header, data| self.push_mcap(m, fi, pos, header, data))
             }
@@ -163,7 +175,7 @@ impl<'a> MessageIter<'a> {
                 // A damaged tail (crashed writer) still lets the intact messages through; the
                 // error is reported once they have been yielded.
                 if let Some(e) = m.read_all(|pos, header, data| self.push_mcap(m, fi, pos, header, data))? {
-                    self.deferred_error.get_or_insert(e);
+                    self.deferred_error.get_or_insert((fi, e));
                 }
                 Ok(())
             }
@@ -183,7 +195,8 @@ impl<'a> MessageIter<'a> {
                 for (id, topic_id, ts, data) in rows {
                     let t = ts.max(0) as u64;
                     let topic = s.topics.get(&topic_id).map(|c| c.topic.clone());
-                    self.push((t, fi, topic_id as u32, 0, id as u64, 0), topic, t, data);
+                    let ids = (topic_id as u32, 0);
+                    self.push((t, fi, row_position(id), 0), ids, topic, t, data);
                 }
                 Ok(())
             }
@@ -199,22 +212,24 @@ impl<'a> MessageIter<'a> {
         let topic = m.channels.get(&header.channel_id).map(|c| c.topic.clone());
         let in_chunk = pos.in_chunk.map_or(0, |i| i as u64 + 1);
         self.push(
-            (
-                header.log_time,
-                fi,
-                channel,
-                header.sequence,
-                pos.offset,
-                in_chunk,
-            ),
+            (header.log_time, fi, pos.offset, in_chunk),
+            (channel, header.sequence),
             topic,
             header.publish_time,
             data,
         );
     }
 
-    fn push(&mut self, key: MsgKey, topic: Option<Arc<str>>, publish_time_ns: u64, data: Vec<u8>) {
-        let (log_time_ns, file_index, channel_id, sequence, _, _) = key;
+    /// Queues a message; `(channel_id, sequence)` are reported with it, not used for ordering.
+    fn push(
+        &mut self,
+        key: MsgKey,
+        (channel_id, sequence): (u32, u32),
+        topic: Option<Arc<str>>,
+        publish_time_ns: u64,
+        data: Vec<u8>,
+    ) {
+        let (log_time_ns, file_index, _, _) = key;
         self.ready.push(Reverse(Ready {
             key,
             msg: BagMessage {
@@ -250,16 +265,28 @@ impl Iterator for MessageIter<'_> {
                 };
                 if let Err(e) = self.load(fi, load) {
                     self.failed = true;
-                    return Some(Err(e));
+                    return Some(Err(self.reader.files[fi].wrap(e)));
                 }
                 continue;
             }
             if let Some(r) = self.ready.pop() {
-                return Some(Ok(r.0.msg));
+                let mut msg = r.0.msg;
+                if self.reader.compression == BagCompression::Message {
+                    let file = &self.reader.files[msg.file_index].path;
+                    match decompress_message(&msg.data, file, &msg.topic, msg.log_time_ns) {
+                        Ok(data) => msg.data = data,
+                        Err(e) => {
+                            self.failed = true;
+                            return Some(Err(e));
+                        }
+                    }
+                }
+                return Some(Ok(msg));
             }
             break;
         }
         self.failed = true;
-        self.deferred_error.take().map(Err)
+        let files = &self.reader.files;
+        self.deferred_error.take().map(|(fi, e)| Err(files[fi].wrap(e)))
     }
 }

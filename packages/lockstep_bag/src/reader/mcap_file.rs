@@ -23,7 +23,6 @@ pub(super) struct McapFile {
     summary: Option<mcap::Summary>,
     pub(super) counts: BTreeMap<u16, u64>,
     pub(super) time_range: Option<(u64, u64)>,
-    pub(super) size: u64,
 }
 
 /// The non-message records a reader can ask for.
@@ -57,7 +56,6 @@ fn channel_info(channel: &mcap::Channel<'_>) -> ChannelInfo {
 
 impl McapFile {
     pub(super) fn open(path: &Path) -> Result<Self> {
-        let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
         if let Some(summary) = mcapio::read_summary(path)? {
             let stats = summary.stats.clone();
             // Files whose summary lacks chunk indexes (or holds messages outside chunks) are read
@@ -86,15 +84,14 @@ impl McapFile {
                         .filter(|s| s.message_count > 0)
                         .map(|s| (s.message_start_time, s.message_end_time)),
                     summary: Some(summary),
-                    size,
                 });
             }
         }
-        Self::open_linear(path, size)
+        Self::open_linear(path)
     }
 
     /// Learns channels, counts and times from one pass over the data section.
-    fn open_linear(path: &Path, size: u64) -> Result<Self> {
+    fn open_linear(path: &Path) -> Result<Self> {
         let mut acc = mcap::read::ChannelAccumulator::default();
         let mut counts: BTreeMap<u16, u64> = BTreeMap::new();
         let mut range: Option<(u64, u64)> = None;
@@ -134,7 +131,6 @@ impl McapFile {
             summary: None,
             counts,
             time_range: range,
-            size,
         })
     }
 

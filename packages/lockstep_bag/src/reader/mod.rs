@@ -1,21 +1,29 @@
 //! Reads rosbag2 bags: a bag directory (metadata.yaml + MCAP or sqlite3 files), or a single MCAP or
-//! sqlite3 file. Messages come in timestamp order across all files, with a stable tie-break for equal
-//! timestamps: file order, then channel (topic) id, then MCAP sequence, then position in the file.
+//! sqlite3 file. Messages come in log-time order across all files and, for equal times, in the
+//! order they were written: file order, then position in the file (MCAP: record offset and index
+//! within the chunk; sqlite3: row id). Channel ids and MCAP sequence numbers do not take part.
+//!
+//! Bags compressed by rosbag2 itself (`compression_mode` `FILE` or `MESSAGE`, format `zstd`) are
+//! read too, see [`BagCompression`].
 //!
 //! Reading never writes into the bag directory: MCAP files are opened read-only and sqlite3 files
 //! read-only and, when no `-wal` or `-journal` file lies beside them, as immutable, so that sqlite
-//! creates no `-shm`/`-wal` file and a read-only copy of a bag opens. Only [`crate::reindex`] writes.
+//! creates no `-shm`/`-wal` file and a read-only copy of a bag opens. (The decompressed copies of a
+//! `FILE`-compressed bag go to a temporary directory elsewhere.) Only [`crate::reindex`] writes.
 
+mod compressed;
 mod iter;
 mod mcap_file;
 mod sqlite_file;
 
+pub use compressed::BagCompression;
 pub use iter::MessageIter;
 
 use crate::metadata::{file_name_of, BagMetadata, FileInformation, TopicMetadata, METADATA_FILE};
 use crate::msgdefs::MessageDefinition;
 use crate::qos::parse_qos_yaml;
 use crate::{Error, Result};
+use compressed::Scratch;
 use mcap::records::Record;
 use mcap_file::{ExtraKind, McapFile};
 use sqlite_file::SqliteFile;
@@ -55,7 +63,8 @@ pub struct BagTopic {
     pub definition: Option<MessageDefinition>,
 }
 
-/// One message read from a bag.
+/// One message read from a bag (its data decompressed when the bag uses rosbag2's message
+/// compression).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BagMessage {
     /// Topic name.
@@ -144,18 +153,13 @@ enum StorageFile {
 }
 
 impl StorageFile {
-    fn path(&self) -> &Path {
-        match self {
-            StorageFile::Mcap(f) => &f.path,
-            StorageFile::Sqlite(f) => &f.path,
-        }
-    }
-
-    fn size(&self) -> u64 {
-        match self {
-            StorageFile::Mcap(f) => f.size,
-            StorageFile::Sqlite(f) => f.size,
-        }
+    /// Opens `path`, which must hold `kind` (checked by its magic number).
+    fn open(path: &Path, kind: StorageKind) -> Result<Self> {
+        storage_by_magic(path, Some(kind))?;
+        Ok(match kind {
+            StorageKind::Mcap => StorageFile::Mcap(McapFile::open(path)?),
+            StorageKind::Sqlite3 => StorageFile::Sqlite(SqliteFile::open(path)?),
+        })
     }
 
     fn time_range(&self) -> Option<(u64, u64)> {
@@ -182,14 +186,50 @@ impl StorageFile {
     }
 }
 
+/// One storage file of a bag.
+struct BagFile {
+    /// The file in the bag (for `FILE` compression, the compressed file).
+    path: PathBuf,
+    /// Its size on disk.
+    size: u64,
+    /// Whether `storage` reads a decompressed copy of `path` (in the reader's scratch directory).
+    decompressed: bool,
+    storage: StorageFile,
+}
+
+impl BagFile {
+    /// `error`, from reading this file, said against the file of the bag: an error reading a
+    /// decompressed copy is wrapped in one naming the compressed file.
+    fn wrap(&self, error: Error) -> Error {
+        in_file(&self.path, self.decompressed, error)
+    }
+}
+
+/// `error`, from reading the storage file `path` of a bag (from its decompressed copy when
+/// `decompressed`), said against `path`.
+fn in_file(path: &Path, decompressed: bool, error: Error) -> Error {
+    if decompressed {
+        Error::InDecompressedFile {
+            path: path.to_path_buf(),
+            source: Box::new(error),
+        }
+    } else {
+        error
+    }
+}
+
 /// An open bag. Reading it never writes into its directory.
 pub struct BagReader {
     path: PathBuf,
     storage: StorageKind,
+    compression: BagCompression,
     metadata: BagMetadata,
     has_metadata_file: bool,
-    files: Vec<StorageFile>,
+    files: Vec<BagFile>,
     topics: Vec<BagTopic>,
+    /// Decompressed copies of `FILE`-compressed storage files; declared last so that it is dropped
+    /// (and the directory removed) after the files reading from it are closed.
+    _scratch: Option<Scratch>,
 }
 
 impl std::fmt::Debug for BagReader {
@@ -197,6 +237,7 @@ impl std::fmt::Debug for BagReader {
         f.debug_struct("BagReader")
             .field("path", &self.path)
             .field("storage", &self.storage)
+            .field("compression", &self.compression)
             .finish_non_exhaustive()
     }
 }
@@ -268,12 +309,18 @@ pub(crate) fn storage_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
 
 impl BagReader {
     /// Opens a bag directory, or a single MCAP or sqlite3 file (recognised by its magic number).
+    ///
+    /// A bag compressed by rosbag2 (metadata.yaml `compression_mode` `FILE` or `MESSAGE`, format
+    /// `zstd`) opens too: with `FILE`, each storage file is decompressed here, once, into a
+    /// temporary directory that is removed when the reader is dropped; with `MESSAGE`, each
+    /// message is decompressed as it is read. Another mode or format is an
+    /// [`Error::UnsupportedCompression`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
         if !meta.is_dir() {
             let storage = storage_by_magic(&path, None)?;
-            return Self::from_parts(path.clone(), storage, vec![path], None);
+            return Self::from_parts(path.clone(), storage, vec![path], None, BagCompression::None);
         }
         let md_path = path.join(METADATA_FILE);
         if !md_path.exists() {
@@ -288,16 +335,10 @@ impl BagReader {
                 .into_iter()
                 .filter(|p| storage_of(p) == Some(storage))
                 .collect();
-            return Self::from_parts(path, storage, files, None);
+            return Self::from_parts(path, storage, files, None, BagCompression::None);
         }
         let md = BagMetadata::read(&md_path)?;
-        if !md.compression_mode.is_empty() && !md.compression_mode.eq_ignore_ascii_case("none") {
-            return Err(Error::UnsupportedCompression {
-                path,
-                mode: md.compression_mode.clone(),
-                format: md.compression_format.clone(),
-            });
-        }
+        let compression = compressed::compression_of(&path, &md)?;
         let storage = match md.storage_identifier.as_str() {
             "mcap" => StorageKind::Mcap,
             "sqlite3" => StorageKind::Sqlite3,
@@ -320,7 +361,7 @@ impl BagReader {
                 reason: format!("metadata.yaml lists {} which does not exist", missing.display()),
             });
         }
-        Self::from_parts(path, storage, files, Some(md))
+        Self::from_parts(path, storage, files, Some(md), compression)
     }
 
     /// Opens the given storage files (all of one kind) as one bag rooted at `dir`, ignoring any
@@ -339,7 +380,13 @@ impl BagReader {
                 storage: "mixed storage kinds".into(),
             });
         }
-        Self::from_parts(dir.to_path_buf(), storage, files.to_vec(), None)
+        Self::from_parts(
+            dir.to_path_buf(),
+            storage,
+            files.to_vec(),
+            None,
+            BagCompression::None,
+        )
     }
 
     fn from_parts(
@@ -347,23 +394,39 @@ impl BagReader {
         storage: StorageKind,
         file_paths: Vec<PathBuf>,
         metadata: Option<BagMetadata>,
+        compression: BagCompression,
     ) -> Result<Self> {
+        let scratch = match compression {
+            BagCompression::File => Some(Scratch::new()?),
+            BagCompression::None | BagCompression::Message => None,
+        };
         let mut files = Vec::new();
-        for p in &file_paths {
-            storage_by_magic(p, Some(storage))?;
-            files.push(match storage {
-                StorageKind::Mcap => StorageFile::Mcap(McapFile::open(p)?),
-                StorageKind::Sqlite3 => StorageFile::Sqlite(SqliteFile::open(p)?),
+        for (index, p) in file_paths.iter().enumerate() {
+            let size = std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len();
+            let copy = match &scratch {
+                Some(s) if compressed::is_compressed_file(p)? => Some(s.decompress_file(index, p)?),
+                _ => None,
+            };
+            let decompressed = copy.is_some();
+            let storage = StorageFile::open(copy.as_deref().unwrap_or(p), storage)
+                .map_err(|e| in_file(p, decompressed, e))?;
+            files.push(BagFile {
+                path: p.clone(),
+                size,
+                decompressed,
+                storage,
             });
         }
         let has_metadata_file = metadata.is_some();
         let mut reader = BagReader {
             path,
             storage,
+            compression,
             metadata: metadata.unwrap_or_default(),
             has_metadata_file,
             files,
             topics: Vec::new(),
+            _scratch: scratch,
         };
         reader.topics = reader.build_topics();
         if !has_metadata_file {
@@ -382,6 +445,11 @@ impl BagReader {
         self.storage
     }
 
+    /// The rosbag2 compression the bag uses (its messages are read decompressed either way).
+    pub fn compression(&self) -> BagCompression {
+        self.compression
+    }
+
     /// The bag metadata: metadata.yaml as written, or (for a lone file or a directory without one)
     /// built from the storage files.
     pub fn metadata(&self) -> &BagMetadata {
@@ -395,12 +463,12 @@ impl BagReader {
 
     /// The storage files, in bag order.
     pub fn file_paths(&self) -> Vec<PathBuf> {
-        self.files.iter().map(|f| f.path().to_path_buf()).collect()
+        self.files.iter().map(|f| f.path.clone()).collect()
     }
 
     /// Total size of the storage files in bytes.
     pub fn size_bytes(&self) -> u64 {
-        self.files.iter().map(StorageFile::size).sum()
+        self.files.iter().map(|f| f.size).sum()
     }
 
     /// Topics: those of metadata.yaml in its order, then any others found only in the storage.
@@ -417,7 +485,7 @@ impl BagReader {
     pub fn time_range(&self) -> Option<(u64, u64)> {
         self.files
             .iter()
-            .filter_map(StorageFile::time_range)
+            .filter_map(|f| f.storage.time_range())
             .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
     }
 
@@ -425,7 +493,7 @@ impl BagReader {
         // Storage view: topic -> (info, count), first occurrence wins across files.
         let mut storage: Vec<(ChannelInfo, u64)> = Vec::new();
         let mut index: HashMap<Arc<str>, usize> = HashMap::new();
-        for (_, info, count) in self.files.iter().flat_map(StorageFile::channels) {
+        for (_, info, count) in self.files.iter().flat_map(|f| f.storage.channels()) {
             match index.get(&info.topic) {
                 Some(&i) => {
                     storage[i].1 += count;
@@ -481,8 +549,8 @@ impl BagReader {
             .files
             .iter()
             .map(|f| {
-                let count = f.channels().iter().map(|c| c.2).sum();
-                FileInformation::new(file_name_of(f.path()), f.time_range(), count)
+                let count = f.storage.channels().iter().map(|c| c.2).sum();
+                FileInformation::new(file_name_of(&f.path), f.storage.time_range(), count)
             })
             .collect();
         let topics = self.topics.iter().map(|t| (t.metadata.clone(), t.message_count));
@@ -535,8 +603,9 @@ impl BagReader {
     ) -> Result<Vec<T>> {
         let mut out = Vec::new();
         for (file_index, f) in self.files.iter().enumerate() {
-            if let StorageFile::Mcap(m) = f {
-                m.for_each_extra(kind, |record| out.extend(convert(file_index, record)))?;
+            if let StorageFile::Mcap(m) = &f.storage {
+                m.for_each_extra(kind, |record| out.extend(convert(file_index, record)))
+                    .map_err(|e| f.wrap(e))?;
             }
         }
         Ok(out)

@@ -20,7 +20,6 @@ pub(super) struct SqliteFile {
     pub(super) topics: BTreeMap<i64, ChannelInfo>,
     pub(super) counts: BTreeMap<i64, u64>,
     pub(super) time_range: Option<(u64, u64)>,
-    pub(super) size: u64,
 }
 
 /// One message row: (id, topic id, timestamp, data).
@@ -88,7 +87,6 @@ where
 
 impl SqliteFile {
     pub(super) fn open(path: &Path) -> Result<Self> {
-        let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
         let conn = open_read_only(path)?;
         let topics = read_topics(&conn, path)?;
         let counts = query_all::<(i64, i64), _>(
@@ -116,7 +114,6 @@ impl SqliteFile {
             topics,
             counts,
             time_range,
-            size,
         })
     }
 
