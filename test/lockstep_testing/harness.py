@@ -96,6 +96,7 @@ class NodeProcess:
 
     def stop(self, timeout: float = 5.0) -> int:
         """SIGINT (a clean ROS shutdown), then SIGKILL to the whole group if it does not exit in time."""
+        self.stopped = True  # on purpose: waits no longer watch this process
         if self.alive():
             try:
                 os.killpg(self.popen.pid, signal.SIGINT)
@@ -114,8 +115,17 @@ class NodeProcess:
         return code
 
     def kill9(self) -> None:
+        self.stopped = True
         os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
+
+
+def between_processes(taken_in_process: bytes) -> bytes:
+    """The serialized bytes a subscriber in another process takes, from bytes an rclpy subscriber in the
+    publisher's own process took (or a bag holds): between processes Fast DDS pads the payload with zeros to
+    a multiple of 4 bytes (the RTPS alignment); within a process it hands over the publisher's buffer."""
+    taken = bytes(taken_in_process)
+    return taken + b"\0" * (-len(taken) % 4)
 
 
 def reliable(depth: int = 100, latched: bool = False) -> QoSProfile:
@@ -198,7 +208,7 @@ class RosTestContext:
             if value:
                 return value
             for p in [proc] if proc else self.processes:
-                if p is not None and not p.alive():
+                if p is not None and not getattr(p, "stopped", False) and not p.alive():
                     raise AssertionError(f"{p.name} exited with {p.popen.returncode} while waiting for {what}")
             time.sleep(0.05)
         raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
@@ -231,6 +241,20 @@ class RosTestContext:
         received: list = []
         self.node.create_subscription(msg_type, topic, received.append, qos or reliable(), raw=raw)
         return received
+
+    def subscribe(self, msg_type, topic: str, qos: QoSProfile | None = None, raw: bool = False):
+        """Subscribe now; returns (received, subscription). `received` fills with (message, info) pairs:
+        info is rclpy's message info (`source_timestamp`: when the publisher sent it, ns; `received_timestamp`).
+        With `raw`, messages are the serialized bytes DDS delivered."""
+        received: list = []
+        sub = self.node.create_subscription(msg_type, topic, lambda m, info: received.append((m, info)),
+                                            qos or reliable(), raw=raw)
+        return received, sub
+
+    def wait_for_publishers(self, subscription, count: int = 1, timeout: float = 15.0) -> None:
+        """Until `subscription` is matched with `count` publishers (DDS matching, not only graph discovery)."""
+        self.wait_until(lambda: subscription.get_publisher_count() >= count, timeout,
+                        f"{count} publisher(s) matched on {subscription.topic_name}")
 
     def wait_for_messages(self, received: list, count: int, timeout: float = 15.0, what: str = "messages"):
         try:

@@ -16,7 +16,7 @@ from std_msgs.msg import Header, String
 
 from lockstep_interfaces.msg import RecorderStatus
 from lockstep_test_msgs.msg import Reading, Sample
-from lockstep_testing.harness import reliable
+from lockstep_testing.harness import between_processes, reliable
 
 RECORDER = "lockstep_recorder"
 SAMPLE = "lockstep_test_msgs/msg/Sample"
@@ -62,14 +62,6 @@ def start_recorder(ros, bag: Path, env: dict[str, str], **params):
     params = {"output": str(bag), "discovery_period_secs": 0.05, "all_topics": False,
               "topics": "/sample,/diagnostics,/chatter", "status_period_secs": 0.1, **params}
     return ros.start(RECORDER, params=params, env=env)
-
-
-def between_processes(taken_in_process: bytes) -> bytes:
-    """The serialized bytes a subscriber in another process takes, from those an rclpy subscriber in the
-    publisher's own process took: between processes Fast DDS pads the payload with zeros to a multiple of 4
-    bytes (the RTPS alignment); within a process it hands over the publisher's buffer as it is."""
-    taken = bytes(taken_in_process)
-    return taken + b"\0" * (-len(taken) % 4)
 
 
 def raw_messages(bag: Path) -> dict[str, list[bytes]]:

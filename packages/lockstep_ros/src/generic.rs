@@ -372,6 +372,21 @@ impl GenericPublisher {
         })
     }
 
+    /// Wait until every matched reliable subscription acknowledged what was published, at most `timeout`;
+    /// `false` on timeout (best-effort subscriptions acknowledge nothing and are not waited for).
+    pub fn wait_for_all_acked(&self, timeout: std::time::Duration) -> bool {
+        let nanos = i64::try_from(timeout.as_nanos()).unwrap_or(i64::MAX);
+        // SAFETY: valid publisher; the call only blocks on the middleware.
+        let waited = unsafe { rcl::rcl_publisher_wait_for_all_acked(self.handle, nanos) };
+        if waited == rcl::RCL_RET_OK as rcl::rcl_ret_t {
+            return true;
+        }
+        // Leave no error state behind for the next rcl call of this thread.
+        // SAFETY: resetting rcutils' thread-local error state is always allowed.
+        unsafe { rcl::rcutils_reset_error() };
+        false
+    }
+
     /// Subscriptions matched right now.
     pub fn subscription_count(&self) -> usize {
         let mut count = 0usize;

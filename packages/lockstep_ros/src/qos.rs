@@ -23,6 +23,95 @@ pub fn keep_all_reliable() -> QosProfile {
     QosProfile::default().reliable().keep_all()
 }
 
+/// The profile as bags store it (`offered_qos_profiles`).
+pub fn to_bag(q: &QosProfile) -> lockstep_bag::QosProfile {
+    use lockstep_bag::qos::{Durability, History, Liveliness, Reliability, RmwTime};
+    use r2r::qos::{DurabilityPolicy, HistoryPolicy, LivelinessPolicy, ReliabilityPolicy};
+    use std::time::Duration;
+    let time = |d: Duration| RmwTime {
+        sec: d.as_secs(),
+        nsec: u64::from(d.subsec_nanos()),
+    };
+    lockstep_bag::QosProfile {
+        history: match q.history {
+            HistoryPolicy::KeepAll => History::KeepAll,
+            HistoryPolicy::KeepLast => History::KeepLast,
+            HistoryPolicy::SystemDefault => History::SystemDefault,
+            HistoryPolicy::Unknown => History::Unknown,
+        },
+        depth: q.depth as u64,
+        reliability: match q.reliability {
+            ReliabilityPolicy::Reliable => Reliability::Reliable,
+            ReliabilityPolicy::BestEffort => Reliability::BestEffort,
+            ReliabilityPolicy::SystemDefault => Reliability::SystemDefault,
+            ReliabilityPolicy::BestAvailable => Reliability::BestAvailable,
+            ReliabilityPolicy::Unknown => Reliability::Unknown,
+        },
+        durability: match q.durability {
+            DurabilityPolicy::TransientLocal => Durability::TransientLocal,
+            DurabilityPolicy::Volatile => Durability::Volatile,
+            DurabilityPolicy::SystemDefault => Durability::SystemDefault,
+            DurabilityPolicy::BestAvailable => Durability::BestAvailable,
+            DurabilityPolicy::Unknown => Durability::Unknown,
+        },
+        deadline: time(q.deadline),
+        lifespan: time(q.lifespan),
+        liveliness: match q.liveliness {
+            LivelinessPolicy::Automatic => Liveliness::Automatic,
+            LivelinessPolicy::ManualByNode => Liveliness::ManualByNode,
+            LivelinessPolicy::ManualByTopic => Liveliness::ManualByTopic,
+            LivelinessPolicy::SystemDefault => Liveliness::SystemDefault,
+            LivelinessPolicy::BestAvailable => Liveliness::BestAvailable,
+            LivelinessPolicy::Unknown => Liveliness::Unknown,
+        },
+        liveliness_lease_duration: time(q.liveliness_lease_duration),
+        ..lockstep_bag::QosProfile::default()
+    }
+}
+
+/// A profile stored in a bag as r2r's (for publishing what was recorded with the QoS it was offered with).
+pub fn from_bag(q: &lockstep_bag::QosProfile) -> QosProfile {
+    use lockstep_bag::qos::{Durability, History, Liveliness, Reliability, RmwTime};
+    use r2r::qos::{DurabilityPolicy, HistoryPolicy, LivelinessPolicy, ReliabilityPolicy};
+    use std::time::Duration;
+    let time = |t: RmwTime| Duration::new(t.sec, u32::try_from(t.nsec.min(999_999_999)).unwrap_or(0));
+    QosProfile {
+        history: match q.history {
+            History::KeepAll => HistoryPolicy::KeepAll,
+            History::KeepLast => HistoryPolicy::KeepLast,
+            History::SystemDefault => HistoryPolicy::SystemDefault,
+            History::Unknown => HistoryPolicy::Unknown,
+        },
+        depth: usize::try_from(q.depth).unwrap_or(usize::MAX),
+        reliability: match q.reliability {
+            Reliability::Reliable => ReliabilityPolicy::Reliable,
+            Reliability::BestEffort => ReliabilityPolicy::BestEffort,
+            Reliability::SystemDefault => ReliabilityPolicy::SystemDefault,
+            Reliability::BestAvailable => ReliabilityPolicy::BestAvailable,
+            Reliability::Unknown => ReliabilityPolicy::Unknown,
+        },
+        durability: match q.durability {
+            Durability::TransientLocal => DurabilityPolicy::TransientLocal,
+            Durability::Volatile => DurabilityPolicy::Volatile,
+            Durability::SystemDefault => DurabilityPolicy::SystemDefault,
+            Durability::BestAvailable => DurabilityPolicy::BestAvailable,
+            Durability::Unknown => DurabilityPolicy::Unknown,
+        },
+        deadline: time(q.deadline),
+        lifespan: time(q.lifespan),
+        liveliness: match q.liveliness {
+            Liveliness::Automatic => LivelinessPolicy::Automatic,
+            Liveliness::ManualByNode => LivelinessPolicy::ManualByNode,
+            Liveliness::ManualByTopic => LivelinessPolicy::ManualByTopic,
+            Liveliness::SystemDefault => LivelinessPolicy::SystemDefault,
+            Liveliness::BestAvailable => LivelinessPolicy::BestAvailable,
+            Liveliness::Unknown => LivelinessPolicy::Unknown,
+        },
+        liveliness_lease_duration: time(q.liveliness_lease_duration),
+        avoid_ros_namespace_conventions: q.avoid_ros_namespace_conventions,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,6 +124,25 @@ mod tests {
         assert_eq!(qos.durability, DurabilityPolicy::TransientLocal);
         assert_eq!(qos.history, HistoryPolicy::KeepLast);
         assert_eq!(qos.depth, 1);
+    }
+
+    #[test]
+    fn bag_profiles_convert_both_ways() {
+        use lockstep_bag::qos::{Durability, Liveliness, Reliability, RmwTime};
+        let stored = lockstep_bag::QosProfile {
+            depth: 3,
+            reliability: Reliability::BestEffort,
+            durability: Durability::TransientLocal,
+            deadline: RmwTime { sec: 1, nsec: 5 },
+            liveliness: Liveliness::ManualByTopic,
+            // rmw's "infinite" duration, as rosbag2 stores it
+            lifespan: RmwTime {
+                sec: 9_223_372_036,
+                nsec: 854_775_807,
+            },
+            ..lockstep_bag::QosProfile::default()
+        };
+        assert_eq!(to_bag(&from_bag(&stored)), stored);
     }
 
     #[test]

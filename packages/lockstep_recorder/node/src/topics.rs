@@ -102,7 +102,7 @@ pub async fn discover(node: SharedNode, d: Discovery) {
             }
             known.insert(topic.clone());
             let offered: Vec<lockstep_bag::QosProfile> =
-                publishers.iter().map(|p| to_bag_qos(&p.qos_profile)).collect();
+                publishers.iter().map(|p| qos::to_bag(&p.qos_profile)).collect();
             if d.type_support == TypeSupport::Generic {
                 // Known before the bag learns the topic: a type installed nowhere adds nothing to the bag.
                 let found = lockstep_ros::typesupport::message_type_support(&type_name, &ament_prefix_path);
@@ -259,49 +259,5 @@ impl TopicRecorder {
             data,
         };
         self.commands.send(write).is_ok()
-    }
-}
-
-fn to_bag_qos(q: &r2r::QosProfile) -> lockstep_bag::QosProfile {
-    use lockstep_bag::qos::{Durability, History, Liveliness, Reliability, RmwTime};
-    use r2r::qos::{DurabilityPolicy, HistoryPolicy, LivelinessPolicy, ReliabilityPolicy};
-    let time = |d: Duration| RmwTime {
-        sec: d.as_secs(),
-        nsec: u64::from(d.subsec_nanos()),
-    };
-    lockstep_bag::QosProfile {
-        history: match q.history {
-            HistoryPolicy::KeepAll => History::KeepAll,
-            HistoryPolicy::KeepLast => History::KeepLast,
-            HistoryPolicy::SystemDefault => History::SystemDefault,
-            HistoryPolicy::Unknown => History::Unknown,
-        },
-        depth: q.depth as u64,
-        reliability: match q.reliability {
-            ReliabilityPolicy::Reliable => Reliability::Reliable,
-            ReliabilityPolicy::BestEffort => Reliability::BestEffort,
-            ReliabilityPolicy::SystemDefault => Reliability::SystemDefault,
-            ReliabilityPolicy::BestAvailable => Reliability::BestAvailable,
-            ReliabilityPolicy::Unknown => Reliability::Unknown,
-        },
-        durability: match q.durability {
-            DurabilityPolicy::TransientLocal => Durability::TransientLocal,
-            DurabilityPolicy::Volatile => Durability::Volatile,
-            DurabilityPolicy::SystemDefault => Durability::SystemDefault,
-            DurabilityPolicy::BestAvailable => Durability::BestAvailable,
-            DurabilityPolicy::Unknown => Durability::Unknown,
-        },
-        deadline: time(q.deadline),
-        lifespan: time(q.lifespan),
-        liveliness: match q.liveliness {
-            LivelinessPolicy::Automatic => Liveliness::Automatic,
-            LivelinessPolicy::ManualByNode => Liveliness::ManualByNode,
-            LivelinessPolicy::ManualByTopic => Liveliness::ManualByTopic,
-            LivelinessPolicy::SystemDefault => Liveliness::SystemDefault,
-            LivelinessPolicy::BestAvailable => Liveliness::BestAvailable,
-            LivelinessPolicy::Unknown => Liveliness::Unknown,
-        },
-        liveliness_lease_duration: time(q.liveliness_lease_duration),
-        ..lockstep_bag::QosProfile::default()
     }
 }
