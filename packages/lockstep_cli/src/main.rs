@@ -17,15 +17,36 @@ enum Command {
     /// Print the build's version and exit.
     Version,
     // One variant per package subcommand, e.g. `Bag(lockstep_bag::cli::BagArgs)`.
-    /// Inspect, repair and convert rosbag2 bags.
-    Bag(lockstep_bag::cli::BagArgs),
+    /// Play, inspect, repair and convert rosbag2 bags.
+    Bag(BagArgs),
     /// Evaluate or check Datalog rule files.
     Rules(lockstep_rules::cli::RulesArgs),
 }
 
+/// `lockstep bag`: `play` comes from the player's package, the other verbs from the bag library's.
+#[derive(clap::Args)]
+struct BagArgs {
+    #[command(subcommand)]
+    command: BagVerb,
+}
+
+#[derive(Subcommand)]
+enum BagVerb {
+    /// Play a bag like `ros2 bag play`: every installed message type, recorded timing and QoS, a stable
+    /// order; the player node `/lockstep_bag_player` runs in this process (its services work meanwhile).
+    Play(lockstep_replay_node::cli::PlayArgs),
+    #[command(flatten)]
+    Library(lockstep_bag::cli::BagCommand),
+}
+
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
-        Command::Bag(args) => lockstep_bag::cli::run(args),
+        Command::Bag(BagArgs {
+            command: BagVerb::Play(args),
+        }) => lockstep_replay_node::cli::run(args),
+        Command::Bag(BagArgs {
+            command: BagVerb::Library(command),
+        }) => lockstep_bag::cli::run(lockstep_bag::cli::BagArgs { command }),
         Command::Version => {
             println!("lockstep {}", env!("CARGO_PKG_VERSION"));
             Ok(())

@@ -1,0 +1,21 @@
+//! Bag playback logic without ROS (the first half of seed 000's replay node; the node is
+//! `lockstep_replay_node`): which topics play and under which names ([`TopicSelection`]), which part of the
+//! bag ([`Window`]), when each message is due ([`PlaybackClock`]), with which QoS ([`playback_qos`],
+//! [`parse_qos_overrides`]).
+//!
+//! Order: messages play in the bag library's total order (log time, then the order they were written in the
+//! bag, across split files too), so two plays of one bag publish the same sequence.
+
+mod clock;
+mod error;
+mod lateness;
+mod qos;
+mod selection;
+mod window;
+
+pub use clock::PlaybackClock;
+pub use error::{Error, Result};
+pub use lateness::{Lateness, LatenessSummary};
+pub use qos::{parse_qos_overrides, playback_qos, publishable, PlaybackQos};
+pub use selection::{parse_remaps, TopicSelection};
+pub use window::Window;

@@ -1,0 +1,162 @@
+//! What a play is asked to do: the same options as node parameters ([`PlayerParams`]) and as
+//! `lockstep bag play` flags (see `cli`), with `ros2 bag play`'s names.
+
+use std::path::PathBuf;
+
+/// Parameters of `lockstep_bag_player` (the flags of `ros2 bag play`, with `_` for `-`).
+#[derive(r2r::RosParams, Debug, Clone)]
+pub struct PlayerParams {
+    /// Bag to play: a bag directory or a single MCAP or sqlite3 file.
+    pub bag: String,
+    /// Playback rate: 2.0 plays twice as fast as recorded. Must be > 0.
+    pub rate: f64,
+    /// Start paused (`~/resume`, `~/play_next` or `~/burst` go on).
+    pub start_paused: bool,
+    /// Seconds after the bag's first message to start from.
+    pub start_offset: f64,
+    /// Seconds of bag time to play (<= 0: to the end).
+    pub playback_duration: f64,
+    /// Stop after this bag time, in seconds since the epoch (0: no limit).
+    pub playback_until_timestamp: f64,
+    /// Topics to play, separated by commas or spaces (with `regex` empty and this empty: every topic).
+    pub topics: String,
+    /// Also play topics matching this regular expression.
+    pub regex: String,
+    /// Do not play topics matching this regular expression (topics listed in `topics` still play).
+    pub exclude_regex: String,
+    /// Remapping rules `from:=to` (absolute topic names), separated by commas or spaces.
+    pub remap: String,
+    /// Publish /clock (rosgraph_msgs/Clock) with the bag time at this frequency in Hz (0: no /clock).
+    pub clock: f64,
+    /// Seconds to wait before the first message.
+    pub delay: f64,
+    /// Messages read ahead of playback.
+    pub read_ahead_queue_size: i64,
+    /// A rosbag2 QoS override file (YAML: topic -> policies); empty: none.
+    pub qos_profile_overrides_path: String,
+    /// At the end of a play, wait at most this many ms until every reliable subscriber acknowledged every
+    /// message (rosbag2's --wait-for-all-acked; 0: do not wait).
+    pub wait_for_all_acked: i64,
+    /// Before the first message of a play, wait until every played topic has this many matched subscriptions
+    /// (0: do not wait), so nothing is published before the subscribers are there.
+    pub wait_for_subscribers: i64,
+    /// Stop the node when playback ends (otherwise it stays up and `~/play` starts another play).
+    pub exit_at_end: bool,
+}
+
+impl Default for PlayerParams {
+    fn default() -> Self {
+        Self {
+            bag: String::new(),
+            rate: 1.0,
+            start_paused: false,
+            start_offset: 0.0,
+            playback_duration: -1.0,
+            playback_until_timestamp: 0.0,
+            topics: String::new(),
+            regex: String::new(),
+            exclude_regex: String::new(),
+            remap: String::new(),
+            clock: 0.0,
+            delay: 0.0,
+            read_ahead_queue_size: 1000,
+            qos_profile_overrides_path: String::new(),
+            wait_for_all_acked: 1000,
+            wait_for_subscribers: 0,
+            exit_at_end: false,
+        }
+    }
+}
+
+/// A play's options, checked.
+#[derive(Debug, Clone)]
+pub struct PlayConfig {
+    pub bag: PathBuf,
+    pub rate: f64,
+    pub start_paused: bool,
+    pub start_offset_secs: f64,
+    pub playback_duration_secs: f64,
+    pub playback_until_ns: u64,
+    pub looped: bool,
+    pub topics: Vec<String>,
+    pub regex: String,
+    pub exclude_regex: String,
+    pub remaps: Vec<String>,
+    pub clock_hz: f64,
+    pub delay_secs: f64,
+    pub read_ahead_queue_size: usize,
+    pub qos_overrides_path: Option<PathBuf>,
+    pub wait_for_all_acked_ms: u64,
+    pub wait_for_subscribers: usize,
+    pub exit_at_end: bool,
+}
+
+impl PlayConfig {
+    /// Check the parameters; errors name the parameter. `looped` is the parameter `loop` (a Rust keyword,
+    /// so read from the node's parameters apart from [`PlayerParams`]).
+    pub fn from_params(p: &PlayerParams, looped: bool) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            !p.bag.is_empty(),
+            "parameter `bag`: no bag given (-p bag:=<directory or file>)"
+        );
+        anyhow::ensure!(
+            p.rate.is_finite() && p.rate > 0.0,
+            "parameter `rate`: {} is not a rate > 0",
+            p.rate
+        );
+        anyhow::ensure!(
+            p.clock.is_finite() && p.clock >= 0.0,
+            "parameter `clock`: {} is not a frequency >= 0 Hz",
+            p.clock
+        );
+        anyhow::ensure!(
+            p.delay.is_finite() && p.delay >= 0.0,
+            "parameter `delay`: {} is not a number of seconds >= 0",
+            p.delay
+        );
+        anyhow::ensure!(
+            p.read_ahead_queue_size > 0,
+            "parameter `read_ahead_queue_size`: {} is not a positive number of messages",
+            p.read_ahead_queue_size
+        );
+        anyhow::ensure!(
+            p.wait_for_subscribers >= 0,
+            "parameter `wait_for_subscribers`: {} is not a number of subscriptions >= 0",
+            p.wait_for_subscribers
+        );
+        anyhow::ensure!(
+            p.playback_until_timestamp.is_finite() && p.playback_until_timestamp >= 0.0,
+            "parameter `playback_until_timestamp`: {} is not a time in seconds since the epoch",
+            p.playback_until_timestamp
+        );
+        Ok(Self {
+            bag: PathBuf::from(&p.bag),
+            rate: p.rate,
+            start_paused: p.start_paused,
+            start_offset_secs: p.start_offset,
+            playback_duration_secs: p.playback_duration,
+            playback_until_ns: (p.playback_until_timestamp * 1e9).round() as u64,
+            looped,
+            topics: list(&p.topics),
+            regex: p.regex.clone(),
+            exclude_regex: p.exclude_regex.clone(),
+            remaps: list(&p.remap),
+            clock_hz: p.clock,
+            delay_secs: p.delay,
+            read_ahead_queue_size: p.read_ahead_queue_size as usize,
+            qos_overrides_path: (!p.qos_profile_overrides_path.is_empty())
+                .then(|| PathBuf::from(&p.qos_profile_overrides_path)),
+            wait_for_all_acked_ms: u64::try_from(p.wait_for_all_acked).unwrap_or(0),
+            wait_for_subscribers: usize::try_from(p.wait_for_subscribers).unwrap_or(0),
+            exit_at_end: p.exit_at_end,
+        })
+    }
+}
+
+/// A list parameter: items separated by commas or whitespace.
+fn list(text: &str) -> Vec<String> {
+    text.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}

@@ -1,0 +1,17 @@
+//! The bag player node `lockstep_bag_player` and `lockstep bag play`: timed playback of any rosbag2 bag
+//! (MCAP or sqlite3, ours or rosbag2's), every message type installed on the machine, in a stable total order
+//! (log time, then write order), with `ros2 bag play`'s options and rosbag2's player services.
+//!
+//! The logic without ROS is the `lockstep_replay` crate; here: the play thread (`engine`), the read-ahead
+//! thread (`readahead`), the services (`services`), setup and `/clock` (`player`), the CLI (`cli`).
+
+pub mod cli;
+pub mod config;
+pub mod control;
+mod engine;
+pub mod player;
+mod readahead;
+mod services;
+
+pub use config::{PlayConfig, PlayerParams};
+pub use player::{run, Started, NODE_NAME};

@@ -1,0 +1,16 @@
+//! `lockstep_bag_player`: plays a bag (parameter `bag`) like `ros2 bag play`; see the crate docs and
+//! [`lockstep_replay_node::PlayerParams`] for the parameters. It stays up after the end (`~/play` plays
+//! again) unless `exit_at_end` is set.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match lockstep_replay_node::run(lockstep_replay_node::PlayerParams::default(), false, None) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line, each cause once; never a backtrace (not `{:?}`).
+            eprintln!("error: {}", lockstep_bag::error_chain(e.as_ref()));
+            ExitCode::FAILURE
+        }
+    }
+}

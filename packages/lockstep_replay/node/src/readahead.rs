@@ -1,0 +1,153 @@
+//! The read-ahead thread: reads the bag's messages of the playing topics, in the bag's total order, up to
+//! `read_ahead_queue_size` ahead of the play thread, so decompressing a chunk never delays a publish.
+//!
+//! Messages go over in batches of up to [`BATCH`] (one channel operation, and at most one thread wake-up,
+//! per batch rather than per message: at unlimited rate that hand-over was a third of the play's time).
+//! A batch is sent as soon as it is full or the bag has no more for this epoch.
+//!
+//! Each (re)start carries an epoch; after a seek or a loop the play thread drops what was read for an older
+//! epoch. The thread looks for a restart before each message it reads, so a restart is never stuck
+//! behind a full queue: the play thread drains the old epoch while waiting for the new one.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TryRecvError};
+
+use lockstep_bag::{BagMessage, BagReader, ReadOptions};
+
+/// What the thread hands over.
+pub enum Item {
+    Message(BagMessage),
+    /// Nothing more up to the end of the window.
+    End,
+    /// A read failed (named file and cause); playback of this epoch ends.
+    Failed(String),
+}
+
+/// Messages per hand-over.
+const BATCH: usize = 256;
+
+pub struct ReadAhead {
+    restarts: Sender<Restart>,
+    items: Receiver<(u64, Vec<Item>)>,
+    epoch: u64,
+    /// The rest of the last batch received for the current epoch.
+    buffered: VecDeque<Item>,
+}
+
+impl ReadAhead {
+    /// Start the thread on `reader`, reading `topics`, up to `queue` messages ahead (rounded up to whole
+    /// batches). It reads nothing until the first [`Self::restart`].
+    pub fn start(reader: BagReader, topics: BTreeSet<String>, queue: usize) -> std::io::Result<Self> {
+        let (restarts, restart_rx) = mpsc::channel();
+        let (items_tx, items) = mpsc::sync_channel(queue.div_ceil(BATCH).max(1));
+        std::thread::Builder::new()
+            .name("bag-read-ahead".into())
+            .spawn(move || read_loop(&reader, &topics, &restart_rx, &items_tx))?;
+        Ok(Self {
+            restarts,
+            items,
+            epoch: 0,
+            buffered: VecDeque::new(),
+        })
+    }
+
+    /// Read again from bag time `from_ns` to `end_ns` (included); what was read before is dropped by
+    /// [`Self::next`].
+    pub fn restart(&mut self, from_ns: u64, end_ns: u64) {
+        self.epoch += 1;
+        self.buffered.clear();
+        let _ = self.restarts.send(Restart {
+            epoch: self.epoch,
+            from_ns,
+            end_ns,
+        });
+    }
+
+    /// The next item of the current epoch (blocks until the thread has it).
+    pub fn next(&mut self) -> Item {
+        loop {
+            if let Some(item) = self.buffered.pop_front() {
+                return item;
+            }
+            match self.items.recv() {
+                Ok((epoch, batch)) if epoch == self.epoch => self.buffered = batch.into(),
+                Ok(_) => continue, // read before the last restart
+                Err(_) => return Item::Failed("the read-ahead thread stopped".into()),
+            }
+        }
+    }
+}
+
+struct Restart {
+    epoch: u64,
+    from_ns: u64,
+    end_ns: u64,
+}
+
+fn read_loop(
+    reader: &BagReader,
+    topics: &BTreeSet<String>,
+    restarts: &Receiver<Restart>,
+    items: &SyncSender<(u64, Vec<Item>)>,
+) {
+    let Ok(mut current) = restarts.recv() else {
+        return;
+    };
+    'epochs: loop {
+        let epoch = current.epoch;
+        let options = ReadOptions {
+            topics: Some(topics.clone()),
+            start_ns: Some(current.from_ns),
+            end_ns: Some(current.end_ns.saturating_add(1)),
+        };
+        let mut batch = Vec::with_capacity(BATCH);
+        for message in reader.messages_with(options) {
+            match restarts.try_recv() {
+                Ok(next) => {
+                    current = next;
+                    continue 'epochs;
+                }
+                Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Empty) => {}
+            }
+            let item = match message {
+                Ok(m) => Item::Message(m),
+                Err(e) => Item::Failed(lockstep_bag::error_chain(&e)),
+            };
+            let failed = matches!(item, Item::Failed(_));
+            batch.push(item);
+            if failed {
+                break;
+            }
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if items.send((epoch, full)).is_err() {
+                    return;
+                }
+            }
+        }
+        if batch.last().is_some_and(|i| matches!(i, Item::Failed(_))) {
+            if items.send((epoch, batch)).is_err() {
+                return;
+            }
+        } else {
+            match restarts.try_recv() {
+                Ok(next) => {
+                    current = next;
+                    continue 'epochs;
+                }
+                Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Empty) => {
+                    batch.push(Item::End);
+                    if items.send((epoch, batch)).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        match restarts.recv() {
+            Ok(next) => current = next,
+            Err(_) => return,
+        }
+    }
+}

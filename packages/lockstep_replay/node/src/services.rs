@@ -1,0 +1,176 @@
+//! The player's services, with rosbag2's names and semantics, on the node's private namespace:
+//! `~/pause`, `~/resume`, `~/toggle_paused`, `~/is_paused`, `~/set_rate`, `~/get_rate` (answered here, on
+//! the shared clock) and `~/play_next`, `~/burst`, `~/seek`, `~/play` (handed to the play thread, which
+//! answers when done). Every refusal says why; the node keeps running.
+
+use std::sync::Arc;
+
+use futures::{Stream, StreamExt};
+use lockstep_ros::{lock, qos, SharedNode};
+use r2r::lockstep_interfaces::srv::{
+    Burst, GetRate, IsPaused, Pause, Play, PlayNext, Resume, Seek, SetRate, TogglePaused,
+};
+use tokio::sync::oneshot;
+
+use crate::control::{Control, PlayRequest, Request};
+
+/// Create every service on `node` and return the future serving them.
+pub fn serve(
+    node: &SharedNode,
+    control: Arc<Control>,
+) -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    let mut n = lock(node)?;
+    let q = || qos::reliable(10);
+    let pause = n.create_service::<Pause::Service>("~/pause", q())?;
+    let resume = n.create_service::<Resume::Service>("~/resume", q())?;
+    let toggle = n.create_service::<TogglePaused::Service>("~/toggle_paused", q())?;
+    let is_paused = n.create_service::<IsPaused::Service>("~/is_paused", q())?;
+    let set_rate = n.create_service::<SetRate::Service>("~/set_rate", q())?;
+    let get_rate = n.create_service::<GetRate::Service>("~/get_rate", q())?;
+    let play_next = n.create_service::<PlayNext::Service>("~/play_next", q())?;
+    let burst = n.create_service::<Burst::Service>("~/burst", q())?;
+    let seek = n.create_service::<Seek::Service>("~/seek", q())?;
+    let play = n.create_service::<Play::Service>("~/play", q())?;
+    drop(n);
+
+    let c = control.clone();
+    let pause = answer(pause, move |_| {
+        c.change(|s, wall| s.clock.pause(wall));
+        Pause::Response {}
+    });
+    let c = control.clone();
+    let resume = answer(resume, move |_| {
+        c.change(|s, wall| s.clock.resume(wall));
+        Resume::Response {}
+    });
+    let c = control.clone();
+    let toggle = answer(toggle, move |_| {
+        c.change(|s, wall| {
+            if !s.clock.pause(wall) {
+                s.clock.resume(wall);
+            }
+        });
+        TogglePaused::Response {}
+    });
+    let c = control.clone();
+    let is_paused = answer(is_paused, move |_| IsPaused::Response {
+        paused: c.lock().clock.is_paused(),
+    });
+    let c = control.clone();
+    let set_rate = answer(set_rate, move |req: SetRate::Request| {
+        if c.change(|s, wall| s.clock.set_rate(req.rate, wall)) {
+            SetRate::Response {
+                success: true,
+                message: String::new(),
+            }
+        } else {
+            SetRate::Response {
+                success: false,
+                message: format!("rate {} refused: the rate must be a number > 0", req.rate),
+            }
+        }
+    });
+    let c = control.clone();
+    let get_rate = answer(get_rate, move |_| GetRate::Response {
+        rate: c.lock().clock.rate(),
+    });
+    let c = control.clone();
+    let play_next = answer_async(play_next, move |_| {
+        let (tx, rx) = oneshot::channel();
+        c.request(Request::PlayNext(tx));
+        async move {
+            let outcome = rx.await.unwrap_or_else(|_| Err("the player stopped".into()));
+            PlayNext::Response {
+                success: outcome.is_ok(),
+                message: outcome.err().unwrap_or_default(),
+            }
+        }
+    });
+    let c = control.clone();
+    let burst = answer_async(burst, move |req: Burst::Request| {
+        let (tx, rx) = oneshot::channel();
+        c.request(Request::Burst(req.num_messages, tx));
+        async move {
+            let (actually_burst, message) = rx.await.unwrap_or_else(|_| (0, "the player stopped".into()));
+            Burst::Response {
+                actually_burst,
+                message,
+            }
+        }
+    });
+    let c = control.clone();
+    let seek = answer_async(seek, move |req: Seek::Request| {
+        let (tx, rx) = oneshot::channel();
+        let t = lockstep_ros::time::time_to_ns(&req.time);
+        let outcome = match u64::try_from(t) {
+            Ok(t) => {
+                c.request(Request::Seek(t, tx));
+                Some(rx)
+            }
+            Err(_) => None,
+        };
+        async move {
+            let outcome = match outcome {
+                Some(rx) => rx.await.unwrap_or_else(|_| Err("the player stopped".into())),
+                None => Err("a time before 1970 is outside any bag".into()),
+            };
+            Seek::Response {
+                success: outcome.is_ok(),
+                message: outcome.err().unwrap_or_default(),
+            }
+        }
+    });
+    let c = control;
+    let play = answer_async(play, move |req: Play::Request| {
+        let (tx, rx) = oneshot::channel();
+        let secs = |ns: i64| ns as f64 / 1e9;
+        let request = PlayRequest {
+            start_offset_secs: secs(lockstep_ros::time::time_to_ns(&req.start_offset)),
+            playback_duration_secs: f64::from(req.playback_duration.sec)
+                + f64::from(req.playback_duration.nanosec) / 1e9,
+            playback_until_ns: u64::try_from(lockstep_ros::time::time_to_ns(&req.playback_until_timestamp))
+                .unwrap_or(0),
+        };
+        c.request(Request::Play(request, tx));
+        async move {
+            let outcome = rx.await.unwrap_or_else(|_| Err("the player stopped".into()));
+            Play::Response {
+                success: outcome.is_ok(),
+                message: outcome.err().unwrap_or_default(),
+            }
+        }
+    });
+    Ok(async move {
+        tokio::join!(pause, resume, toggle, is_paused, set_rate, get_rate, play_next, burst, seek, play);
+    })
+}
+
+/// Serve `requests`, answering each with `f` at once.
+async fn answer<S, F>(requests: impl Stream<Item = r2r::ServiceRequest<S>> + Unpin, mut f: F)
+where
+    S: r2r::WrappedServiceTypeSupport + 'static,
+    F: FnMut(S::Request) -> S::Response,
+{
+    let mut requests = requests;
+    while let Some(req) = requests.next().await {
+        let response = f(req.message.clone());
+        let _ = req.respond(response);
+    }
+}
+
+/// Serve `requests`, answering each when the future `f` makes completes (requests run concurrently).
+async fn answer_async<S, F, Fut>(requests: impl Stream<Item = r2r::ServiceRequest<S>> + Unpin, mut f: F)
+where
+    S: r2r::WrappedServiceTypeSupport + 'static,
+    F: FnMut(S::Request) -> Fut,
+    Fut: std::future::Future<Output = S::Response> + Send + 'static,
+    r2r::ServiceRequest<S>: Send,
+{
+    let mut requests = requests;
+    while let Some(req) = requests.next().await {
+        let pending = f(req.message.clone());
+        tokio::spawn(async move {
+            let _ = req.respond(pending.await);
+        });
+    }
+}
