@@ -85,7 +85,7 @@ def rosbag2_talker_topic(storage: str) -> list[bytes]:
     if storage == "mcap":
         with open(glob.glob(str(ROSBAG2 / "mcap" / "talker" / "*.mcap"))[0], "rb") as f:
             return [m.data for _, c, m in make_reader(f).iter_messages() if c.topic == "/topic"]
-    db = sqlite3.connect(f"file:{glob.glob(str(ROSBAG2 / 'sqlite3' / 'talker' / '*.db3'))[0]}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{glob.glob(str(ROSBAG2 / 'sqlite3' / 'talker' / '*.db3'))[0]}?mode=ro&immutable=1", uri=True)
     rows = db.execute("SELECT m.data FROM messages m JOIN topics t ON m.topic_id = t.id "
                       "WHERE t.name = '/topic' ORDER BY m.timestamp, m.id").fetchall()
     return [bytes(r[0]) for r in rows]
