@@ -12,6 +12,7 @@
 //!   bag directory.
 //! - `cli` (feature `cli`): the `lockstep bag` subcommand.
 
+pub mod cdr;
 mod error;
 mod mcapio;
 pub mod metadata;

@@ -6,6 +6,10 @@
 //! Error contexts name the step that failed ("cannot open bag"); the library error after them names
 //! the file, so the path is not repeated.
 
+mod echo;
+
+pub use echo::{echo, EchoOptions};
+
 use crate::{
     reindex, BagCompression, BagReader, BagWriter, ChunkCompression, MessageDefinition, MessageDefinitions,
     ReadOptions, TopicSpec, WriterOptions,
@@ -38,6 +42,23 @@ pub enum BagCommand {
     Reindex {
         /// Bag directory.
         bag: PathBuf,
+    },
+    /// Print a topic's messages as YAML, like `ros2 topic echo`, decoded with the message definition the
+    /// bag holds (or the installed .msg files when it holds none).
+    Echo {
+        /// Bag directory, or a single MCAP or sqlite3 file.
+        bag: PathBuf,
+        /// The topic.
+        topic: String,
+        /// Print at most this many messages.
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Print only this field (`pose.position`).
+        #[arg(long)]
+        field: Option<String>,
+        /// Skip the first this many seconds of the bag.
+        #[arg(long, default_value_t = 0.0)]
+        start_offset: f64,
     },
     /// Copy any readable bag (sqlite3 or MCAP) into a new MCAP bag written by this library. The
     /// input is only read.
@@ -73,6 +94,20 @@ pub fn run(args: BagArgs) -> Result<()> {
     let mut out = stdout.lock();
     match args.command {
         BagCommand::Info { bag } => info(&bag, &mut out),
+        BagCommand::Echo {
+            bag,
+            topic,
+            limit,
+            field,
+            start_offset,
+        } => {
+            let opts = EchoOptions {
+                limit,
+                field,
+                start_offset_secs: start_offset,
+            };
+            echo(&bag, &topic, &opts, &mut out).map(|_| ())
+        }
         BagCommand::Reindex { bag } => {
             let report = reindex(&bag).context("cannot reindex bag")?;
             for f in &report.files {
