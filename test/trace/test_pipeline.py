@@ -112,7 +112,7 @@ class Sensors:
         self.rear = ros.publisher(Range, "/scan_rear")
         self.odom = ros.publisher(Odometry, "/odom")
         self.n_front = self.n_rear = 0
-        self.sent_odom = []
+        self.sent_front, self.sent_rear, self.sent_odom = [], [], []
         self.ticks = 0
 
     def publishers(self):
@@ -120,10 +120,12 @@ class Sensors:
 
     def tick(self) -> None:
         if self.ticks % 2 == 0:
-            self.front.publish(range_msg(front_range(self.n_front), self.n_front))
+            self.sent_front.append(range_msg(front_range(self.n_front), self.n_front))
+            self.front.publish(self.sent_front[-1])
             self.n_front += 1
         else:
-            self.rear.publish(range_msg(rear_range(self.n_rear), self.n_rear))
+            self.sent_rear.append(range_msg(rear_range(self.n_rear), self.n_rear))
+            self.rear.publish(self.sent_rear[-1])
             self.n_rear += 1
         msg = odom_msg(len(self.sent_odom))
         self.odom.publish(msg)
@@ -151,6 +153,15 @@ class Sensors:
         while self.ticks < ticks:
             self.tick()
             time.sleep(max(0.0, start + (self.ticks - first) * period_s - time.monotonic()))
+
+    def index_by_digest(self) -> dict:
+        """Per sensor channel: payload digest -> index of the message sent (every message differs)."""
+        out = {}
+        for channel, sent in (("/scan_front", self.sent_front), ("/scan_rear", self.sent_rear),
+                              ("/odom", self.sent_odom)):
+            out[channel] = {digest(m): i for i, m in enumerate(sent)}
+            assert len(out[channel]) == len(sent), f"two equal messages on {channel}"
+        return out
 
     def last_xs(self) -> tuple:
         """Where m1 puts the obstacles of the last front and the last rear reading (x front, x rear)."""
@@ -227,7 +238,7 @@ def test_pipeline_headers_topology_and_digests(ros):
     sensors = Sensors(ros)
     sensors.start()
     sensors.run(TICKS)
-    n_front, n_rear, sent_odom = sensors.n_front, sensors.n_rear, sensors.sent_odom
+    sent_odom = sensors.sent_odom
     c3_data, c3_headers = collected["/obstacles"], collected["/obstacles/lockstep_header"]
     wait_for_the_last_inputs_to_be_used(ros, sensors, c3_data, c3_headers, collected["/cmd_vel/lockstep_header"])
     # Stop the controller before looking: data and header of one output are published together, so after a
@@ -269,29 +280,26 @@ def test_pipeline_headers_topology_and_digests(ros):
     assert set(c3_by_seq) == set(range(len(c3_headers))), "obstacles numbered 0.. without gaps"
 
     # m1: every obstacle message names the front and rear readings it fused, which rclpy really sent, and its
-    # content is made of exactly those readings.
-    # Untraced inputs (rclpy's sensors and odometry) are numbered by arrival at the module. If the module's
-    # side of discovery completed after a publisher's first messages, it numbers the sent index minus k: one
-    # constant offset per channel, read off the first obstacles message and then required of every message.
-    first = c3_headers[0]
-    first_data = c3_data_by_digest[first.payload_digest]
-    front_off = round((first_data.poses[0].position.x - 0.5) / 0.004) - first.inputs[0].sequence_num
-    rear_off = round((-first_data.poses[1].position.x - 2.0) / 0.01) - first.inputs[1].sequence_num
-    assert 0 <= front_off <= 3 and 0 <= rear_off <= 3, (front_off, rear_off)
+    # content is made of exactly those readings. Untraced inputs (rclpy's sensors and odometry) are named
+    # exactly by their payload digest: the index of the message rclpy sent, whatever the module's arrival count.
+    sent = sensors.index_by_digest()
+    epochs = {}
     previous = (-1, -1)
     for h in c3_headers:
         assert (h.module_name, h.channel_name) == (M1, "/obstacles")
+        epochs.setdefault(h.module_name, set()).add(h.epoch)
         (fr, re_) = h.inputs
         assert (fr.module_name, fr.channel_name, re_.module_name, re_.channel_name) == (
             "", "/scan_front", "", "/scan_rear")
-        front_i, rear_i = fr.sequence_num + front_off, re_.sequence_num + rear_off
-        assert 0 <= front_i < n_front and 0 <= rear_i < n_rear
-        pair = (fr.sequence_num, re_.sequence_num)
+        assert fr.epoch == re_.epoch == 0  # untraced publishers
+        front_i, rear_i = sent["/scan_front"][fr.payload_digest], sent["/scan_rear"][re_.payload_digest]
+        pair = (front_i, rear_i)
         assert pair[0] >= previous[0] and pair[1] >= previous[1] and pair != previous, (previous, pair)
         previous = pair
         data = c3_data_by_digest[h.payload_digest]
         assert [p.position.x for p in data.poses] == [f32(front_range(front_i)), -f32(rear_range(rear_i))]
         assert data.header.stamp.sec == 1000 + max(front_i, rear_i)
+    assert len(epochs[M1]) == 1, epochs  # one process, one epoch
 
     # m2: sequence numbers from 0, timer-driven, exactly three inputs that exist, two levels deep.
     assert [h.sequence_num for h in cmd_headers] == list(range(len(cmd_headers)))
@@ -301,24 +309,17 @@ def test_pipeline_headers_topology_and_digests(ros):
     cmd_by_digest = {digest(m): m for m in cmd}
     min_c6 = min(c6_by_seq)
 
-    def command_of(h, odom_off):
+    def command_of(h):
         c3, c6, c4 = h.inputs
-        obstacles = c3_data_by_digest[c3_by_seq[c3.sequence_num].payload_digest]
+        obstacles = c3_data_by_digest[c3.payload_digest]
         goal = WAYPOINTS[(c6.sequence_num // HOLD) % len(WAYPOINTS)]
-        odom_i = c4.sequence_num + odom_off
-        if not 0 <= odom_i < len(sent_odom):
-            return None
-        return expected_command([p.position.x for p in obstacles.poses], goal, sent_odom[odom_i])
+        return expected_command([p.position.x for p in obstacles.poses], goal,
+                                sent_odom[sent["/odom"][c4.payload_digest]])
 
-    def matches(h, odom_off):
-        expected, out = command_of(h, odom_off), cmd_by_digest[h.payload_digest]
-        return expected is not None and all(math.isclose(a, b, abs_tol=1e-9) for a, b in
-                                            zip((out.linear.x, out.angular.z), expected))
+    def matches(h):
+        expected, out = command_of(h), cmd_by_digest[h.payload_digest]
+        return all(math.isclose(a, b, abs_tol=1e-9) for a, b in zip((out.linear.x, out.angular.z), expected))
 
-    # The odometry's arrival numbering at m2 may be offset the same way (see above): one k for all commands.
-    odom_off = next((k for k in range(4) if all(matches(h, k) for h in cmd_headers)), None)
-    assert odom_off is not None, [(h.sequence_num, cmd_by_digest[h.payload_digest].linear.x,
-                                   command_of(h, 0)) for h in cmd_headers[:5]]
     checked_content = 0
     for h in cmd_headers:
         assert (h.module_name, h.channel_name) == (M2, "/cmd_vel")
@@ -326,20 +327,23 @@ def test_pipeline_headers_topology_and_digests(ros):
         c3, c6, c4 = h.inputs
         assert [i.channel_name for i in h.inputs] == ["/obstacles", "/mission", "/odom"]
         assert [i.module_name for i in h.inputs] == [M1, M3, ""]
-        # First level: the obstacles header it names is the one published, timing included.
+        # First level: the obstacles header it names is the one published, timing, epoch and digest included.
         recorded = c3_by_seq[c3.sequence_num]
-        assert (c3.start_stamp, c3.process_time_ns) == (recorded.start_stamp, recorded.process_time_ns)
+        assert (c3.start_stamp, c3.process_time_ns, c3.epoch, c3.payload_digest) == (
+            recorded.start_stamp, recorded.process_time_ns, recorded.epoch, recorded.payload_digest)
+        assert c3.epoch in epochs[M1] and c3.epoch != 0
         # Second level: the readings behind those obstacles, as rclpy sent them.
-        assert [(s.module_name, s.channel_name, s.sequence_num) for s in c3.sources] == [
-            (i.module_name, i.channel_name, i.sequence_num) for i in recorded.inputs]
-        assert c3.sources[0].sequence_num + front_off < n_front and c3.sources[1].sequence_num + rear_off < n_rear
+        assert [(s.module_name, s.channel_name, s.sequence_num, s.payload_digest) for s in c3.sources] == [
+            (i.module_name, i.channel_name, i.sequence_num, i.payload_digest) for i in recorded.inputs]
+        assert c3.sources[0].payload_digest in sent["/scan_front"]
+        assert c3.sources[1].payload_digest in sent["/scan_rear"]
         # Missions published before our subscription matched are numbered below the first one we saw.
         assert c6.sequence_num in c6_by_seq or c6.sequence_num < min_c6
         assert c6.sources == [] and c4.sources == []
-        assert 0 <= c4.sequence_num + odom_off < len(sent_odom)
+        assert c4.payload_digest in sent["/odom"] and c4.epoch == 0
         # The named inputs are the ones used: the command recomputed from them is the command sent.
-        assert matches(h, odom_off), (h.sequence_num, command_of(h, odom_off))
+        assert matches(h), (h.sequence_num, command_of(h))
         checked_content += 1
     assert checked_content == len(cmd_headers)
     # m2 uses the latest odometry: it advances with time rather than sticking to one message.
-    assert len({h.inputs[2].sequence_num for h in cmd_headers}) >= max(5, 0.3 * len(cmd_headers))
+    assert len({h.inputs[2].payload_digest for h in cmd_headers}) >= max(5, 0.3 * len(cmd_headers))

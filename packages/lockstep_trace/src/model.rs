@@ -17,6 +17,10 @@ pub struct SourceRef {
     pub channel_name: String,
     /// Its sequence number on that channel.
     pub sequence_num: u32,
+    /// Its producer's epoch ([`TraceHeader::epoch`]; 0 if untraced).
+    pub epoch: u64,
+    /// Its payload digest ([`TraceHeader::payload_digest`]).
+    pub payload_digest: u64,
 }
 
 /// A first-level dependency (the patent's `end2endheader`): the header of one input a module consumed, with
@@ -27,8 +31,13 @@ pub struct InputRecord {
     pub module_name: String,
     /// Channel the input was read from.
     pub channel_name: String,
-    /// The input's sequence number on that channel.
+    /// The input's sequence number on that channel (for an untraced publisher: the receiving module's
+    /// arrival count, which is why `payload_digest` is the exact identity).
     pub sequence_num: u32,
+    /// Its producer's epoch ([`TraceHeader::epoch`]; 0 if untraced).
+    pub epoch: u64,
+    /// Its payload digest: with the channel, finds the recorded message whoever produced it.
+    pub payload_digest: u64,
     /// When its producer started computing it, nanoseconds since the Unix epoch (ROS time).
     pub start_time_ns: i64,
     /// How long its producer took to compute it, nanoseconds.
@@ -44,6 +53,8 @@ impl InputRecord {
             module_name: self.module_name.clone(),
             channel_name: self.channel_name.clone(),
             sequence_num: self.sequence_num,
+            epoch: self.epoch,
+            payload_digest: self.payload_digest,
         }
     }
 }
@@ -57,6 +68,9 @@ pub struct TraceHeader {
     pub channel_name: String,
     /// Per-channel output number, from 0.
     pub sequence_num: u32,
+    /// The producing process's epoch ([`crate::Tracer::epoch`]): (module, channel, epoch, sequence) is unique
+    /// across restarts. 0 for an untraced publisher.
+    pub epoch: u64,
     /// When the module started computing the message, nanoseconds since the Unix epoch (ROS time).
     pub start_time_ns: i64,
     /// How long the computation took, nanoseconds (saturates at `u32::MAX`, about 4.29 s, as the patent's
@@ -75,6 +89,8 @@ impl TraceHeader {
             module_name: self.module_name.clone(),
             channel_name: self.channel_name.clone(),
             sequence_num: self.sequence_num,
+            epoch: self.epoch,
+            payload_digest: self.payload_digest,
         }
     }
 
@@ -85,6 +101,8 @@ impl TraceHeader {
             module_name: self.module_name.clone(),
             channel_name: self.channel_name.clone(),
             sequence_num: self.sequence_num,
+            epoch: self.epoch,
+            payload_digest: self.payload_digest,
             start_time_ns: self.start_time_ns,
             process_time_ns: self.process_time_ns,
             sources: self.inputs.iter().map(InputRecord::as_source).collect(),
@@ -98,6 +116,7 @@ impl TraceHeader {
             module_name: EXTERNAL_MODULE.to_owned(),
             channel_name: channel_name.to_owned(),
             sequence_num,
+            epoch: 0,
             start_time_ns: received_ns,
             process_time_ns: 0,
             payload_digest,

@@ -98,6 +98,8 @@ impl From<&SourceRef> for End2EndSource {
             module_name: source.module_name.clone(),
             channel_name: source.channel_name.clone(),
             sequence_num: source.sequence_num,
+            payload_digest: source.payload_digest,
+            epoch: source.epoch,
         }
     }
 }
@@ -108,6 +110,8 @@ impl From<&End2EndSource> for SourceRef {
             module_name: source.module_name.clone(),
             channel_name: source.channel_name.clone(),
             sequence_num: source.sequence_num,
+            epoch: source.epoch,
+            payload_digest: source.payload_digest,
         }
     }
 }
@@ -122,6 +126,8 @@ impl From<&InputRecord> for End2EndHeader {
             timestamp: ns_to_seconds(input.start_time_ns),
             process_time: input.process_time_ns,
             start_time_ns: Some(input.start_time_ns),
+            payload_digest: input.payload_digest,
+            epoch: input.epoch,
         }
     }
 }
@@ -134,6 +140,8 @@ impl TryFrom<&End2EndHeader> for InputRecord {
             module_name: input.module_name.clone(),
             channel_name: input.channel_name.clone(),
             sequence_num: input.sequence_num,
+            epoch: input.epoch,
+            payload_digest: input.payload_digest,
             start_time_ns: start_ns(
                 input.start_time_ns,
                 input.timestamp,
@@ -158,6 +166,7 @@ impl From<&TraceHeader> for Header {
             e2e_header: header.inputs.iter().map(End2EndHeader::from).collect(),
             payload_digest: header.payload_digest,
             start_time_ns: Some(header.start_time_ns),
+            epoch: header.epoch,
         }
     }
 }
@@ -170,6 +179,7 @@ impl TryFrom<&Header> for TraceHeader {
             module_name: header.module_name.clone(),
             channel_name: header.channel_name.clone(),
             sequence_num: header.sequence_num,
+            epoch: header.epoch,
             start_time_ns: start_ns(
                 header.start_time_ns,
                 header.timestamp,

@@ -44,18 +44,32 @@ impl Token {
 #[derive(Debug, Clone)]
 pub struct Tracer {
     module_name: String,
+    epoch: u64,
     next_sequence: BTreeMap<String, u32>,
     latest: BTreeMap<String, TraceHeader>,
 }
 
 impl Tracer {
-    /// A tracer for the module (node) `module_name`.
+    /// A tracer for the module (node) `module_name`; its epoch is the wall clock now (ns since the Unix
+    /// epoch), so a restarted module's headers differ from its earlier run's even though sequence numbers
+    /// start from 0 again.
     pub fn new(module_name: impl Into<String>) -> Self {
+        Self::with_epoch(module_name, u64::try_from(now_ns()).unwrap_or(0).max(1))
+    }
+
+    /// A tracer with a chosen epoch (deterministic tests; a replay reproducing a recorded run).
+    pub fn with_epoch(module_name: impl Into<String>, epoch: u64) -> Self {
         Self {
             module_name: module_name.into(),
+            epoch,
             next_sequence: BTreeMap::new(),
             latest: BTreeMap::new(),
         }
+    }
+
+    /// The epoch written into every header (see [`TraceHeader::epoch`]).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// The module this tracer writes headers for.
@@ -122,6 +136,7 @@ impl Tracer {
             module_name: self.module_name.clone(),
             channel_name: channel.to_owned(),
             sequence_num,
+            epoch: self.epoch,
             start_time_ns: token.start_time_ns,
             process_time_ns: duration_to_ns_u32(process_time),
             payload_digest: digest(payload),

@@ -100,12 +100,16 @@ fn two_level_backtrace_of_figure_3a() {
             SourceRef {
                 module_name: "".into(),
                 channel_name: "/c1".into(),
-                sequence_num: 4
+                sequence_num: 4,
+                epoch: 0,
+                payload_digest: digest(b"/c1"),
             },
             SourceRef {
                 module_name: "".into(),
                 channel_name: "/c2".into(),
-                sequence_num: 7
+                sequence_num: 7,
+                epoch: 0,
+                payload_digest: digest(b"/c2"),
             },
         ]
     );
@@ -136,4 +140,35 @@ fn explicit_inputs_can_differ_from_the_latest() {
     let token = m.begin();
     let header = m.finish(token, "/out", b"", &[&old]);
     assert_eq!(header.inputs[0].sequence_num, 3);
+}
+
+#[test]
+fn epochs_and_digests_identify_inputs_across_restarts() {
+    // Two runs of one module (a restart) number from 0 again; the epoch tells their outputs apart.
+    let first = Tracer::with_epoch("m1", 11).finish(Tracer::new("m1").begin(), "/c3", b"a", &[]);
+    let mut restarted = Tracer::with_epoch("m1", 22);
+    let token = restarted.begin();
+    let second = restarted.finish(token, "/c3", b"b", &[]);
+    assert_eq!((first.sequence_num, second.sequence_num), (0, 0));
+    assert_ne!(first.as_source(), second.as_source());
+    assert_eq!((first.epoch, second.epoch), (11, 22));
+    // Fresh tracers get distinct, non-zero epochs (0 is an untraced publisher's).
+    let (a, b) = (Tracer::new("x").epoch(), Tracer::new("x").epoch());
+    assert!(a > 0 && b >= a);
+    // An untraced input keeps its payload digest at both levels of the backtrace, so whoever received it,
+    // the recorded message is found by (channel, digest).
+    let scan = external("/c1", 4);
+    let mut m1 = Tracer::with_epoch("m1", 5);
+    let token = m1.begin();
+    let c3 = m1.finish(token, "/c3", b"c3", &[&scan]);
+    assert_eq!(c3.inputs[0].payload_digest, scan.payload_digest);
+    assert_eq!(c3.inputs[0].epoch, 0);
+    let mut m2 = Tracer::with_epoch("m2", 6);
+    let token = m2.begin();
+    let c5 = m2.finish(token, "/c5", b"c5", &[&c3]);
+    assert_eq!(
+        (c5.inputs[0].epoch, c5.inputs[0].payload_digest),
+        (5, digest(b"c3"))
+    );
+    assert_eq!(c5.inputs[0].sources[0].payload_digest, scan.payload_digest);
 }

@@ -11,6 +11,8 @@ fn source_to_msg(source: &SourceRef) -> DependencySource {
         module_name: source.module_name.clone(),
         channel_name: source.channel_name.clone(),
         sequence_num: source.sequence_num,
+        epoch: source.epoch,
+        payload_digest: source.payload_digest,
     }
 }
 
@@ -19,6 +21,8 @@ fn input_to_msg(input: &InputRecord) -> InputHeader {
         module_name: input.module_name.clone(),
         channel_name: input.channel_name.clone(),
         sequence_num: input.sequence_num,
+        epoch: input.epoch,
+        payload_digest: input.payload_digest,
         start_stamp: ns_to_time(input.start_time_ns),
         process_time_ns: input.process_time_ns,
         sources: input.sources.iter().map(source_to_msg).collect(),
@@ -31,6 +35,7 @@ pub fn header_to_msg(header: &TraceHeader) -> DependencyHeader {
         module_name: header.module_name.clone(),
         channel_name: header.channel_name.clone(),
         sequence_num: header.sequence_num,
+        epoch: header.epoch,
         start_stamp: ns_to_time(header.start_time_ns),
         process_time_ns: header.process_time_ns,
         payload_digest: header.payload_digest,
@@ -43,6 +48,8 @@ fn source_from_msg(source: &DependencySource) -> SourceRef {
         module_name: source.module_name.clone(),
         channel_name: source.channel_name.clone(),
         sequence_num: source.sequence_num,
+        epoch: source.epoch,
+        payload_digest: source.payload_digest,
     }
 }
 
@@ -51,6 +58,8 @@ fn input_from_msg(input: &InputHeader) -> InputRecord {
         module_name: input.module_name.clone(),
         channel_name: input.channel_name.clone(),
         sequence_num: input.sequence_num,
+        epoch: input.epoch,
+        payload_digest: input.payload_digest,
         start_time_ns: time_to_ns(&input.start_stamp),
         process_time_ns: input.process_time_ns,
         sources: input.sources.iter().map(source_from_msg).collect(),
@@ -63,6 +72,7 @@ pub fn header_from_msg(msg: &DependencyHeader) -> TraceHeader {
         module_name: msg.module_name.clone(),
         channel_name: msg.channel_name.clone(),
         sequence_num: msg.sequence_num,
+        epoch: msg.epoch,
         start_time_ns: time_to_ns(&msg.start_stamp),
         process_time_ns: msg.process_time_ns,
         payload_digest: msg.payload_digest,
