@@ -325,3 +325,33 @@ def test_stop_is_prompt_while_publishers_keep_publishing(ros, tmp_path):
     assert stop_secs < 3.0, f"stopping took {stop_secs:.1f} s"
     got = [int(m.data) for m in read_bag(bag)["/chatter"]]
     assert len(got) >= 50 and got == list(range(got[0], got[0] + len(got))), got[:5]
+
+
+def test_a_cyclic_topology_is_reported_in_status_and_in_the_bag(ros, tmp_path):
+    """Two modules declaring that each reads what the other writes: the recorder records them, says in its
+    status that the topology is not a DAG (naming modules and channels), and stores that verdict in the bag,
+    where `lockstep bag info` shows it."""
+    from lockstep_interfaces.msg import ComponentTopology, ModuleTopology
+    import yaml
+    status = ros.collect(RecorderStatus, f"/{RECORDER}/status")
+    bag = tmp_path / "bag"
+    proc = start_recorder(ros, bag, status_period_secs=0.1, exclude_regex="^/rosout$|^/parameter_events$")
+    pubs = []
+    for module, reads, writes in (("ma", "/x", "/y"), ("mb", "/y", "/x")):
+        pub = ros.publisher(ModuleTopology, f"/lockstep/topology/{module}", reliable(depth=1, latched=True))
+        pub.publish(ModuleTopology(components=[ComponentTopology(
+            module_name=module, reader_channels=[reads], writer_channels=[writes])]))
+        pubs.append(pub)
+    last = ros.wait_until(lambda: (s := last_status(status)) and s.topology_error and s, 20,
+                          "the status to report the cycle")
+    assert "cycle" in last.topology_error and all(n in last.topology_error for n in ("ma", "mb", "/x", "/y")), \
+        last.topology_error
+    assert proc.alive() and last.recording and last.error == ""
+    assert proc.stop(timeout=20) == 0, proc.log()
+    info = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert info["custom_data"]["lockstep.topology_check"].startswith("cycle: "), info["custom_data"]
+    shown = subprocess.run([os.environ["LOCKSTEP_BIN"], "bag", "info", str(bag)], capture_output=True, text=True,
+                           timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    line = next(l for l in shown.stdout.splitlines() if "NOT A DAG" in l)
+    assert "ma" in line and "mb" in line, shown.stdout

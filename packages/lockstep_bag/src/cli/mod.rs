@@ -366,11 +366,22 @@ pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
     // The module topology a Lockstep recorder stored (record `lockstep_topology`, one entry per module:
     // `reads=a,b;writes=c`), shown as the wiring it is; and the ROS graph it saw (record `lockstep_graph`,
     // one entry per recorded topic: `writers=/node,...;readers=/node,...`).
+    let check = records.iter().find(|r| r.name == "lockstep_topology_check");
     for r in records.iter().filter(|r| r.name == "lockstep_topology") {
         writeln!(out, "  Module topology:")?;
         for (module, wiring) in &r.entries {
             let (reads, writes) = (list_field(wiring, "reads="), list_field(wiring, "writes="));
             writeln!(out, "    {module}: [{reads}] -> [{writes}]")?;
+        }
+        // The recorder's check (record `lockstep_topology_check`): lock-step replay needs a DAG.
+        match check.and_then(|c| c.entries.get("result")).map(String::as_str) {
+            Some("acyclic") => writeln!(out, "    (a DAG: replayable in lock-step)")?,
+            Some(_) => writeln!(
+                out,
+                "    NOT A DAG, lock-step replay refuses it: {}",
+                check.and_then(|c| c.entries.get("detail")).map_or("?", |d| d)
+            )?,
+            None => writeln!(out, "    (not checked when recorded)")?,
         }
     }
     for r in records.iter().filter(|r| r.name == "lockstep_graph") {

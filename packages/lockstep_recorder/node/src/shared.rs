@@ -164,6 +164,7 @@ impl Shared {
             paused,
             recording,
             error: s.error.clone().unwrap_or_default(),
+            topology_error: s.topology_check().err().unwrap_or_default(),
             file_index: s.file_index as u32,
             total_messages: s.stats.total_messages(),
             total_bytes: s.stats.total_bytes(),
@@ -213,6 +214,11 @@ impl State {
                 .map_err(|e| format!("declared topology of {}: {e}", c.module_name))?;
         }
         Ok(())
+    }
+
+    /// Whether the topology learnt so far is a DAG; else the cycle, described.
+    pub(crate) fn topology_check(&self) -> Result<(), String> {
+        self.topology.build().map(drop).map_err(|e| e.to_string())
     }
 
     /// The topology as JSON: `{"module": {"reads": [...], "writes": [...]}}`, sorted.

@@ -269,7 +269,9 @@ impl Thread {
 pub const TOPOLOGY_ATTACHMENT: &str = "lockstep/topology.pb";
 
 /// Store the topology (the protobuf attachment, metadata.yaml custom_data `lockstep.topology`, and MCAP
-/// metadata records `lockstep_topology` and `lockstep_graph`) and finish the bag.
+/// metadata records `lockstep_topology` and `lockstep_graph`), the result of checking it is a DAG
+/// (custom_data `lockstep.topology_check`: `acyclic` or `cycle: <modules and channels>`; record
+/// `lockstep_topology_check` with `result` and `detail`), and finish the bag.
 ///
 /// `lockstep_graph` has one entry per recorded topic: `writers=<node>,...;readers=<node>,...` from the ROS
 /// graph (the recorder itself left out).
@@ -298,10 +300,24 @@ fn finish(mut writer: BagWriter, shared: &Shared) -> lockstep_bag::Result<()> {
                 (topic.clone(), wiring)
             })
             .collect();
-        (s.topology_json(), topology, graph, protobuf)
+        let check: BTreeMap<String, String> = match s.topology_check() {
+            Ok(()) => [("result".to_owned(), "acyclic".to_owned())].into(),
+            Err(cycle) => [
+                ("result".to_owned(), "cycle".to_owned()),
+                ("detail".to_owned(), cycle),
+            ]
+            .into(),
+        };
+        (s.topology_json(), topology, graph, protobuf, check)
     });
-    if let Some((json, topology, graph, protobuf)) = stored {
+    if let Some((json, topology, graph, protobuf, check)) = stored {
         writer.set_custom_data("lockstep.topology", json);
+        let summary = match check.get("detail") {
+            Some(cycle) => format!("cycle: {cycle}"),
+            None => "acyclic".to_owned(),
+        };
+        writer.set_custom_data("lockstep.topology_check", summary);
+        writer.write_metadata_record("lockstep_topology_check", &check)?;
         let now = now_ns() as u64;
         let media_type = "application/x-protobuf; proto=lockstep.Topology";
         writer.attach(TOPOLOGY_ATTACHMENT, media_type, now, now, &protobuf)?;
