@@ -15,6 +15,25 @@ impl Schema {
     /// Decodes one serialized message of the schema's root type. Bytes after the message (padding)
     /// are ignored.
     pub fn decode(&self, data: &[u8]) -> Result<Value> {
+        self.read(data).map(|(value, _)| value)
+    }
+
+    /// The canonical form of a serialized message, the input of Lockstep's payload digests
+    /// (`lockstep_trace::digest`): the same CDR with the encapsulation options and every alignment padding
+    /// byte zero, and nothing after the last field (DDS pads payloads between processes to 4 bytes; rmw
+    /// leaves padding bytes uninitialised).
+    pub fn canonical(&self, data: &[u8]) -> Result<Vec<u8>> {
+        let (_, r) = self.read(data)?;
+        let mut out = data[..r.pos].to_vec();
+        out[2] = 0;
+        out[3] = 0;
+        for pad in r.pads {
+            out[pad].fill(0);
+        }
+        Ok(out)
+    }
+
+    fn read<'a>(&self, data: &'a [u8]) -> Result<(Value, Reader<'a>)> {
         if data.len() < HEADER {
             return Err(CdrError::Data {
                 field: String::new(),
@@ -31,6 +50,7 @@ impl Schema {
             data,
             pos: HEADER,
             little,
+            pads: Vec::new(),
         };
         let value = r.message(self, self.root(), "")?;
         // DDS pads a payload to a multiple of 4 bytes; more left over means the definition is not the
@@ -39,7 +59,7 @@ impl Schema {
         if left > 3 {
             return Err(r.fail("(after the last field)", format!("{left} bytes are left over")));
         }
-        Ok(value)
+        Ok((value, r))
     }
 }
 
@@ -47,6 +67,8 @@ struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
     little: bool,
+    /// The alignment padding skipped so far.
+    pads: Vec<std::ops::Range<usize>>,
 }
 
 fn join(path: &str, name: &str) -> String {
@@ -68,7 +90,12 @@ impl Reader<'_> {
 
     fn align(&mut self, n: usize) {
         let rel = self.pos - HEADER;
-        self.pos += (n - rel % n) % n;
+        let pad = (n - rel % n) % n;
+        if pad > 0 {
+            let end = (self.pos + pad).min(self.data.len());
+            self.pads.push(self.pos..end);
+        }
+        self.pos += pad;
     }
 
     fn take<const N: usize>(&mut self, field: &str) -> Result<[u8; N]> {
@@ -241,6 +268,19 @@ mod tests {
         be.extend_from_slice(b"hi\0\0");
         be.extend_from_slice(&0u32.to_be_bytes());
         assert_eq!(s.decode(&be).unwrap().to_yaml(), "a: 7\nb: 2.5\nc: hi\nd: []\n");
+    }
+
+    #[test]
+    fn canonical_form_zeroes_padding_and_options_and_drops_the_tail() {
+        let s = Schema::parse("p/msg/A", "uint8 a\nfloat64 b\n").unwrap();
+        let mut data = vec![0, 1, 0, 3, 7, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF, 0x11];
+        data.extend_from_slice(&2.5f64.to_le_bytes());
+        data.extend_from_slice(&[0xEE; 3]);
+        let c = s.canonical(&data).unwrap();
+        let mut want = vec![0, 1, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0];
+        want.extend_from_slice(&2.5f64.to_le_bytes());
+        assert_eq!(c, want);
+        assert_eq!(s.canonical(&c).unwrap(), c);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //!   constants are read and dropped: they are not on the wire).
 //! - [`Schema::decode`] reads one serialized message (XCDR1 with its 4-byte encapsulation header, little
 //!   or big endian: what ROS 2's rmw implementations write) into a [`Value`].
+//! - [`Schema::encode`] writes a [`Value`] back as canonical CDR; [`Schema::canonical`] zeroes the padding
+//!   of received bytes (the input of payload digests).
 //! - [`Value::to_yaml`] prints it as `ros2 topic echo` does; [`Value::numeric_leaves`] lists every number
 //!   with its field path (for comparisons).
 //!
@@ -13,6 +15,7 @@
 //! stops making sense.
 
 mod decode;
+mod encode;
 mod schema;
 mod value;
 

@@ -9,6 +9,7 @@
 mod clock;
 mod error;
 mod lateness;
+pub mod lockstep;
 mod qos;
 mod selection;
 mod window;
