@@ -19,6 +19,9 @@ enum Command {
     // One variant per package subcommand, e.g. `Bag(lockstep_bag::cli::BagArgs)`.
     /// Play, inspect, repair and convert rosbag2 bags.
     Bag(BagArgs),
+    /// Re-simulate a recording in lock-step: every module computes each recorded frame from exactly the
+    /// recorded (or simulated upstream) inputs; writes the outputs into a new bag with report.json.
+    Replay(lockstep_replay_node::replay_cli::ReplayArgs),
     /// Evaluate or check Datalog rule files.
     Rules(lockstep_rules::cli::RulesArgs),
 }
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Rules(args) => lockstep_rules::cli::run(args),
+        Command::Replay(args) => lockstep_replay_node::replay_cli::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

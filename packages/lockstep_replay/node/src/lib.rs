@@ -4,13 +4,18 @@
 //!
 //! The logic without ROS is the `lockstep_replay` crate; here: the play thread (`engine`), the read-ahead
 //! thread (`readahead`), the services (`services`), setup and `/clock` (`player`), the CLI (`cli`).
+//!
+//! `lockstep replay` (lock-step re-simulation, seed 000) is `replay_cli`; its in-process modules (the
+//! example pipeline) are `in_process`.
 
 pub mod cli;
 pub mod config;
 pub mod control;
 mod engine;
+pub mod in_process;
 pub mod player;
 mod readahead;
+pub mod replay_cli;
 mod services;
 
 pub use config::{PlayConfig, PlayerParams};

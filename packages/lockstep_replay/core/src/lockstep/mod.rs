@@ -18,7 +18,8 @@ pub use header::{header_from_value, header_to_value};
 pub use output::write_bag;
 pub use recording::{Channel, Frame, RecordedMessage, Recording, HEADER_SUFFIX};
 pub use replay::{
-    replay, FrameSelection, Module, ReplayOptions, ReplayOutcome, Simulated, SkippedFrame, StepInput,
+    replay, replay_observed, FrameSelection, Module, ReplayOptions, ReplayOutcome, Simulated, SkippedFrame,
+    StepInput,
 };
 
 /// What can go wrong in a lock-step replay.

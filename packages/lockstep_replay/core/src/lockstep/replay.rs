@@ -128,6 +128,16 @@ pub fn replay(
     modules: &mut [Box<dyn Module>],
     options: &ReplayOptions,
 ) -> Result<ReplayOutcome> {
+    replay_observed(recording, modules, options, &mut |_, _| {})
+}
+
+/// [`replay`], calling `progress(frames done, frames selected)` as frames are done (for a progress bar).
+pub fn replay_observed(
+    recording: &Recording,
+    modules: &mut [Box<dyn Module>],
+    options: &ReplayOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ReplayOutcome> {
     let live: BTreeMap<String, usize> = modules
         .iter()
         .enumerate()
@@ -153,8 +163,10 @@ pub fn replay(
         not_live,
         ..ReplayOutcome::default()
     };
+    let total = selected.len();
     for frame in recording.frames.iter().filter(|f| selected.contains(&f.id())) {
         outcome.selected += 1;
+        progress(outcome.selected - 1, total);
         let header = &frame.header;
         let mut inputs = Vec::with_capacity(header.inputs.len());
         let mut missing = None;
@@ -232,6 +244,7 @@ pub fn replay(
         simulated.insert(frame.id(), outcome.outputs.len() as u64);
         outcome.outputs.push(output);
     }
+    progress(total, total);
     Ok(outcome)
 }
 
