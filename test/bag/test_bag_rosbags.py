@@ -218,6 +218,9 @@ def test_rosbag2_compressed_bags_read_info_and_convert(lockstep, typestore, tmp_
     _, want = read_all(src)  # rosbags decompresses its own bag
     _, got = read_all(out)
     assert got == want, "converted messages differ from the compressed bag's (decompressed by rosbags)"
+    # echo decodes the decompressed messages.
+    chatter = [plain(m) for t, _, _, m in messages if t == "/chatter"]
+    assert same(echoed(lockstep, src, "/chatter"), chatter)
     assert file_hashes(src) == before, "reading the compressed bag changed it"
 
 
