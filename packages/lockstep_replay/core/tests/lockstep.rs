@@ -1,164 +1,25 @@
-//! Lock-step replay in-process on a recording written here: an external channel /in, a module `double`
-//! (/in -> /mid: the text twice) and a module `count` (/mid -> /out: its length), with dependency headers
-//! made by lockstep_trace's Tracer and stored as the recorder stores them (CDR of the repository's
-//! DependencyHeader definition, topology in the `lockstep_topology` record).
+//! Lock-step replay in-process on the recording of `common` (/in -> double -> /mid -> count -> /out).
 // Test helpers may unwrap: a panic is the failure report (as clippy.toml allows inside #[test]).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use lockstep_bag::cdr::Schema;
-use lockstep_bag::{BagReader, BagWriter, MessageDefinition, TopicSpec, WriterOptions};
+mod common;
+
+use common::{cdr_string, count, modules, record, text_of, Count};
+use lockstep_bag::BagReader;
 use lockstep_replay::lockstep::{
-    header_to_value, replay, write_bag, FrameSelection, LockstepError, Module, Recording, ReplayOptions,
-    StepInput,
+    replay, write_bag, FrameSelection, LockstepError, Module, Recording, ReplayOptions, StepInput,
 };
-use lockstep_trace::{digest, TraceHeader, Tracer};
+use lockstep_trace::{digest, TraceHeader};
 
-const STRING: &str = "std_msgs/msg/String";
-const HEADER: &str = "lockstep_interfaces/msg/DependencyHeader";
 const N: u64 = 6;
-
-fn header_definition() -> String {
-    let msg = |name: &str| {
-        std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../../msg/msg/{name}.msg")),
-        )
-        .unwrap()
-    };
-    let sep = "=".repeat(80);
-    format!(
-        "{}\n{sep}\nMSG: lockstep_interfaces/InputHeader\n{}\n{sep}\nMSG: lockstep_interfaces/DependencySource\n{}",
-        msg("DependencyHeader"),
-        msg("InputHeader"),
-        msg("DependencySource")
-    )
-}
-
-fn cdr_string(s: &str) -> Vec<u8> {
-    let mut out = vec![0u8, 1, 0, 0];
-    out.extend_from_slice(&((s.len() + 1) as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-    out.push(0);
-    out
-}
-
-fn text_of(data: &[u8]) -> String {
-    let n = u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize;
-    String::from_utf8(data[8..8 + n - 1].to_vec()).unwrap()
-}
-
-fn double(text: &str) -> String {
-    format!("{text}{text}")
-}
-
-fn count(text: &str, extra: usize) -> String {
-    (text.len() + extra).to_string()
-}
-
-/// Writes the recording; `skip_first_input` leaves out the first /in message (a recording started late),
-/// `topology` overrides the stored wiring.
-fn record(dir: &Path, skip_first_input: bool, topology: Option<BTreeMap<String, String>>) {
-    let mut w = BagWriter::create(dir, WriterOptions::default()).unwrap();
-    let string = MessageDefinition {
-        encoding: "ros2msg".into(),
-        text: "string data\n".into(),
-    };
-    let header_def = MessageDefinition {
-        encoding: "ros2msg".into(),
-        text: header_definition(),
-    };
-    let schema = Schema::parse(HEADER, &header_def.text).unwrap();
-    for t in ["/in", "/mid", "/out"] {
-        w.add_topic(TopicSpec::new(t, STRING).with_definition(string.clone()))
-            .unwrap();
-    }
-    for t in ["/mid", "/out"] {
-        w.add_topic(
-            TopicSpec::new(format!("{t}/lockstep_header"), HEADER).with_definition(header_def.clone()),
-        )
-        .unwrap();
-    }
-    let put_header = |w: &mut BagWriter, t: u64, h: &TraceHeader| {
-        let bytes = schema.encode(&header_to_value(h, &schema)).unwrap();
-        w.write(&format!("{}/lockstep_header", h.channel_name), t, &bytes)
-            .unwrap();
-    };
-    let mut m_double = Tracer::with_epoch("double", 100);
-    let mut m_count = Tracer::with_epoch("count", 200);
-    for k in 0..N {
-        let t = 1_000_000_000 + k * 10_000_000;
-        let input = cdr_string(&format!("in{k}"));
-        if !(skip_first_input && k == 0) {
-            w.write("/in", t, &input).unwrap();
-        }
-        let ext = TraceHeader::external("/in", k as u32, t as i64, digest(&input));
-        let mid = cdr_string(&double(&format!("in{k}")));
-        let token = m_double.begin_at(t as i64 + 1);
-        let h_mid = m_double.finish_with_process_time(
-            token,
-            std::time::Duration::from_nanos(50),
-            "/mid",
-            &mid,
-            &[&ext],
-        );
-        w.write("/mid", t + 1, &mid).unwrap();
-        put_header(&mut w, t + 1, &h_mid);
-        let out = cdr_string(&count(&double(&format!("in{k}")), 0));
-        let token = m_count.begin_at(t as i64 + 2);
-        let h_out = m_count.finish_with_process_time(
-            token,
-            std::time::Duration::from_nanos(70),
-            "/out",
-            &out,
-            &[&h_mid],
-        );
-        w.write("/out", t + 2, &out).unwrap();
-        put_header(&mut w, t + 2, &h_out);
-    }
-    let topology = topology.unwrap_or_else(|| {
-        [
-            ("count".to_owned(), "reads=/mid;writes=/out".to_owned()),
-            ("double".to_owned(), "reads=/in;writes=/mid".to_owned()),
-        ]
-        .into()
-    });
-    w.write_metadata_record("lockstep_topology", &topology).unwrap();
-    w.finish().unwrap();
-}
-
-struct Double;
-struct Count {
-    extra: usize,
-}
-
-impl Module for Double {
-    fn name(&self) -> &str {
-        "double"
-    }
-    fn step(&mut self, _: &TraceHeader, inputs: &[StepInput<'_>]) -> Result<Vec<u8>, String> {
-        Ok(cdr_string(&double(&text_of(inputs[0].data))))
-    }
-}
-
-impl Module for Count {
-    fn name(&self) -> &str {
-        "count"
-    }
-    fn step(&mut self, _: &TraceHeader, inputs: &[StepInput<'_>]) -> Result<Vec<u8>, String> {
-        Ok(cdr_string(&count(&text_of(inputs[0].data), self.extra)))
-    }
-}
-
-fn modules(extra: usize) -> Vec<Box<dyn Module>> {
-    vec![Box::new(Double), Box::new(Count { extra })]
-}
 
 fn recorded(skip_first_input: bool) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("recorded");
-    record(&dir, skip_first_input, None);
+    record(&dir, N, skip_first_input, None);
     (tmp, dir)
 }
 
@@ -295,7 +156,7 @@ fn bad_recordings_are_refused_by_name() {
         ("double".to_owned(), "reads=/in,/out;writes=/mid".to_owned()),
     ]
     .into();
-    record(&cyclic, false, Some(wiring));
+    record(&cyclic, N, false, Some(wiring));
     let err = Recording::load(&BagReader::open(&cyclic).unwrap())
         .unwrap_err()
         .to_string();
