@@ -69,6 +69,18 @@ def digest(msg) -> int:
     return int.from_bytes(hashlib.sha256(canonical_cdr(msg)).digest()[:8], "little")
 
 
+MISSION_SLACK = 3
+
+
+def paired(data: list, headers: list, slack: int = 0) -> bool:
+    """Data and headers pair one to one by payload digest, once up to `slack` messages at the start of either
+    list are left out (those sent before both of our subscriptions matched the publisher)."""
+    data_digests = [digest(m) for m in data]
+    header_digests = [h.payload_digest for h in headers]
+    return any(collections.Counter(data_digests[i:]) == collections.Counter(header_digests[j:])
+               for i in range(min(slack, len(data_digests)) + 1) for j in range(min(slack, len(header_digests)) + 1))
+
+
 def f32(value: float) -> float:
     return struct.unpack("f", struct.pack("f", value))[0]
 
@@ -245,9 +257,12 @@ def test_pipeline_headers_topology_and_digests(ros):
     # clean stop every output has its header, and we wait until both have arrived here.
     for proc in (m2, m1, m3):
         assert proc.stop() == 0, proc.log()
+    # m3 publishes from its start, so our two /mission subscriptions (data, header) may each match its writers
+    # a message or two apart: there, pairs are complete from a few messages in (MISSION_SLACK); elsewhere
+    # outputs start once every link matched.
     outputs = ("/cmd_vel", "/obstacles", "/mission")
-    ros.wait_until(lambda: all(len(collected[t]) == len(collected[t + "/lockstep_header"]) for t in outputs), 15,
-                   "as many outputs as headers on " + ", ".join(outputs))
+    ros.wait_until(lambda: all(paired(collected[t], collected[t + "/lockstep_header"], MISSION_SLACK * (t == "/mission"))
+                               for t in outputs), 15, "every output paired with its header on " + ", ".join(outputs))
 
     cmd, cmd_headers = collected["/cmd_vel"], collected["/cmd_vel/lockstep_header"]
     c3_data, c3_headers = collected["/obstacles"], collected["/obstacles/lockstep_header"]
@@ -257,10 +272,8 @@ def test_pipeline_headers_topology_and_digests(ros):
 
     # Every data message pairs with exactly one header, by a digest computed here from rclpy's CDR bytes
     # (canonicalised by rosbags).
-    for data, headers in [(cmd, cmd_headers), (c3_data, c3_headers), (c6_data, c6_headers)]:
-        data_digests = collections.Counter(digest(m) for m in data)
-        header_digests = collections.Counter(h.payload_digest for h in headers)
-        assert data_digests == header_digests
+    for data, headers, slack in [(cmd, cmd_headers, 0), (c3_data, c3_headers, 0), (c6_data, c6_headers, MISSION_SLACK)]:
+        assert paired(data, headers, slack), (len(data), len(headers))
     # For a type without padding (Twist: all doubles) rclpy's own bytes are already canonical.
     assert all(serialize_message(m) == canonical_cdr(m) for m in cmd)
     # Same named inputs -> same command (deterministic module); and inputs change during the run, so the
