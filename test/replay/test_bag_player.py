@@ -31,23 +31,27 @@ BASE_NS = 1_700_000_000_000_000_000
 MS = 1_000_000
 QOS = Qos(QosHistory.KEEP_LAST, 10, QosReliability.RELIABLE, QosDurability.VOLATILE,
           QosTime(0, 0), QosTime(0, 0), QosLiveliness.AUTOMATIC, QosTime(0, 0), False)
+# A reliable KEEP_LAST 10 writer overwrites samples a slow reader has not acknowledged yet (DDS semantics, the
+# same with rosbag2): tests that must receive every message of a long fast stream record this deeper history.
+DEEP_QOS = Qos(QosHistory.KEEP_LAST, 1000, QosReliability.RELIABLE, QosDurability.VOLATILE,
+               QosTime(0, 0), QosTime(0, 0), QosLiveliness.AUTOMATIC, QosTime(0, 0), False)
 
 
 def write_bag(path: Path, messages: list[tuple[str, int, str]],
-              storage: StoragePlugin = StoragePlugin.MCAP) -> Path:
+              storage: StoragePlugin = StoragePlugin.MCAP, qos: Qos = QOS) -> Path:
     """A bag of std_msgs/String written by rosbags: (topic, log time ns, text) in the order given."""
     with Writer(path, version=9, storage_plugin=storage) as writer:
         conns = {}
         for topic, _, _ in messages:
             if topic not in conns:
-                conns[topic] = writer.add_connection(topic, STRING, typestore=TS, offered_qos_profiles=[QOS])
+                conns[topic] = writer.add_connection(topic, STRING, typestore=TS, offered_qos_profiles=[qos])
         for topic, t, text in messages:
             writer.write(conns[topic], t, TS.serialize_cdr(TS.types[STRING](data=text), STRING))
     return path
 
 
-def chatter_bag(path: Path, count: int = 200, period_ns: int = 10 * MS) -> Path:
-    return write_bag(path, [("/chatter", BASE_NS + i * period_ns, f"m{i}") for i in range(count)])
+def chatter_bag(path: Path, count: int = 200, period_ns: int = 10 * MS, qos: Qos = QOS) -> Path:
+    return write_bag(path, [("/chatter", BASE_NS + i * period_ns, f"m{i}") for i in range(count)], qos=qos)
 
 
 def start_player(ros, bag: Path, **params):
@@ -136,8 +140,9 @@ def test_equal_timestamps_play_in_write_order_every_time(ros, tmp_path):
 
 
 def test_pause_play_next_burst_seek_and_rate_services(ros, tmp_path):
-    bag = chatter_bag(tmp_path / "bag", count=300)
-    received, sub = ros.subscribe(String, "/chatter")
+    # 600 messages: after the seek to m101 ~5 s at rate 1 remain, room for slow service calls on a loaded machine.
+    bag = chatter_bag(tmp_path / "bag", count=600, qos=DEEP_QOS)
+    received, sub = ros.subscribe(String, "/chatter", reliable(depth=1000))
     start_player(ros, bag, start_paused=True, wait_for_subscribers=1)
     ros.wait_for_publishers(sub)
     assert ros.call(IsPaused, svc("is_paused"), IsPaused.Request()).paused
