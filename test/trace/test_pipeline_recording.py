@@ -50,13 +50,15 @@ def recorded_counts(status: RecorderStatus) -> dict:
     return {t.topic: t.messages for t in status.topics}
 
 
-def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
+def record_pipeline(ros, bag, ticks: int = 120):
+    """Runs m1, m2 and m3 with rclpy's sensors for `ticks` ticks under lockstep_recorder into `bag`, until
+    the recorder wrote everything sent and every output seen; returns (sensors, seen): what rclpy sent, and
+    the outputs and headers it saw (/obstacles, /obstacles/lockstep_header, /cmd_vel/lockstep_header)."""
     # Our own view of the modules' outputs, subscribed before they start: to know when the pipeline is done.
     seen = {t: ros.collect(DependencyHeader if t.endswith("/lockstep_header") else TYPES[t], t)
             for t in ["/obstacles", "/obstacles/lockstep_header", "/cmd_vel/lockstep_header"]}
     statuses = ros.collect(RecorderStatus, "/lockstep_recorder/status")
     sensors = Sensors(ros)
-    bag = tmp_path / "bag"
     recorder = ros.start("lockstep_recorder", params={
         "output": str(bag), "discovery_period_secs": 0.05, "status_period_secs": 0.1,
         "exclude_regex": "^/rosout$|^/parameter_events$"})
@@ -96,7 +98,7 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
     wait_for_recorder(lambda: recorded("/obstacles", "/obstacles/lockstep_header", "/cmd_vel",
                                        "/cmd_vel/lockstep_header", paired=("/obstacles", "/cmd_vel")),
                       "the recorder to write the first obstacles and commands with their headers")
-    sensors.run(120)
+    sensors.run(ticks)
     n_front, n_rear, n_odom = sensors.n_front, sensors.n_rear, len(sensors.sent_odom)
     wait_for_the_last_inputs_to_be_used(ros, sensors, seen["/obstacles"], seen["/obstacles/lockstep_header"],
                                         seen["/cmd_vel/lockstep_header"])
@@ -117,6 +119,14 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
     wait_for_recorder(recorded_everything, f"the recorder to write everything sent ({n_front} front, "
                       f"{n_rear} rear, {n_odom} odom, {len(seen['/obstacles'])} obstacles)")
     assert recorder.stop() == 0, recorder.log()
+
+    return sensors, seen
+
+
+def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
+    bag = tmp_path / "bag"
+    sensors, seen = record_pipeline(ros, bag)
+    n_front, n_odom = sensors.n_front, len(sensors.sent_odom)
 
     # The topology, as stored in metadata.yaml, is the live wiring — and nothing else (rclpy's publishers
     # are not modules).
@@ -182,7 +192,7 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
         # Only frames that used a mission sent before the recorder's subscription matched can be skipped.
         assert all("/mission" in s["reason"] for s in report["frames_skipped"]), report["frames_skipped"]
         assert report["frames_selected"] == report["frames_replayed"] + len(report["frames_skipped"])
-        hashes.append({f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(out.iterdir())})
+        hashes.append(bag_hashes(out))
     assert hashes[0] == hashes[1] == hashes[2], hashes
     # A changed controller (a lower speed limit) is found: the right channel, from the first frame that moves.
     out = tmp_path / "changed" / "simulated"
@@ -195,6 +205,12 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
     assert first["module"] == M2
     faster = [h.sequence_num for h in cmd_headers if cmd_by_digest[h.payload_digest].linear.x > 0.05 + 1e-9]
     assert first["sequence_num"] == min(faster), (first, faster[:5])
+
+
+def bag_hashes(out) -> dict:
+    """SHA-256 of every file of the bag directory `out` (report.json left out: it holds wall-clock timings)."""
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(out.iterdir())
+            if f.name != "report.json"}
 
 
 def lockstep_replay(bag, out, *params) -> dict:

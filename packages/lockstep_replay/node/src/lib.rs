@@ -13,6 +13,7 @@ pub mod config;
 pub mod control;
 mod engine;
 pub mod in_process;
+pub mod lockstep_dds;
 pub mod player;
 mod readahead;
 pub mod replay_cli;

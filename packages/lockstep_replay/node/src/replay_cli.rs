@@ -1,20 +1,23 @@
 //! `lockstep replay <bag> --output <dir>`: lock-step re-simulation of a recording (seed 000), with a
 //! progress bar, a readable summary and `report.json` in the output bag directory.
 //!
-//! Today it runs the example pipeline's modules in-process (`--in-process`); stepping live module
-//! processes over DDS (the step protocol) is not built yet and is refused with that reason.
+//! By default it steps the live module processes over DDS (modules started with
+//! `-p lockstep_step_mode:=true`; see [`crate::lockstep_dds`]); `--in-process` runs the example pipeline's
+//! pure logic in this process instead. The binary `lockstep_replay` is this command as a ROS node.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstep_bag::BagReader;
 use lockstep_replay::lockstep::{
-    replay_observed, write_bag, FrameSelection, Recording, ReplayOptions, ReplayOutcome,
+    evaluate, replay_observed, write_bag, Evaluation, FrameSelection, Recording, ReplayOptions, ReplayOutcome,
 };
 
 use crate::in_process::{parse_params, pipeline_modules};
+use crate::lockstep_dds::{connect, DdsOptions, WiringDrift};
 
 /// Arguments of `lockstep replay`.
 #[derive(Debug, clap::Args)]
@@ -33,12 +36,22 @@ pub struct ReplayArgs {
     /// Run the example pipeline's modules in this process (no DDS).
     #[arg(long)]
     pub in_process: bool,
-    /// A module parameter, `<module>.<name>=<value>` (repeatable).
+    /// A parameter of an in-process module, `<module>.<name>=<value>` (repeatable; live modules take
+    /// their own `--ros-args -p`).
     #[arg(long = "param", short = 'p')]
     pub params: Vec<String>,
-    /// Longest wait for a live module's output over DDS, milliseconds (DDS mode).
+    /// Longest wait for a live module's answer to one step, milliseconds.
     #[arg(long, default_value_t = 2000)]
     pub timeout_ms: u64,
+    /// How long to look for the live modules, milliseconds (the wait ends as soon as every module looked
+    /// for answers).
+    #[arg(long, default_value_t = 10000)]
+    pub discovery_ms: u64,
+    /// The modules expected live, comma-separated (default: every module of the recording; those not found
+    /// within --discovery-ms are fed from the recording). Modules not listed are fed from the recording
+    /// without waiting for them.
+    #[arg(long, value_delimiter = ',')]
+    pub modules: Vec<String>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -46,16 +59,9 @@ pub struct ReplayArgs {
 
 /// Runs `lockstep replay`.
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
-    if !args.in_process {
-        bail!(
-            "stepping live module processes over DDS is not built yet: run the example pipeline in-process with --in-process"
-        );
-    }
     if std::fs::read_dir(&args.output).is_ok_and(|mut d| d.next().is_some()) {
         bail!("--output {}: exists and is not empty", args.output.display());
     }
-    let params = parse_params(&args.params)?;
-    let mut modules = pipeline_modules(&params)?;
     let reader = BagReader::open(&args.bag).context("cannot open the recording")?;
     let recording = Recording::load(&reader).context("cannot read the recording")?;
     let options = ReplayOptions {
@@ -65,18 +71,61 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         },
         strict: args.strict,
     };
+    let mut live = None;
+    let mut modules = if args.in_process {
+        pipeline_modules(&parse_params(&args.params)?)?
+    } else {
+        if let Some(p) = args.params.first() {
+            bail!("-p {p}: parameters of live modules are theirs to take (--ros-args -p); -p is for --in-process");
+        }
+        let dds = DdsOptions {
+            step_timeout: Duration::from_millis(args.timeout_ms.max(1)),
+            discovery: Duration::from_millis(args.discovery_ms),
+        };
+        for m in &args.modules {
+            if recording.topology.component(m).is_none() {
+                bail!("--modules {m}: not a module of the recording");
+            }
+        }
+        let mut connected = connect(&recording, &args.modules, dds)?;
+        if connected.modules.is_empty() {
+            let names: Vec<&str> = recording
+                .topology
+                .components
+                .iter()
+                .map(|c| c.module_name.as_str())
+                .collect();
+            bail!(
+                "no module of the recording ({}) answered on /<module>/lockstep/step within {} ms: start them with -p lockstep_step_mode:=true (or use --in-process)",
+                names.join(", "),
+                args.discovery_ms
+            );
+        }
+        let modules = std::mem::take(&mut connected.modules);
+        live = Some(connected);
+        modules
+    };
     let bar = progress_bar(args.quiet);
+    let started = std::time::Instant::now();
     let outcome = replay_observed(&recording, &mut modules, &options, &mut |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
+    let wall = started.elapsed();
     bar.finish_and_clear();
+    drop(modules);
     write_bag(&recording, &outcome, &args.output).context("cannot write the simulated bag")?;
-    let report = report_json(&recording, &outcome);
+    let evaluation = evaluate(&recording, &outcome);
+    let drift = live.as_ref().map(|l| &l.drift);
+    let fed = live.as_ref().map_or(&[][..], |l| &l.fed_channels[..]);
+    let report = report_json(&outcome, &evaluation, drift, fed, wall);
     let path = args.output.join("report.json");
     std::fs::write(&path, serde_json::to_string_pretty(&report)? + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
-    print!("{}", summary(&args.bag, &args.output, &outcome));
+    print!(
+        "{}",
+        summary(&args.bag, &args.output, &outcome, &evaluation, drift, wall)
+    );
     Ok(())
 }
 
@@ -91,31 +140,55 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     bar
 }
 
-/// The evaluation as JSON: per channel recorded / simulated / exact counts and the first difference; the
-/// skipped frames; the modules whose recorded outputs were used.
-fn report_json(recording: &Recording, outcome: &ReplayOutcome) -> serde_json::Value {
-    let first = outcome.first_differences();
-    let channels: serde_json::Map<String, serde_json::Value> = outcome
-        .exact_by_channel()
-        .into_iter()
-        .map(|(channel, (simulated, exact))| {
-            let recorded = recording.channels.get(&channel).map_or(0, |c| c.count);
-            let difference = first.get(&channel).map(|o| {
-                serde_json::json!({
-                    "module": o.header.module_name,
-                    "sequence_num": o.header.sequence_num,
-                    "epoch": o.header.epoch,
-                    "log_time_ns": o.data_log_time_ns,
-                })
+fn pairs(list: &[(String, String)]) -> Vec<serde_json::Value> {
+    list.iter()
+        .map(|(m, c)| serde_json::json!({"module": m, "channel": c}))
+        .collect()
+}
+
+/// The evaluation as JSON: per channel counts, exact ratio, first difference and numeric differences; per
+/// module processing times and input alignment; skipped frames; wiring drift; timing of the run.
+fn report_json(
+    outcome: &ReplayOutcome,
+    evaluation: &Evaluation,
+    drift: Option<&WiringDrift>,
+    fed: &[String],
+    wall: Duration,
+) -> serde_json::Value {
+    let diff = |d: &lockstep_replay::lockstep::Difference| serde_json::json!({"max_abs": d.max_abs, "mean_abs": d.mean_abs, "compared": d.compared});
+    let channels: serde_json::Map<String, serde_json::Value> = evaluation
+        .channels
+        .iter()
+        .map(|(channel, e)| {
+            let first = e.first_difference.as_ref().map(|(module, seq, epoch, log_time_ns)| {
+                serde_json::json!({"module": module, "sequence_num": seq, "epoch": epoch, "log_time_ns": log_time_ns})
             });
+            let fields: serde_json::Map<String, serde_json::Value> =
+                e.fields.iter().map(|(k, d)| (k.clone(), diff(d))).collect();
             let entry = serde_json::json!({
-                "recorded": recorded,
-                "simulated": simulated,
-                "exact": exact,
-                "exact_ratio": if simulated > 0 { exact as f64 / simulated as f64 } else { 0.0 },
-                "first_difference": difference,
+                "recorded": e.recorded,
+                "simulated": e.simulated,
+                "exact": e.exact,
+                "exact_ratio": e.exact_ratio(),
+                "first_difference": first,
+                "numeric": diff(&e.numeric),
+                "fields": fields,
+                "undecodable": e.undecodable,
             });
-            (channel, entry)
+            (channel.clone(), entry)
+        })
+        .collect();
+    let modules: serde_json::Map<String, serde_json::Value> = evaluation
+        .modules
+        .iter()
+        .map(|(name, m)| {
+            let entry = serde_json::json!({
+                "frames": m.frames,
+                "inputs_as_recorded": m.inputs_as_recorded,
+                "recorded_process_time_ns": m.recorded_process_time_ns,
+                "simulated_process_time_ns": m.simulated_process_time_ns,
+            });
+            (name.clone(), entry)
         })
         .collect();
     let skipped: Vec<serde_json::Value> = outcome
@@ -127,48 +200,98 @@ fn report_json(recording: &Recording, outcome: &ReplayOutcome) -> serde_json::Va
             })
         })
         .collect();
+    let wiring = drift.map(|d| {
+        serde_json::json!({
+            "new_inputs": pairs(&d.new_inputs),
+            "missing_inputs": pairs(&d.missing_inputs),
+            "new_outputs": pairs(&d.new_outputs),
+            "missing_outputs": pairs(&d.missing_outputs),
+        })
+    });
+    let frames = outcome.outputs.len().max(1) as f64;
+    let module_ns: f64 = outcome.outputs.iter().map(|o| f64::from(o.process_time_ns)).sum();
     serde_json::json!({
+        "mode": if drift.is_some() { "dds" } else { "in-process" },
         "frames_selected": outcome.selected,
         "frames_replayed": outcome.outputs.len(),
         "frames_skipped": skipped,
         "modules_not_live": outcome.not_live,
+        "channels_published_from_recording": fed,
         "channels": channels,
+        "modules": modules,
+        "wiring": wiring,
+        "timing": {
+            "wall_s": wall.as_secs_f64(),
+            "frames_per_s": outcome.outputs.len() as f64 / wall.as_secs_f64().max(1e-9),
+            "overhead_per_frame_ms": (wall.as_secs_f64() * 1e9 - module_ns).max(0.0) / frames / 1e6,
+        },
     })
 }
 
 /// A few lines a person reads at the end of a replay.
-fn summary(bag: &Path, output: &Path, outcome: &ReplayOutcome) -> String {
+fn summary(
+    bag: &Path,
+    output: &Path,
+    outcome: &ReplayOutcome,
+    evaluation: &Evaluation,
+    drift: Option<&WiringDrift>,
+    wall: Duration,
+) -> String {
     let mut out = format!(
-        "replayed {} of {} frames of {} in lock-step ({} skipped) into {}\n",
+        "replayed {} of {} frames of {} in lock-step ({} skipped, {}) in {:.2} s into {}\n",
         outcome.outputs.len(),
         outcome.selected,
         bag.display(),
         outcome.skipped.len(),
+        if drift.is_some() {
+            "live modules over DDS"
+        } else {
+            "in-process"
+        },
+        wall.as_secs_f64(),
         output.display()
     );
-    let first = outcome.first_differences();
-    for (channel, (simulated, exact)) in outcome.exact_by_channel() {
-        let pct = if simulated > 0 {
-            100.0 * exact as f64 / simulated as f64
-        } else {
-            0.0
-        };
+    for (channel, e) in &evaluation.channels {
         out.push_str(&format!(
-            "  {channel}: {exact}/{simulated} equal to the recording ({pct:.1} %)"
+            "  {channel}: {}/{} equal to the recording ({:.1} %)",
+            e.exact,
+            e.simulated,
+            100.0 * e.exact_ratio()
         ));
-        if let Some(o) = first.get(&channel) {
+        if let Some((module, seq, _, _)) = &e.first_difference {
             out.push_str(&format!(
-                ", first difference: {} #{}",
-                o.header.module_name, o.header.sequence_num
+                ", first difference: {module} #{seq}, max |diff| {:.4}",
+                e.numeric.max_abs
             ));
         }
         out.push('\n');
+    }
+    for (name, m) in &evaluation.modules {
+        out.push_str(&format!(
+            "  {name}: {} frames, {} with exactly the recorded inputs; processing {:.3} ms recorded, {:.3} ms now\n",
+            m.frames,
+            m.inputs_as_recorded,
+            m.recorded_process_time_ns / 1e6,
+            m.simulated_process_time_ns / 1e6
+        ));
     }
     if !outcome.not_live.is_empty() {
         out.push_str(&format!(
             "  recorded outputs used for: {}\n",
             outcome.not_live.join(", ")
         ));
+    }
+    if let Some(d) = drift {
+        for (what, list) in [("reads", &d.new_inputs), ("writes", &d.new_outputs)] {
+            for (m, c) in list {
+                out.push_str(&format!("  wiring: {m} now {what} {c} (not in the recording)\n"));
+            }
+        }
+        for (what, list) in [("reads", &d.missing_inputs), ("writes", &d.missing_outputs)] {
+            for (m, c) in list {
+                out.push_str(&format!("  wiring: {m} no longer {what} {c}\n"));
+            }
+        }
     }
     out
 }

@@ -7,6 +7,7 @@
 //! - [`TracedSubscription`]: subscribes a topic and its sidecar, and yields each message with its header,
 //!   paired by [`lockstep_trace::HeaderMatcher`]. Messages from untraced publishers (sensors, simulators,
 //!   rclpy) get a synthesized external header.
+//! - [`step`]: the module side of lock-step replay's step protocol ([`StepServer`], [`Grant`], [`Recent`]).
 //! - [`publish_topology`]: the module's wiring, latched on `/lockstep/topology/<module>`, so a recorder learns
 //!   it before any data flows.
 //! - Conversions between the plain model and the ROS messages ([`header_to_msg`], [`header_from_msg`], ...).
@@ -14,6 +15,7 @@
 mod canonical;
 mod convert;
 mod publisher;
+pub mod step;
 mod subscription;
 
 pub use canonical::canonical_cdr;
@@ -23,6 +25,7 @@ pub use convert::{
 /// The ROS `Time` conversions headers use, from [`lockstep_ros::time`] (re-exported for existing callers).
 pub use lockstep_ros::time::{ns_to_time, time_to_ns};
 pub use publisher::{publish_topology, topology_topic, TracedPublisher};
+pub use step::{Grant, Recent, StepServer};
 pub use subscription::{Traced, TracedSubscription, Upstream, DEFAULT_HEADER_TIMEOUT};
 
 pub use lockstep_trace;

@@ -74,6 +74,17 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
         })
     }
 
+    /// Publish `msg` as the output of a lock-step `grant` (see [`crate::step`]): its header is the grant's
+    /// frame (recorded channel, sequence number, epoch, start stamp, process time and inputs) with the digest
+    /// of `msg`. Returns the header and the canonical CDR published, for [`crate::StepServer::answer`].
+    pub fn publish_step(&self, grant: &crate::Grant, msg: &T) -> Result<(TraceHeader, Vec<u8>)> {
+        let payload = crate::canonical_cdr(msg)?;
+        let mut header = grant.frame.clone();
+        header.payload_digest = lockstep_trace::digest(&payload);
+        self.publish_with_header(msg, &header)?;
+        Ok((header, payload))
+    }
+
     /// Publish `msg` and a header made elsewhere (replay re-emitting a recorded header). The data goes
     /// first: a receiver holds data a little while for its header, not the other way round.
     pub fn publish_with_header(&self, msg: &T, header: &TraceHeader) -> Result<()> {

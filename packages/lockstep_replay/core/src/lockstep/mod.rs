@@ -9,11 +9,13 @@
 //! - [`write_bag`] stores the simulated outputs and their headers in a new bag, log times as recorded, so
 //!   replaying one recording twice gives byte-identical files.
 
+mod evaluate;
 mod header;
 mod output;
 mod recording;
 mod replay;
 
+pub use evaluate::{evaluate, ChannelEvaluation, Difference, Evaluation, ModuleEvaluation};
 pub use header::{header_from_value, header_to_value};
 pub use output::write_bag;
 pub use recording::{Channel, Frame, RecordedMessage, Recording, HEADER_SUFFIX};

@@ -37,6 +37,8 @@ pub struct Channel {
     pub by_digest: BTreeMap<u64, RecordedMessage>,
     /// Messages recorded.
     pub count: u64,
+    /// The QoS profiles its publishers offered when recorded (rosbag2 metadata).
+    pub offered_qos: Vec<lockstep_bag::QosProfile>,
 }
 
 /// One recorded computation: a module's output header.
@@ -140,6 +142,7 @@ impl Recording {
                     schema: schema.and_then(std::result::Result::ok),
                     by_digest: BTreeMap::new(),
                     count: 0,
+                    offered_qos: t.metadata.offered_qos_profiles.clone(),
                 },
             );
         }
@@ -200,6 +203,15 @@ impl Recording {
             frames,
             channels,
             header_type,
+        })
+    }
+
+    /// The recorded frame (header) of `channel` with `epoch` and `sequence_num`, if any.
+    pub fn frame(&self, channel: &str, epoch: u64, sequence_num: u32) -> Option<&Frame> {
+        self.frames.iter().find(|f| {
+            f.header.channel_name == channel
+                && f.header.epoch == epoch
+                && f.header.sequence_num == sequence_num
         })
     }
 

@@ -25,6 +25,8 @@ pub struct StepInput<'a> {
     pub data: &'a [u8],
     /// Whether a live module produced it in this replay (else it is the recorded message).
     pub simulated: bool,
+    /// Digest of its canonical CDR: what the step must consume on `channel`.
+    pub payload_digest: u64,
 }
 
 /// A module run in-process: computes one output per step from exactly the inputs it is given.
@@ -36,6 +38,12 @@ pub trait Module {
     /// `inputs`, in the order the header names them. Returns the serialized output, or why it cannot.
     fn step(&mut self, frame: &TraceHeader, inputs: &[StepInput<'_>])
         -> std::result::Result<Vec<u8>, String>;
+
+    /// How long the last step's computation took, if the module measured it (a module in another process
+    /// does); otherwise the replay times the `step` call.
+    fn last_process_time_ns(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// Which frames to replay.
@@ -70,6 +78,11 @@ pub struct Simulated {
     pub data_log_time_ns: u64,
     /// Whether it equals the recorded output (same payload digest).
     pub exact: bool,
+    /// Whether every input it was computed from equals the recorded input (digest for digest); false when
+    /// an upstream module's simulated output differs from its recording.
+    pub inputs_as_recorded: bool,
+    /// How long the module computed it in this replay, nanoseconds (the header keeps the recorded time).
+    pub process_time_ns: u32,
 }
 
 /// A frame that was not replayed, and why.
@@ -221,26 +234,39 @@ pub fn replay_observed(
         let step_inputs: Vec<StepInput<'_>> = inputs
             .iter()
             .zip(&header.inputs)
-            .map(|(&(channel, index, is_simulated), record)| StepInput {
-                channel,
-                data: if is_simulated {
-                    &outcome.outputs[index].data
+            .map(|(&(channel, index, is_simulated), record)| {
+                if is_simulated {
+                    let output = &outcome.outputs[index];
+                    StepInput {
+                        channel,
+                        data: &output.data,
+                        simulated: true,
+                        payload_digest: output.header.payload_digest,
+                    }
                 } else {
-                    &recording.channels[channel].by_digest[&record.payload_digest].data
-                },
-                simulated: is_simulated,
+                    StepInput {
+                        channel,
+                        data: &recording.channels[channel].by_digest[&record.payload_digest].data,
+                        simulated: false,
+                        payload_digest: record.payload_digest,
+                    }
+                }
             })
             .collect();
         let module = &mut modules[live[&header.module_name]];
-        let data = module
-            .step(header, &step_inputs)
-            .map_err(|reason| LockstepError::Step {
-                module: header.module_name.clone(),
-                channel: header.channel_name.clone(),
-                sequence_num: header.sequence_num,
-                reason,
-            })?;
-        let output = simulate(recording, frame, data, &inputs, &outcome.outputs);
+        let started = std::time::Instant::now();
+        let stepped = module.step(header, &step_inputs);
+        let process_time_ns = module
+            .last_process_time_ns()
+            .unwrap_or_else(|| lockstep_trace::duration_to_ns_u32(started.elapsed()));
+        let data = stepped.map_err(|reason| LockstepError::Step {
+            module: header.module_name.clone(),
+            channel: header.channel_name.clone(),
+            sequence_num: header.sequence_num,
+            reason,
+        })?;
+        let mut output = simulate(recording, frame, data, &inputs, &outcome.outputs);
+        output.process_time_ns = process_time_ns;
         simulated.insert(frame.id(), outcome.outputs.len() as u64);
         outcome.outputs.push(output);
     }
@@ -308,9 +334,12 @@ fn simulate(
     let new_digest = digest(canonical.as_deref().unwrap_or(&data));
     let mut header = frame.header.clone();
     header.payload_digest = new_digest;
+    let mut inputs_as_recorded = true;
     for (record, &(_, index, is_simulated)) in header.inputs.iter_mut().zip(inputs) {
         if is_simulated {
-            record.payload_digest = outputs[index].header.payload_digest;
+            let consumed = outputs[index].header.payload_digest;
+            inputs_as_recorded &= consumed == record.payload_digest;
+            record.payload_digest = consumed;
         }
     }
     let data_log_time_ns = channel
@@ -322,5 +351,7 @@ fn simulate(
         data,
         header_log_time_ns: frame.header_log_time_ns,
         data_log_time_ns,
+        inputs_as_recorded,
+        process_time_ns: 0,
     }
 }

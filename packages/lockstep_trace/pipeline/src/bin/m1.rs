@@ -11,7 +11,7 @@ use lockstep_pipeline::{
 };
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, TraceHeader, Tracer};
-use lockstep_trace_ros::{TracedPublisher, TracedSubscription, Upstream};
+use lockstep_trace_ros::{Recent, StepServer, TracedPublisher, TracedSubscription, Upstream};
 use r2r::geometry_msgs::msg::PoseArray;
 use r2r::sensor_msgs::msg::Range;
 
@@ -24,6 +24,8 @@ struct Params {
     sensors_traced: bool,
     /// Longest wait for a traced reading's header, milliseconds.
     header_timeout_ms: i64,
+    /// Lock-step replay: compute only when granted a step on `~/lockstep/step`, from the readings it names.
+    lockstep_step_mode: bool,
 }
 
 impl Default for Params {
@@ -32,6 +34,7 @@ impl Default for Params {
             processing_delay_ms: 2,
             sensors_traced: false,
             header_timeout_ms: 200,
+            lockstep_step_mode: false,
         }
     }
 }
@@ -52,14 +55,14 @@ fn setup(
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let params = lockstep_ros::declare_parameters(&node, Params::default())?.values;
     let logger = lockstep_ros::logger_name(&node)?;
-    let (delay_ms, upstream) = {
+    let (delay_ms, upstream, step_mode) = {
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
         let upstream = if p.sensors_traced {
             traced_upstream(p.header_timeout_ms)
         } else {
             Upstream::External
         };
-        (p.processing_delay_ms, upstream)
+        (p.processing_delay_ms, upstream, p.lockstep_step_mode)
     };
 
     let mut n = lock(&node)?;
@@ -70,9 +73,14 @@ fn setup(
     let output = TracedPublisher::<PoseArray>::new(&mut n, topics::OBSTACLES, data_qos())?;
     let component = Component::new(&module, [front.channel(), rear.channel()], [output.channel()]);
     let topology = announce_topology(&mut n, &logger, &component)?;
+    let steps = step_mode.then(|| StepServer::new(&mut n)).transpose()?;
     drop(n);
 
     Ok(async move {
+        if let Some(steps) = steps {
+            let _topology = topology;
+            return step_mode_loop(steps, front, rear, output, delay_ms).await;
+        }
         let _topology = topology; // latched: must outlive the node's work
         let mut tracer = Tracer::new(module);
         let mut guard = InputGuard::new(logger.clone());
@@ -113,4 +121,33 @@ fn setup(
             latest_rear.fresh = false;
         }
     })
+}
+
+/// Lock-step replay: fuse exactly the two readings each grant names, when the replay says so.
+async fn step_mode_loop(
+    mut steps: StepServer,
+    mut front: TracedSubscription<Range>,
+    mut rear: TracedSubscription<Range>,
+    output: TracedPublisher<PoseArray>,
+    delay_ms: i64,
+) -> Result<(), lockstep_ros::BoxError> {
+    let (mut recent_front, mut recent_rear) = (Recent::default(), Recent::default());
+    loop {
+        tokio::select! {
+            Some(reading) = front.next() => recent_front.push(reading),
+            Some(reading) = rear.next() => recent_rear.push(reading),
+            more = steps.next() => if !more { return Ok(()) },
+        }
+        let Some(grant) = steps.pending() else { continue };
+        let (Some(f), Some(r)) = (
+            grant.find(&recent_front, front.channel()),
+            grant.find(&recent_rear, rear.channel()),
+        ) else {
+            continue;
+        };
+        let obstacles = fusion::fuse(f, r);
+        simulate_processing(delay_ms).await;
+        let answer = output.publish_step(grant, &obstacles);
+        steps.answer(answer);
+    }
 }

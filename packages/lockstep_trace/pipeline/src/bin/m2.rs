@@ -5,7 +5,7 @@
 //! are dropped, counted and logged; the last valid input of that topic stays in use.
 
 use anyhow::Context as _;
-use futures::StreamExt as _;
+use futures::stream::{BoxStream, StreamExt as _};
 use lockstep_pipeline::control::{self, Gains};
 use lockstep_pipeline::validate::Validate;
 use lockstep_pipeline::{
@@ -14,9 +14,10 @@ use lockstep_pipeline::{
 };
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, TraceHeader, Tracer};
-use lockstep_trace_ros::{Traced, TracedPublisher, TracedSubscription, Upstream};
+use lockstep_trace_ros::{Recent, StepServer, Traced, TracedPublisher, TracedSubscription, Upstream};
 use r2r::geometry_msgs::msg::{PoseArray, PoseStamped, Twist};
 use r2r::nav_msgs::msg::Odometry;
+use r2r::sensor_msgs::msg::Range;
 
 /// Parameters of the motion controller module.
 #[derive(r2r::RosParams, Debug)]
@@ -38,6 +39,12 @@ struct Params {
     max_angular_rps: f64,
     /// An obstacle ahead closer than this stops forward motion, m.
     stop_distance_m: f64,
+    /// Lock-step replay: compute only when granted a step on `~/lockstep/step`, from the inputs it names.
+    lockstep_step_mode: bool,
+    /// An extra input topic (sensor_msgs/Range, untraced) the module subscribes and lists in its wiring
+    /// but does not use in the command; empty: none. It changes the module's wiring without changing its
+    /// outputs (a module that gained an input since a recording was made).
+    extra_range_input: String,
 }
 
 impl Default for Params {
@@ -52,6 +59,8 @@ impl Default for Params {
             max_linear_mps: gains.max_linear_mps,
             max_angular_rps: gains.max_angular_rps,
             stop_distance_m: gains.stop_distance_m,
+            lockstep_step_mode: false,
+            extra_range_input: String::new(),
         }
     }
 }
@@ -80,7 +89,7 @@ fn setup(
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let params = lockstep_ros::declare_parameters(&node, Params::default())?.values;
     let logger = lockstep_ros::logger_name(&node)?;
-    let (period, delay_ms, modules_upstream, odom_upstream, gains) = {
+    let (period, delay_ms, modules_upstream, odom_upstream, gains, step_mode, extra) = {
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
         let period =
             period_from_rate(p.rate_hz).with_context(|| format!("rate_hz must be > 0, got {}", p.rate_hz))?;
@@ -99,6 +108,8 @@ fn setup(
             upstream(p.modules_traced),
             upstream(p.odom_traced),
             gains,
+            p.lockstep_step_mode,
+            p.extra_range_input.clone(),
         )
     };
 
@@ -116,11 +127,39 @@ fn setup(
         mission_in.channel().to_owned(),
         odom_in.channel().to_owned(),
     ];
-    let component = Component::new(&module, input_channels.iter().cloned(), [output.channel()]);
+    let mut extra_in = match extra.as_str() {
+        "" => None,
+        topic => Some(TracedSubscription::<Range>::new(
+            &mut n,
+            topic,
+            data_qos(),
+            Upstream::External,
+        )?),
+    };
+    let wiring = input_channels
+        .iter()
+        .cloned()
+        .chain(extra_in.as_ref().map(|s| s.channel().to_owned()));
+    let component = Component::new(&module, wiring, [output.channel()]);
     let topology = announce_topology(&mut n, &logger, &component)?;
+    let steps = step_mode.then(|| StepServer::new(&mut n)).transpose()?;
     drop(n);
+    // Subscribed for the wiring only: drained, not used.
+    let mut extra: BoxStream<'static, Traced<Range>> = match extra_in.take() {
+        Some(sub) => sub.boxed(),
+        None => futures::stream::pending().boxed(),
+    };
 
     Ok(async move {
+        if let Some(steps) = steps {
+            let _topology = topology;
+            let subs = Inputs {
+                obstacles: obstacles_in,
+                mission: mission_in,
+                odom: odom_in,
+            };
+            return step_mode_loop(steps, subs, extra, output, delay_ms, gains).await;
+        }
         let _topology = topology;
         let mut tracer = Tracer::new(module);
         let mut guard = InputGuard::new(logger.clone());
@@ -137,6 +176,7 @@ fn setup(
                 Some(reading) = mission_in.next() =>
                     keep(&mut mission, &mut tracer, &mut guard, mission_topic, reading),
                 Some(reading) = odom_in.next() => keep(&mut odom, &mut tracer, &mut guard, odom_topic, reading),
+                Some(_) = extra.next() => {}
                 _ = timer.tick() => {
                     let (Some(obstacles), Some(mission), Some(odom)) = (&obstacles, &mission, &odom) else {
                         continue; // not every input has arrived yet
@@ -158,4 +198,45 @@ fn setup(
             }
         }
     })
+}
+
+/// The three inputs the command is computed from.
+struct Inputs {
+    obstacles: TracedSubscription<PoseArray>,
+    mission: TracedSubscription<PoseStamped>,
+    odom: TracedSubscription<Odometry>,
+}
+
+/// Lock-step replay: compute the command from exactly the three inputs each grant names, when the replay
+/// says so (the timer is not used).
+async fn step_mode_loop(
+    mut steps: StepServer,
+    mut inputs: Inputs,
+    mut extra: BoxStream<'static, Traced<Range>>,
+    output: TracedPublisher<Twist>,
+    delay_ms: i64,
+    gains: Gains,
+) -> Result<(), lockstep_ros::BoxError> {
+    let (mut obstacles, mut mission, mut odom) = (Recent::default(), Recent::default(), Recent::default());
+    loop {
+        tokio::select! {
+            Some(reading) = inputs.obstacles.next() => obstacles.push(reading),
+            Some(reading) = inputs.mission.next() => mission.push(reading),
+            Some(reading) = inputs.odom.next() => odom.push(reading),
+            Some(_) = extra.next() => {}
+            more = steps.next() => if !more { return Ok(()) },
+        }
+        let Some(grant) = steps.pending() else { continue };
+        let (Some(o), Some(m), Some(d)) = (
+            grant.find(&obstacles, inputs.obstacles.channel()),
+            grant.find(&mission, inputs.mission.channel()),
+            grant.find(&odom, inputs.odom.channel()),
+        ) else {
+            continue;
+        };
+        let command = control::command(o, m, d, &gains);
+        simulate_processing(delay_ms).await;
+        let answer = output.publish_step(grant, &command);
+        steps.answer(answer);
+    }
 }

@@ -8,7 +8,7 @@ use lockstep_pipeline::{
 };
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, Tracer};
-use lockstep_trace_ros::TracedPublisher;
+use lockstep_trace_ros::{StepServer, TracedPublisher};
 use r2r::geometry_msgs::msg::PoseStamped;
 
 /// Parameters of the mission planner module.
@@ -20,6 +20,9 @@ struct Params {
     processing_delay_ms: i64,
     /// How many consecutive outputs repeat one waypoint before moving to the next.
     hold: i64,
+    /// Lock-step replay: publish a goal only when granted a step on `~/lockstep/step` (the goal of the
+    /// granted sequence number), not on the timer.
+    lockstep_step_mode: bool,
 }
 
 impl Default for Params {
@@ -28,6 +31,7 @@ impl Default for Params {
             rate_hz: 2.0,
             processing_delay_ms: 1,
             hold: 4,
+            lockstep_step_mode: false,
         }
     }
 }
@@ -41,9 +45,9 @@ fn setup(
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let params = lockstep_ros::declare_parameters(&node, Params::default())?.values;
     let logger = lockstep_ros::logger_name(&node)?;
-    let (rate_hz, delay_ms, hold) = {
+    let (rate_hz, delay_ms, hold, step_mode) = {
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
-        (p.rate_hz, p.processing_delay_ms, p.hold)
+        (p.rate_hz, p.processing_delay_ms, p.hold, p.lockstep_step_mode)
     };
     let period = period_from_rate(rate_hz).with_context(|| format!("rate_hz must be > 0, got {rate_hz}"))?;
     let hold = u32::try_from(hold.max(1)).unwrap_or(u32::MAX);
@@ -53,10 +57,27 @@ fn setup(
     let output = TracedPublisher::<PoseStamped>::new(&mut n, topics::MISSION, qos::reliable(DATA_QOS_DEPTH))?;
     let component = Component::new(&module, Vec::<String>::new(), [output.channel()]);
     let topology = announce_topology(&mut n, &logger, &component)?;
+    let steps = step_mode.then(|| StepServer::new(&mut n)).transpose()?;
     drop(n);
-    r2r::log_info!(&logger, "{module}: one goal every {period:?}");
+    if steps.is_some() {
+        r2r::log_info!(&logger, "{module}: step mode, one goal per granted step");
+    } else {
+        r2r::log_info!(&logger, "{module}: one goal every {period:?}");
+    }
 
     Ok(async move {
+        if let Some(mut steps) = steps {
+            let _topology = topology;
+            while steps.next().await {
+                if let Some(grant) = steps.pending() {
+                    let goal = mission::goal(grant.frame.sequence_num, hold);
+                    simulate_processing(delay_ms).await;
+                    let answer = output.publish_step(grant, &goal);
+                    steps.answer(answer);
+                }
+            }
+            return Ok(());
+        }
         let _topology = topology;
         let mut tracer = Tracer::new(module);
         let mut guard = InputGuard::new(logger.clone());

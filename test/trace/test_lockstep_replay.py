@@ -1,0 +1,209 @@
+"""Lock-step re-simulation over DDS (seed 000): a recording of the example pipeline replayed through the live
+module processes in step mode (`-p lockstep_step_mode:=true`), by `lockstep replay` and the `lockstep_replay`
+node. One recording (made by the first test that needs it) serves every test of this file."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from mcap.reader import make_reader
+from mcap.writer import Writer
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Range
+
+from lockstep_testing.harness import binary
+from test_pipeline import HOLD, M1, M2, M3
+from test_pipeline_recording import bag_hashes, lockstep_replay, record_pipeline
+
+STEP_SERVICES = {M1: "/obstacle_fusion/lockstep/step", M2: "/motion_controller/lockstep/step",
+                 M3: "/mission_planner/lockstep/step"}
+_RECORDING: dict = {}
+
+
+def recording(ros, tmp_path_factory) -> Path:
+    """The pipeline recording shared by this file's tests (recorded on first use)."""
+    if "bag" not in _RECORDING:
+        bag = tmp_path_factory.mktemp("lockstep_recording") / "bag"
+        record_pipeline(ros, bag, ticks=80)
+        _RECORDING["bag"] = bag
+    return _RECORDING["bag"]
+
+
+def start_step_modules(ros, modules=(M1, M2, M3), m2_params=None, delay_ms=0):
+    """The module processes in step mode; returns once each one's step service is advertised."""
+    binaries = {M1: "lockstep_module_m1", M2: "lockstep_module_m2", M3: "lockstep_module_m3"}
+    procs = []
+    for m in modules:
+        params = {"lockstep_step_mode": True, "processing_delay_ms": delay_ms}
+        if m == M3:
+            params["hold"] = HOLD
+        if m == M2:
+            params.update(m2_params or {})
+        procs.append(ros.start(binaries[m], params=params))
+    for m in modules:
+        ros.wait_until(lambda m=m: any(name == STEP_SERVICES[m] for name, _ in ros.node.get_service_names_and_types()),
+                       20, f"the step service of {m}")
+    return procs
+
+
+def stop(procs):
+    for p in procs:
+        assert p.stop() == 0, p.log()
+
+
+def replay(ros, bag, out: Path, *args, node_binary=False, expect_ok=True):
+    """`lockstep replay <bag> --output <out>` (or the `lockstep_replay` node) over DDS on the test's domain;
+    (completed process, report or None)."""
+    command = [str(binary("lockstep_replay"))] if node_binary else [os.environ["LOCKSTEP_BIN"], "replay"]
+    command += [str(bag), "--output", str(out), "--quiet", *args]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=180, env=ros.env)
+    if expect_ok:
+        assert run.returncode == 0, run.stderr
+        return run, json.loads((out / "report.json").read_text())
+    assert run.returncode != 0, run.stdout
+    assert "Traceback" not in run.stderr and "panicked" not in run.stderr, run.stderr
+    return run, None
+
+
+def assert_exact(report):
+    for name, c in report["channels"].items():
+        assert c["simulated"] > 0 and c["exact"] == c["simulated"], (name, c)
+        assert c["first_difference"] is None and c["numeric"]["max_abs"] == 0.0, (name, c)
+
+
+def test_lockstep_over_dds_is_exact_byte_identical_and_aligned(ros, tmp_path, tmp_path_factory):
+    bag = recording(ros, tmp_path_factory)
+    procs = start_step_modules(ros)
+    hashes = []
+    for run in range(3):
+        out = tmp_path / f"dds{run}" / "simulated"  # file names follow the directory's name
+        out.parent.mkdir()
+        completed, report = replay(ros, bag, out, node_binary=(run == 2))
+        assert report["mode"] == "dds", report
+        assert_exact(report)
+        assert sorted(report["channels"]) == ["/cmd_vel", "/mission", "/obstacles"]
+        assert report["modules_not_live"] == []
+        assert report["channels_published_from_recording"] == ["/odom", "/scan_front", "/scan_rear"]
+        # Every module consumed exactly the recorded inputs, frame for frame.
+        for name, m in report["modules"].items():
+            assert m["frames"] > 0 and m["inputs_as_recorded"] == m["frames"], (name, m)
+        assert "live modules over DDS" in completed.stdout, completed.stdout
+        hashes.append(bag_hashes(out))
+    stop(procs)
+    # Byte-identical every time, and identical to the in-process replay of the same modules' logic.
+    in_process = tmp_path / "in_process" / "simulated"
+    in_process.parent.mkdir()
+    lockstep_replay(bag, in_process, f"mission_planner.hold={HOLD}")
+    assert hashes[0] == hashes[1] == hashes[2] == bag_hashes(in_process), hashes
+
+
+def test_modules_not_running_are_fed_from_the_recording_and_changes_are_found(ros, tmp_path, tmp_path_factory):
+    bag = recording(ros, tmp_path_factory)
+    # Only m2 runs, with an extra input (/scan_front, recorded): m1's and m3's recorded outputs feed it.
+    procs = start_step_modules(ros, modules=(M2,), m2_params={"extra_range_input": "/scan_front"})
+    _, report = replay(ros, bag, tmp_path / "m2_only", "--modules", M2)
+    assert_exact(report)
+    assert sorted(report["channels"]) == ["/cmd_vel"]
+    assert report["modules_not_live"] == [M3, M1], report["modules_not_live"]
+    assert report["channels_published_from_recording"] == ["/mission", "/obstacles", "/odom", "/scan_front"]
+    assert report["wiring"]["new_inputs"] == [{"module": M2, "channel": "/scan_front"}], report["wiring"]
+    stop(procs)
+
+    # A changed controller (a lower speed limit, set on the live node) is found over DDS where in-process
+    # finds it: the same channel and first differing frame.
+    procs = start_step_modules(ros, m2_params={"max_linear_mps": 0.05})
+    _, changed = replay(ros, bag, tmp_path / "changed")
+    stop(procs)
+    expected = lockstep_replay(bag, tmp_path / "changed_in_process", f"mission_planner.hold={HOLD}",
+                               "motion_controller.max_linear_mps=0.05")
+    cmd = changed["channels"]["/cmd_vel"]
+    assert cmd["exact"] < cmd["simulated"] and cmd["first_difference"]["module"] == M2, cmd
+    assert cmd["first_difference"] == expected["channels"]["/cmd_vel"]["first_difference"]
+    assert changed["channels"]["/obstacles"]["exact"] == changed["channels"]["/obstacles"]["simulated"]
+    # The numbers say by how much: only linear.x moves.
+    moved = {f for f, d in cmd["fields"].items() if d["max_abs"] > 0}
+    assert moved == {"linear.x"}, cmd["fields"]
+    assert 0 < cmd["numeric"]["max_abs"] <= 0.5, cmd["numeric"]
+    # Its inputs were still exactly the recorded ones: only its own output changed.
+    assert changed["modules"][M2]["inputs_as_recorded"] == changed["modules"][M2]["frames"]
+
+
+def test_wiring_errors_and_step_timeouts_name_what_is_wrong(ros, tmp_path, tmp_path_factory):
+    bag = recording(ros, tmp_path_factory)
+    odom, scans = ros.collect(Odometry, "/odom"), ros.collect(Range, "/scan_front")
+
+    # m2 now reads a channel the recording lacks and nobody live writes: refused before anything is published.
+    procs = start_step_modules(ros, m2_params={"extra_range_input": "/not_recorded"})
+    run, _ = replay(ros, bag, tmp_path / "missing", expect_ok=False)
+    assert "motion_controller" in run.stderr and "/not_recorded" in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) <= 2, run.stderr
+    assert odom == [] and scans == [], "the replay published before refusing"
+    stop(procs)
+
+    # A module that does not answer in time: the error names the module and the frame.
+    procs = start_step_modules(ros, m2_params={"processing_delay_ms": 3000})
+    run, _ = replay(ros, bag, tmp_path / "slow", "--timeout-ms", "300", expect_ok=False)
+    assert "motion_controller" in run.stderr and "/cmd_vel #" in run.stderr, run.stderr
+    assert "within 300 ms" in run.stderr, run.stderr
+    stop(procs)
+
+    # No live module at all: says how to start them.
+    run, _ = replay(ros, bag, tmp_path / "none", "--discovery-ms", "500", expect_ok=False)
+    assert "lockstep_step_mode:=true" in run.stderr, run.stderr
+    run, _ = replay(ros, bag, tmp_path / "unknown", "--modules", "no_such_module", expect_ok=False)
+    assert "--modules no_such_module: not a module of the recording" in run.stderr, run.stderr
+
+
+def rewrite_mcap(bag: Path, dst: Path, keep=lambda log_time: True, topology=None) -> Path:
+    """A one-file copy of `bag` keeping the messages `keep(log_time)` accepts, with the `lockstep_topology`
+    metadata record replaced by `topology` if given (python `mcap`, independent of our bag library)."""
+    (src,) = sorted(bag.glob("*.mcap"))
+    with open(src, "rb") as f, open(dst, "wb") as g:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        writer = Writer(g)
+        writer.start(profile="ros2", library="lockstep-test")
+        schemas = {sid: writer.register_schema(s.name, s.encoding, s.data) for sid, s in summary.schemas.items()}
+        channels = {cid: writer.register_channel(c.topic, c.message_encoding, schemas[c.schema_id], c.metadata)
+                    for cid, c in summary.channels.items()}
+        for _, channel, message in reader.iter_messages(log_time_order=True):
+            if keep(message.log_time):
+                writer.add_message(channels[channel.id], message.log_time, message.data, message.publish_time)
+        f.seek(0)
+        for record in make_reader(f).iter_metadata():
+            data = topology if topology is not None and record.name == "lockstep_topology" else record.metadata
+            writer.add_metadata(record.name, data)
+        writer.finish()
+    return dst
+
+
+def test_cycles_and_cut_recordings(ros, tmp_path, tmp_path_factory):
+    bag = recording(ros, tmp_path_factory)
+    cyclic = rewrite_mcap(bag, tmp_path / "cyclic.mcap", topology={
+        M1: "reads=/cmd_vel,/scan_front,/scan_rear;writes=/obstacles",
+        M2: "reads=/mission,/obstacles,/odom;writes=/cmd_vel",
+        M3: "reads=;writes=/mission"})
+    scans = ros.collect(Range, "/scan_front")
+    run, _ = replay(ros, cyclic, tmp_path / "out_cyclic", expect_ok=False)
+    assert "cycle" in run.stderr and M1 in run.stderr and M2 in run.stderr, run.stderr
+    assert scans == []
+
+    # Cut in the middle (the recording "started" half-way): frames whose inputs precede the cut are skipped
+    # and counted by default, and with --strict the first one is an error naming module, channel and number.
+    with open(sorted(bag.glob("*.mcap"))[0], "rb") as f:
+        times = sorted(m.log_time for _, _, m in make_reader(f).iter_messages())
+    middle = times[len(times) // 2]
+    cut = rewrite_mcap(bag, tmp_path / "cut.mcap", keep=lambda t: t >= middle)
+    report = lockstep_replay(cut, tmp_path / "out_cut", f"mission_planner.hold={HOLD}")
+    skipped = report["frames_skipped"]
+    assert skipped and report["frames_replayed"] > 0, report
+    assert report["frames_selected"] == report["frames_replayed"] + len(skipped)
+    assert all(c["exact"] == c["simulated"] for c in report["channels"].values()), report["channels"]
+    args = [os.environ["LOCKSTEP_BIN"], "replay", str(cut), "--output", str(tmp_path / "out_strict"),
+            "--in-process", "--strict", "--quiet", "--param", f"mission_planner.hold={HOLD}"]
+    strict = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert strict.returncode != 0
+    first = skipped[0]
+    assert f"{first['channel']} #{first['sequence_num']} of `{first['module']}` cannot be replayed" in strict.stderr, (
+        strict.stderr, first)
