@@ -1,0 +1,78 @@
+"""Lock-step replay over DDS, the example pipeline (seed 000): frames/s and orchestration overhead per frame
+(goal <= 2 ms: wall time per frame minus the modules' own computing time, as report.json's timing says), and
+the alignment table: recorded frames of m1 and m2 reproduced with exactly the recorded inputs, lock-step
+against timed playback (`lockstep bag play`) at rates 1, 2 and 5, same bag, same modules, measured the same
+way (test/lockstep_testing/alignment.py). Run by scripts/bench/lockstep.sh (release build)."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(REPO / "test"), str(REPO / "test" / "trace")]
+
+from lockstep_testing import alignment  # noqa: E402
+from lockstep_testing.harness import RosTestContext, allocate_domain_id, binary  # noqa: E402
+from test_pipeline import HOLD  # noqa: E402
+from test_pipeline_recording import record_pipeline  # noqa: E402
+
+MODULES = {"lockstep_module_m1": "/obstacle_fusion/lockstep/step", "lockstep_module_m2":
+           "/motion_controller/lockstep/step", "lockstep_module_m3": "/mission_planner/lockstep/step"}
+
+
+def lockstep(ros, bag: Path, out: Path) -> dict:
+    procs = []
+    for name in MODULES:
+        params = {"lockstep_step_mode": True, "processing_delay_ms": 0}
+        if name == "lockstep_module_m3":
+            params["hold"] = HOLD
+        procs.append(ros.start(name, params=params))
+    for service in MODULES.values():
+        ros.wait_until(lambda s=service: any(n == s for n, _ in ros.node.get_service_names_and_types()), 20,
+                       service)
+    run = subprocess.run([os.environ["LOCKSTEP_BIN"], "replay", str(bag), "--output", str(out), "--quiet"],
+                         capture_output=True, text=True, timeout=600, env=ros.env)
+    assert run.returncode == 0, run.stderr
+    for p in procs:
+        assert p.stop() == 0, p.log()
+    return json.loads((out / "report.json").read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--ticks", type=int, default=400, help="sensor ticks recorded (20 ms each)")
+    args = parser.parse_args()
+    os.environ.setdefault("LOCKSTEP_PROFILE", "release")
+    os.environ.setdefault("LOCKSTEP_BIN", str(binary("lockstep")))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        ros = RosTestContext(domain_id=allocate_domain_id(), log_dir=tmp)
+        try:
+            bag = tmp / "bag"
+            print(f"recording the example pipeline ({args.ticks} sensor ticks) ...", flush=True)
+            record_pipeline(ros, bag, ticks=args.ticks)
+            report = lockstep(ros, bag, tmp / "lockstep")
+            recorded = alignment.replayable(alignment.recorded_headers(bag), report)
+            timing = report["timing"]
+            print(f"lock-step over DDS: {report['frames_replayed']} frames in {timing['wall_s']:.2f} s = "
+                  f"{timing['frames_per_s']:.0f} frames/s; orchestration overhead "
+                  f"{timing['overhead_per_frame_ms']:.3f} ms/frame (goal <= 2 ms)")
+            rows = [("lock-step", alignment.alignment_table(recorded, alignment.recorded_headers(tmp / "lockstep")))]
+            for rate in (1.0, 2.0, 5.0):
+                rows.append((f"timed playback, rate {rate:g}",
+                             alignment.alignment_table(recorded, alignment.timed_playback(ros, bag, rate))))
+            print("\nframes reproduced with exactly the recorded inputs (m1 /obstacles, m2 /cmd_vel):")
+            print(f"{'replay':<26} {'/obstacles':>18} {'/cmd_vel':>18}")
+            for name, table in rows:
+                cells = [f"{h}/{t} {100.0 * h / max(t, 1):5.1f} %" for h, t in (table[c] for c in alignment.OUTPUTS)]
+                print(f"{name:<26} {cells[0]:>18} {cells[1]:>18}")
+        finally:
+            ros.close(print_logs=False)
+
+
+if __name__ == "__main__":
+    main()
