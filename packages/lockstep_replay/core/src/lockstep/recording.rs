@@ -206,15 +206,6 @@ impl Recording {
         })
     }
 
-    /// The recorded frame (header) of `channel` with `epoch` and `sequence_num`, if any.
-    pub fn frame(&self, channel: &str, epoch: u64, sequence_num: u32) -> Option<&Frame> {
-        self.frames.iter().find(|f| {
-            f.header.channel_name == channel
-                && f.header.epoch == epoch
-                && f.header.sequence_num == sequence_num
-        })
-    }
-
     /// The module writing `channel` in the recorded topology (`None`: an external channel).
     pub fn producer(&self, channel: &str) -> Option<&str> {
         self.topology
