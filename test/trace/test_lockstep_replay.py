@@ -13,6 +13,7 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Range
 
 from lockstep_testing import alignment
+from lockstep_testing.png import read_rgb, rows_with_colour
 from lockstep_testing.harness import binary
 from test_pipeline import HOLD, M1, M2, M3
 from test_pipeline_recording import bag_hashes, lockstep_replay, record_pipeline
@@ -128,6 +129,24 @@ def test_modules_not_running_are_fed_from_the_recording_and_changes_are_found(ro
     assert 0 < cmd["numeric"]["max_abs"] <= 0.5, cmd["numeric"]
     # Its inputs were still exactly the recorded ones: only its own output changed.
     assert changed["modules"][M2]["inputs_as_recorded"] == changed["modules"][M2]["frames"]
+    assert_plot_shows_the_change(tmp_path / "changed" / changed["plot"])
+
+
+CURVE = (31, 119, 180)  # the first colour of lockstep_plot's palette
+TITLE_PX, PANEL_PX = 40, 260  # lockstep_plot's title band; the replay's panel height
+
+
+def assert_plot_shows_the_change(path):
+    """The differences plot has one panel per output channel (sorted: /cmd_vel, /mission, /obstacles); the
+    changed channel's curve moves up and down, the unchanged ones' lie flat at zero."""
+    width, height, rows = read_rgb(path)
+    assert (width, height) == (1000, TITLE_PX + 3 * PANEL_PX), (width, height)
+    spans = {}
+    for i, channel in enumerate(["/cmd_vel", "/mission", "/obstacles"]):
+        top = TITLE_PX + i * PANEL_PX
+        spans[channel] = len(rows_with_colour(rows, CURVE, top, top + PANEL_PX))
+    assert spans["/cmd_vel"] > 20, spans
+    assert 0 < spans["/mission"] <= 4 and 0 < spans["/obstacles"] <= 4, spans
 
 
 def test_wiring_errors_and_step_timeouts_name_what_is_wrong(ros, tmp_path, tmp_path_factory):

@@ -208,7 +208,8 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
 
 
 def bag_hashes(out) -> dict:
-    """SHA-256 of every file of the bag directory `out` (report.json left out: it holds wall-clock timings)."""
+    """SHA-256 of every file of the bag directory `out`, the differences plot included (report.json left out:
+    it holds wall-clock timings)."""
     return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(out.iterdir())
             if f.name != "report.json"}
 

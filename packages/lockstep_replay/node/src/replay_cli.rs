@@ -13,7 +13,8 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstep_bag::BagReader;
 use lockstep_replay::lockstep::{
-    evaluate, replay_observed, write_bag, Evaluation, FrameSelection, Recording, ReplayOptions, ReplayOutcome,
+    differences_figure, evaluate, replay_observed, write_bag, Evaluation, FrameSelection, Recording,
+    ReplayOptions, ReplayOutcome,
 };
 
 use crate::in_process::{parse_params, pipeline_modules};
@@ -118,6 +119,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let evaluation = evaluate(&recording, &outcome);
     let drift = live.as_ref().map(|l| &l.drift);
     let fed = live.as_ref().map_or(&[][..], |l| &l.fed_channels[..]);
+    let plot = args.output.join(PLOT_FILE);
+    differences_figure(&evaluation)
+        .write_png(&plot)
+        .context("cannot plot the differences")?;
     let report = report_json(&outcome, &evaluation, drift, fed, wall);
     let path = args.output.join("report.json");
     std::fs::write(&path, serde_json::to_string_pretty(&report)? + "\n")
@@ -128,6 +133,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// The plot of differences over time, beside `report.json` in the output directory.
+const PLOT_FILE: &str = "differences.png";
 
 fn progress_bar(quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
@@ -220,6 +228,7 @@ fn report_json(
         "channels": channels,
         "modules": modules,
         "wiring": wiring,
+        "plot": PLOT_FILE,
         "timing": {
             "wall_s": wall.as_secs_f64(),
             "frames_per_s": outcome.outputs.len() as f64 / wall.as_secs_f64().max(1e-9),
@@ -293,5 +302,10 @@ fn summary(
             }
         }
     }
+    out.push_str(&format!(
+        "  report: {}, plot: {}\n",
+        output.join("report.json").display(),
+        output.join(PLOT_FILE).display()
+    ));
     out
 }

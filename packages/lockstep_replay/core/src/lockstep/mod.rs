@@ -12,12 +12,14 @@
 mod evaluate;
 mod header;
 mod output;
+mod plot;
 mod recording;
 mod replay;
 
 pub use evaluate::{evaluate, ChannelEvaluation, Difference, Evaluation, ModuleEvaluation};
 pub use header::{header_from_value, header_to_value};
 pub use output::write_bag;
+pub use plot::differences_figure;
 pub use recording::{Channel, Frame, RecordedMessage, Recording, HEADER_SUFFIX};
 pub use replay::{
     replay, replay_observed, FrameSelection, Module, ReplayOptions, ReplayOutcome, Simulated, SkippedFrame,

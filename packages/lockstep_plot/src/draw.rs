@@ -1,0 +1,139 @@
+//! The plotters side: lays the figure out on an RGB buffer.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::{Figure, Panel, SeriesKind};
+
+/// Height of the figure's title band, pixels.
+pub(crate) const TITLE_BAND_PX: u32 = 40;
+
+/// Curve colours, in order (the "tab10" palette without its red, which limits use).
+const PALETTE: [RGBColor; 9] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// Colour of limit lines.
+pub(crate) const LIMIT_COLOUR: RGBColor = RGBColor(214, 39, 40);
+
+/// The colour of the `index`-th series of a panel.
+pub(crate) fn series_colour(index: usize) -> RGBColor {
+    PALETTE[index % PALETTE.len()]
+}
+
+fn text<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// Draws `figure` on `buffer` (RGB, `figure.size_px()`).
+pub(crate) fn draw(figure: &Figure, buffer: &mut [u8]) -> Result<(), String> {
+    let size = figure.size_px();
+    let root = BitMapBackend::with_buffer(buffer, size).into_drawing_area();
+    root.fill(&WHITE).map_err(text)?;
+    let (title, body) = root.split_vertically(TITLE_BAND_PX);
+    title.titled(&figure.title, ("sans-serif", 22)).map_err(text)?;
+    if figure.panels.is_empty() {
+        return body
+            .draw_text(
+                "nothing to plot",
+                &("sans-serif", 16).into_text_style(&body),
+                (20, 20),
+            )
+            .map_err(text);
+    }
+    let areas = body.split_evenly((figure.panels.len(), 1));
+    for (panel, area) in figure.panels.iter().zip(&areas) {
+        draw_panel(panel, area)?;
+    }
+    root.present().map_err(text)
+}
+
+fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Result<(), String> {
+    let ((x0, x1), (y0, y1)) = panel.ranges();
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.title, ("sans-serif", 17))
+        .margin(8)
+        .margin_right(20)
+        .x_label_area_size(38)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(text)?;
+    chart
+        .configure_mesh()
+        .x_desc(&panel.x_label)
+        .y_desc(&panel.y_label)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 14))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(text)?;
+    let mut labelled = false;
+    for (i, series) in panel.series.iter().enumerate() {
+        let colour = series_colour(i);
+        let points = series
+            .points
+            .iter()
+            .copied()
+            .filter(|(x, y)| x.is_finite() && y.is_finite());
+        let drawn = match series.kind {
+            SeriesKind::Line => chart
+                .draw_series(LineSeries::new(points, colour.stroke_width(2)))
+                .map_err(text)?,
+            SeriesKind::Points => chart
+                .draw_series(points.map(|p| Circle::new(p, 3, colour.filled())))
+                .map_err(text)?,
+        };
+        if !series.label.is_empty() {
+            labelled = true;
+            drawn
+                .label(&series.label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        }
+    }
+    for limit in panel.limits.iter().filter(|l| l.y.is_finite()) {
+        let style = LIMIT_COLOUR.stroke_width(2);
+        let drawn = chart
+            .draw_series(DashedLineSeries::new([(x0, limit.y), (x1, limit.y)], 8, 5, style))
+            .map_err(text)?;
+        if !limit.label.is_empty() {
+            labelled = true;
+            drawn
+                .label(&limit.label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
+    }
+    if let Some(note) = &panel.note {
+        let style = ("sans-serif", 16).into_font().color(&RGBColor(90, 90, 90)).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Center,
+            ),
+        );
+        chart
+            .draw_series(std::iter::once(Text::new(
+                note.clone(),
+                ((x0 + x1) / 2.0, y0 + 0.7 * (y1 - y0)),
+                style,
+            )))
+            .map_err(text)?;
+    }
+    if labelled {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(text)?;
+    }
+    Ok(())
+}

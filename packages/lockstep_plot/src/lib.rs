@@ -1,0 +1,327 @@
+//! PNG plots for Lockstep's reports: a [`Figure`] is a title over panels stacked top to bottom, each
+//! panel a set of line or point [`Series`] over a shared kind of x axis, with optional horizontal
+//! [`Limit`] lines (a velocity limit, a threshold) and a note when there is nothing to draw.
+//!
+//! Drawing is plotters' bitmap backend with text through ab_glyph and DejaVu Sans embedded in the binary
+//! (the `dejavu` crate), so a plot looks the same on every machine and needs no system font. The PNG
+//! bytes depend only on the figure: two runs with the same data write identical files.
+//!
+//! ```
+//! use lockstep_plot::{Figure, Panel, Series};
+//! let mut panel = Panel::new("/cmd_vel", "log time [s]", "max |difference|");
+//! panel.series.push(Series::line("linear.x", vec![(0.0, 0.0), (1.0, 0.5), (2.0, 0.0)]));
+//! let figure = Figure::new("Replay differences").with_panel(panel);
+//! let png = figure.to_png().unwrap();
+//! assert_eq!(&png[1..4], b"PNG");
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+mod draw;
+
+/// What can go wrong drawing or writing a plot.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// plotters refused to draw (a degenerate range, a font problem).
+    #[error("cannot draw the plot '{title}': {reason}")]
+    Draw {
+        /// The figure's title.
+        title: String,
+        /// What plotters said.
+        reason: String,
+    },
+    /// The embedded font did not load (a broken build).
+    #[error("the embedded DejaVu Sans font did not load")]
+    Font,
+    /// PNG encoding failed.
+    #[error("cannot encode the plot '{title}' as PNG: {reason}")]
+    Encode {
+        /// The figure's title.
+        title: String,
+        /// What the encoder said.
+        reason: String,
+    },
+    /// The file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The PNG path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// `Result` with a [`PlotError`].
+pub type Result<T, E = PlotError> = std::result::Result<T, E>;
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeriesKind {
+    /// Points joined in order.
+    Line,
+    /// Small filled circles, not joined (events, sparse samples).
+    Points,
+}
+
+/// One named curve of a panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Shown in the panel's legend.
+    pub label: String,
+    /// (x, y) in drawing order; non-finite points are left out.
+    pub points: Vec<(f64, f64)>,
+    /// Line or points.
+    pub kind: SeriesKind,
+}
+
+impl Series {
+    /// A line through `points`.
+    pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self {
+            label: label.into(),
+            points,
+            kind: SeriesKind::Line,
+        }
+    }
+
+    /// Unjoined points.
+    pub fn points(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self {
+            label: label.into(),
+            points,
+            kind: SeriesKind::Points,
+        }
+    }
+}
+
+/// A horizontal line across a panel (drawn dashed-red-ish, labelled in the legend).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limit {
+    /// Shown in the legend, e.g. `v_max 1.0 m/s`.
+    pub label: String,
+    /// Its height in the panel's y unit.
+    pub y: f64,
+}
+
+/// One panel: axes, curves and limit lines.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Panel {
+    /// Above the panel.
+    pub title: String,
+    /// Under the x axis, with its unit.
+    pub x_label: String,
+    /// Beside the y axis, with its unit.
+    pub y_label: String,
+    /// Its curves, drawn in order, coloured from a fixed palette.
+    pub series: Vec<Series>,
+    /// Horizontal lines.
+    pub limits: Vec<Limit>,
+    /// Written in the middle of the panel (e.g. why it is empty).
+    pub note: Option<String>,
+    /// Same scale on both axes (a path on a map).
+    pub equal_aspect: bool,
+    /// The x range to show instead of the data's (panels of one figure sharing a time axis).
+    pub x_range: Option<(f64, f64)>,
+    /// The y range to show instead of the data's (a quantity that is never negative starts at 0).
+    pub y_range: Option<(f64, f64)>,
+}
+
+impl Panel {
+    /// An empty panel with its title and axis labels.
+    pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Self {
+        Self {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The x and y ranges shown: `x_range` / `y_range` where set, otherwise the ranges that hold every
+    /// finite point and limit (y with a 5 % margin), widened so that neither is empty.
+    pub fn ranges(&self) -> ((f64, f64), (f64, f64)) {
+        let (x, y) = self.data_ranges();
+        (self.x_range.map_or(x, widen), self.y_range.map_or(y, widen))
+    }
+
+    fn data_ranges(&self) -> ((f64, f64), (f64, f64)) {
+        let points = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .filter(|(x, y)| x.is_finite() && y.is_finite());
+        let mut x = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut y = (f64::INFINITY, f64::NEG_INFINITY);
+        for &(px, py) in points {
+            x = (x.0.min(px), x.1.max(px));
+            y = (y.0.min(py), y.1.max(py));
+        }
+        for l in self.limits.iter().filter(|l| l.y.is_finite()) {
+            y = (y.0.min(l.y), y.1.max(l.y));
+        }
+        let x = widen(x);
+        let mut y = widen(y);
+        let margin = (y.1 - y.0) * 0.05;
+        y = (y.0 - margin, y.1 + margin);
+        if self.equal_aspect {
+            let half = (x.1 - x.0).max(y.1 - y.0) / 2.0;
+            let (cx, cy) = ((x.0 + x.1) / 2.0, (y.0 + y.1) / 2.0);
+            return ((cx - half, cx + half), (cy - half, cy + half));
+        }
+        (x, y)
+    }
+}
+
+/// An empty or single-valued range becomes one of width 1 (or 10 % of the value) around it.
+fn widen((lo, hi): (f64, f64)) -> (f64, f64) {
+    if !lo.is_finite() || !hi.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo > f64::EPSILON * hi.abs().max(1.0) {
+        return (lo, hi);
+    }
+    let half = if lo == 0.0 { 0.5 } else { lo.abs() * 0.05 };
+    (lo - half, hi + half)
+}
+
+/// A title over panels stacked top to bottom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// At the top.
+    pub title: String,
+    /// Top to bottom.
+    pub panels: Vec<Panel>,
+    /// Width of the image, pixels.
+    pub width_px: u32,
+    /// Height of each panel, pixels (the title adds its own band).
+    pub panel_height_px: u32,
+}
+
+impl Figure {
+    /// A figure 1000 px wide with 300 px panels.
+    pub fn new(title: impl Into<String>) -> Self {
+        Self {
+            title: title.into(),
+            panels: Vec::new(),
+            width_px: 1000,
+            panel_height_px: 300,
+        }
+    }
+
+    /// Adds a panel at the bottom.
+    pub fn with_panel(mut self, panel: Panel) -> Self {
+        self.panels.push(panel);
+        self
+    }
+
+    /// Width and height of the image, pixels.
+    pub fn size_px(&self) -> (u32, u32) {
+        let panels = u32::try_from(self.panels.len().max(1)).unwrap_or(u32::MAX);
+        (
+            self.width_px,
+            draw::TITLE_BAND_PX.saturating_add(panels.saturating_mul(self.panel_height_px)),
+        )
+    }
+
+    /// The figure as RGB pixels, row by row (3 bytes a pixel), with its size.
+    pub fn to_rgb(&self) -> Result<(u32, u32, Vec<u8>)> {
+        register_font()?;
+        let (w, h) = self.size_px();
+        let mut buffer = vec![255_u8; w as usize * h as usize * 3];
+        draw::draw(self, &mut buffer).map_err(|reason| PlotError::Draw {
+            title: self.title.clone(),
+            reason,
+        })?;
+        Ok((w, h, buffer))
+    }
+
+    /// The figure as PNG bytes.
+    pub fn to_png(&self) -> Result<Vec<u8>> {
+        let (w, h, rgb) = self.to_rgb()?;
+        let mut png = Vec::new();
+        let encoder = image::codecs::png::PngEncoder::new(&mut png);
+        image::ImageEncoder::write_image(encoder, &rgb, w, h, image::ColorType::Rgb8).map_err(|e| {
+            PlotError::Encode {
+                title: self.title.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(png)
+    }
+
+    /// Writes the figure as a PNG file.
+    pub fn write_png(&self, path: &Path) -> Result<()> {
+        let png = self.to_png()?;
+        std::fs::write(path, png).map_err(|source| PlotError::Write {
+            path: path.to_owned(),
+            source,
+        })
+    }
+}
+
+/// Registers DejaVu Sans as plotters' `sans-serif`, once per process.
+fn register_font() -> Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font(
+            "sans-serif",
+            plotters::style::FontStyle::Normal,
+            dejavu::sans::regular(),
+        )
+        .is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(PlotError::Font)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_range_is_widened() {
+        assert_eq!(widen((f64::INFINITY, f64::NEG_INFINITY)), (0.0, 1.0));
+        assert_eq!(widen((0.0, 0.0)), (-0.5, 0.5));
+        assert_eq!(widen((2.0, 2.0)), (1.9, 2.1));
+        assert_eq!(widen((1.0, 3.0)), (1.0, 3.0));
+    }
+
+    #[test]
+    fn ranges_hold_points_and_limits_and_skip_non_finite_points() {
+        let mut p = Panel::new("t", "x", "y");
+        p.series
+            .push(Series::line("a", vec![(0.0, 1.0), (2.0, 3.0), (f64::NAN, 100.0)]));
+        p.limits.push(Limit {
+            label: "max".into(),
+            y: 5.0,
+        });
+        let ((x0, x1), (y0, y1)) = p.ranges();
+        assert_eq!((x0, x1), (0.0, 2.0));
+        assert!(y0 < 1.0 && y0 > 0.7, "{y0}");
+        assert!(y1 > 5.0 && y1 < 5.3, "{y1}");
+    }
+
+    #[test]
+    fn equal_aspect_ranges_are_square() {
+        let mut p = Panel::new("t", "x", "y");
+        p.equal_aspect = true;
+        p.series.push(Series::line("a", vec![(0.0, 0.0), (10.0, 1.0)]));
+        let ((x0, x1), (y0, y1)) = p.ranges();
+        assert!(((x1 - x0) - (y1 - y0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn set_ranges_win_over_the_data() {
+        let mut p = Panel::new("t", "x", "y");
+        p.series.push(Series::line("a", vec![(1.0, 0.0), (2.0, 0.0)]));
+        p.x_range = Some((0.0, 10.0));
+        p.y_range = Some((0.0, 0.0));
+        assert_eq!(p.ranges(), ((0.0, 10.0), (-0.5, 0.5)));
+        p.y_range = Some((0.0, 2.0));
+        assert_eq!(p.ranges(), ((0.0, 10.0), (0.0, 2.0)));
+    }
+}

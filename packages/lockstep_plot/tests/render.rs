@@ -1,0 +1,100 @@
+//! Rendering: PNG bytes decode to the figure's size, curves land where their values say, limits are
+//! drawn in their colour, output is deterministic, and a bad path is an error naming it.
+
+use lockstep_plot::{Figure, Limit, Panel, PlotError, Series};
+
+/// Mean pixel row of every pixel of exactly `rgb` (None if there is none).
+fn mean_row(w: u32, rgb: &[u8], colour: [u8; 3]) -> Option<f64> {
+    let mut rows = 0.0;
+    let mut n = 0.0;
+    for (i, px) in rgb.chunks_exact(3).enumerate() {
+        if px == colour {
+            rows += (i as u32 / w) as f64;
+            n += 1.0;
+        }
+    }
+    (n > 0.0).then(|| rows / n)
+}
+
+const FIRST: [u8; 3] = [31, 119, 180];
+const SECOND: [u8; 3] = [255, 127, 14];
+const LIMIT: [u8; 3] = [214, 39, 40];
+
+fn two_levels() -> Figure {
+    let mut panel = Panel::new("levels", "t [s]", "value");
+    // No labels: no legend whose samples would share the curves' colours.
+    panel.series.push(Series::line("", vec![(0.0, 0.0), (5.0, 0.0)]));
+    panel
+        .series
+        .push(Series::line("", vec![(0.0, 10.0), (5.0, 10.0)]));
+    Figure::new("two levels").with_panel(panel)
+}
+
+#[test]
+fn a_higher_value_is_drawn_higher() {
+    let (w, h, rgb) = two_levels().to_rgb().unwrap();
+    assert_eq!((w, h), (1000, 340));
+    let low = mean_row(w, &rgb, FIRST).expect("the first series is drawn");
+    let high = mean_row(w, &rgb, SECOND).expect("the second series is drawn");
+    assert!(high + 100.0 < low, "value 10 at row {high}, value 0 at row {low}");
+    assert!(mean_row(w, &rgb, LIMIT).is_none(), "no limit, no limit colour");
+}
+
+#[test]
+fn a_limit_is_drawn_in_its_colour_at_its_height() {
+    let mut figure = two_levels();
+    figure.panels[0].limits.push(Limit {
+        label: String::new(),
+        y: 10.0,
+    });
+    let (w, _, rgb) = figure.to_rgb().unwrap();
+    let limit = mean_row(w, &rgb, LIMIT).expect("the limit is drawn");
+    let high = mean_row(w, &rgb, SECOND).unwrap();
+    assert!(
+        (limit - high).abs() < 3.0,
+        "limit at row {limit}, value 10 at row {high}"
+    );
+}
+
+#[test]
+fn panels_stack_and_the_png_decodes_to_the_figure_size() {
+    let mut figure = two_levels();
+    let mut empty = Panel::new("nothing", "t [s]", "value");
+    empty.note = Some("no numeric fields".into());
+    figure.panels.push(empty);
+    let png = figure.to_png().unwrap();
+    let decoded = image::load_from_memory(&png).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (1000, 40 + 2 * 300));
+}
+
+#[test]
+fn the_same_figure_gives_the_same_bytes() {
+    let a = two_levels().to_png().unwrap();
+    let b = two_levels().to_png().unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn labels_legend_points_and_no_panels_render() {
+    let mut panel = Panel::new("with legend", "x [m]", "y [m]");
+    panel.equal_aspect = true;
+    panel
+        .series
+        .push(Series::line("path", vec![(0.0, 0.0), (3.0, 1.0)]));
+    panel.series.push(Series::points("goals", vec![(3.0, 1.0)]));
+    panel.limits.push(Limit {
+        label: "v_max".into(),
+        y: 0.5,
+    });
+    Figure::new("legend").with_panel(panel).to_png().unwrap();
+    Figure::new("empty").to_png().unwrap();
+}
+
+#[test]
+fn an_unwritable_path_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing").join("plot.png");
+    let err = two_levels().write_png(&path).unwrap_err();
+    assert!(matches!(err, PlotError::Write { .. }));
+    assert!(err.to_string().contains("missing/plot.png"), "{err}");
+}
