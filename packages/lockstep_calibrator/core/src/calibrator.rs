@@ -1,0 +1,436 @@
+//! The online calibrator (seed 001, S21-S27): for the latest window, gate on the current parameters'
+//! residual (threshold 1), search the delay, fit what the window determines, fold the fit into the estimate
+//! accumulated over recent windows, validate that estimate on earlier held-out segments (threshold 2), and
+//! only then accept it; an accepted parameter far from nominal raises a drift alarm.
+
+use std::collections::VecDeque;
+
+use crate::delay::estimate_delay;
+use crate::fit::{fit, predict, residual, PoseNoise};
+use crate::history::{History, Window};
+use crate::model::{ModelParams, Pose};
+use crate::observe::{determined, Observability};
+
+/// How threshold 1 is set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Gate {
+    /// A fixed value of the normalized RMS residual.
+    Fixed(f64),
+    /// The smallest residual among candidate fits started from the current, the nominal and perturbed
+    /// parameters: the current parameters are kept when within 5 % of it.
+    BestOfCandidates,
+}
+
+/// Settings of the calibrator (the node's parameters).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    /// Length of a fitting window (s).
+    pub window_secs: f64,
+    /// Upper bound of the delay search (s).
+    pub max_delay_secs: f64,
+    /// Noise of the observed poses.
+    pub noise: PoseNoise,
+    /// Observability thresholds.
+    pub observability: Observability,
+    /// Threshold 1 (gate).
+    pub gate: Gate,
+    /// Threshold 2: each validation segment's normalized RMS residual must be below it.
+    pub threshold2: f64,
+    /// Validation segments before the window.
+    pub validation_segments: usize,
+    /// Length of a validation segment (s).
+    pub validation_segment_secs: f64,
+    /// History older than this is not used (s).
+    pub history_limit_secs: f64,
+    /// Window fits accumulated into the estimate.
+    pub accumulate_windows: usize,
+    /// A window this many standard deviations from the estimate, twice in a row, restarts the accumulation
+    /// (the vehicle changed: wear, a new load).
+    pub change_sigmas: f64,
+    /// An observed pose that moves this much more than the wheels say is a jump (m).
+    pub jump_m: f64,
+    /// An accepted radius or track width this many percent from nominal raises an alarm.
+    pub drift_alarm_percent: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            window_secs: 3.0,
+            max_delay_secs: 0.5,
+            noise: PoseNoise {
+                sigma_xy_m: 0.02,
+                sigma_yaw_rad: 0.0087,
+            },
+            observability: Observability::default(),
+            gate: Gate::Fixed(1.1),
+            threshold2: 2.0,
+            validation_segments: 2,
+            validation_segment_secs: 3.0,
+            history_limit_secs: 120.0,
+            accumulate_windows: 40,
+            change_sigmas: 5.0,
+            jump_m: 0.25,
+            drift_alarm_percent: 10.0,
+        }
+    }
+}
+
+/// One validation segment's result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SegmentCheck {
+    /// Start (s).
+    pub t0_secs: f64,
+    /// End (s).
+    pub t1_secs: f64,
+    /// Normalized RMS residual of the candidate parameters.
+    pub residual: f64,
+}
+
+/// An accepted update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accepted {
+    /// The new parameters.
+    pub params: ModelParams,
+    /// Standard deviations: radius, track width, delay, beta (0 = never estimated).
+    pub std: [f64; 4],
+    /// Residual of the previous parameters over the window.
+    pub residual_before: f64,
+    /// Residual of the new ones.
+    pub residual_after: f64,
+    /// Every validation segment.
+    pub validation: Vec<SegmentCheck>,
+    /// What the window could not determine, and why.
+    pub refused: Vec<String>,
+    /// The unconstrained estimate of beta when it is negative (beta is then kept at 0).
+    pub beta_wants_negative: Option<f64>,
+    /// Drift alarms (a parameter far from nominal).
+    pub alarms: Vec<String>,
+}
+
+/// What one calibration step did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Not enough data yet (the reason says what is missing).
+    Waiting(String),
+    /// The current parameters already explain the window (threshold 1), or nothing is determinable.
+    Unchanged {
+        /// Their residual.
+        residual: f64,
+        /// Threshold 1 it was compared with.
+        threshold1: f64,
+        /// Parameters the window could not determine.
+        refused: Vec<String>,
+    },
+    /// The window was not used (an observed pose jumped).
+    Skipped(String),
+    /// The fit failed validation on a held-out segment.
+    Rejected {
+        /// The candidate.
+        params: ModelParams,
+        /// The failing segment.
+        segment: SegmentCheck,
+        /// Threshold 2.
+        threshold2: f64,
+    },
+    /// New parameters.
+    Accepted(Accepted),
+}
+
+/// Inverse-variance accumulation of one parameter's window estimates.
+#[derive(Debug, Clone, Default)]
+struct Series {
+    values: VecDeque<(f64, f64)>,
+    outliers: usize,
+}
+
+impl Series {
+    fn combined(&self) -> Option<(f64, f64)> {
+        let weight: f64 = self.values.iter().map(|(_, s)| 1.0 / (s * s)).sum();
+        (weight > 0.0).then(|| {
+            let mean = self.values.iter().map(|(v, s)| v / (s * s)).sum::<f64>() / weight;
+            (mean, 1.0 / weight.sqrt())
+        })
+    }
+
+    fn add(&mut self, value: f64, std: f64, keep: usize, change_sigmas: f64) {
+        let std = std.max(1e-9);
+        if let Some((mean, s)) = self.combined() {
+            if (value - mean).abs() > change_sigmas * (s * s + std * std).sqrt() {
+                self.outliers += 1;
+            } else {
+                self.outliers = 0;
+            }
+            if self.outliers >= 2 {
+                // The vehicle changed: keep only the windows since.
+                let last = self.values.pop_back();
+                self.values.clear();
+                self.values.extend(last);
+                self.outliers = 0;
+            }
+        }
+        self.values.push_back((value, std));
+        while self.values.len() > keep.max(1) {
+            self.values.pop_front();
+        }
+    }
+}
+
+/// The online calibrator.
+#[derive(Debug, Clone)]
+pub struct Calibrator {
+    config: Config,
+    history: History,
+    reference: ModelParams,
+    current: ModelParams,
+    std: [f64; 4],
+    series: [Series; 4],
+}
+
+impl Calibrator {
+    /// Starts from `nominal` (the parameters the base and its odometry use, and the drift reference).
+    pub fn new(config: Config, nominal: ModelParams) -> Self {
+        Self {
+            config,
+            history: History::new(nominal, config.history_limit_secs),
+            reference: nominal,
+            current: nominal,
+            std: [0.0; 4],
+            series: Default::default(),
+        }
+    }
+
+    /// The inputs (push samples here).
+    pub fn history_mut(&mut self) -> &mut History {
+        &mut self.history
+    }
+
+    /// The inputs.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The parameters in use.
+    pub fn current(&self) -> ModelParams {
+        self.current
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Forgets the estimates (back to nominal), keeping the history.
+    pub fn reset(&mut self) {
+        self.current = self.reference;
+        self.std = [0.0; 4];
+        self.series = Default::default();
+    }
+
+    /// Calibrates on the latest complete window.
+    pub fn step(&mut self) -> Outcome {
+        let c = self.config;
+        let Some(t1) = self.history.complete_until() else {
+            return Outcome::Waiting("no odometry and observed pose yet".into());
+        };
+        let t0 = t1 - c.window_secs;
+        let w = self.history.window(t0, t1, c.max_delay_secs);
+        if w.poses.len() < 6 || w.steps.len() < 10 {
+            return Outcome::Waiting(format!(
+                "the window holds {} observed poses and {} odometry steps (6 and 10 needed)",
+                w.poses.len(),
+                w.steps.len()
+            ));
+        }
+        let segments = self.segments(t0);
+        let Some(segments) = segments else {
+            let have = self.history.complete_from().map_or(0.0, |f| (t0 - f).max(0.0));
+            return Outcome::Waiting(format!(
+                "no history to validate against yet: {} segments of {} s before the window are needed, {have:.1} s are there",
+                c.validation_segments, c.validation_segment_secs
+            ));
+        };
+        if let Some(jump) = jump(&w, &self.current, c.jump_m) {
+            return Outcome::Skipped(jump);
+        }
+        let d = determined(&w, &c.observability);
+        let Some(before) = residual(&w, &self.current, c.noise) else {
+            return Outcome::Waiting("the residual cannot be computed on this window".into());
+        };
+        let delay = estimate_delay(&w, c.max_delay_secs);
+        let mut refused = d.refused.clone();
+        if let Err(e) = &delay {
+            refused.push(e.to_string());
+        }
+        let nothing = !d.free.radius && !d.free.track_width && delay.is_err();
+        let Some(window_fit) = fit(&w, &self.current, d.fit, c.noise) else {
+            return Outcome::Unchanged {
+                residual: before,
+                threshold1: f64::NAN,
+                refused,
+            };
+        };
+        let threshold1 = match c.gate {
+            Gate::Fixed(t) => t,
+            Gate::BestOfCandidates => self.best_candidate(&w, d.fit).min(window_fit.rms) * 1.05,
+        };
+        if before < threshold1 || nothing {
+            return Outcome::Unchanged {
+                residual: before,
+                threshold1,
+                refused,
+            };
+        }
+        let keep = c.accumulate_windows;
+        let fitted = window_fit.params;
+        if d.free.radius {
+            self.series[0].add(fitted.wheel_radius_m, window_fit.std[0], keep, c.change_sigmas);
+        }
+        if d.free.track_width {
+            self.series[1].add(fitted.track_width_m, window_fit.std[1], keep, c.change_sigmas);
+        }
+        if let Ok(e) = delay {
+            // The delay grid's resolution stands for its uncertainty.
+            self.series[2].add(e.delay_secs, 0.002, keep, c.change_sigmas);
+        }
+        if d.free.beta {
+            self.series[3].add(
+                fitted.centripetal_factor,
+                window_fit.std[2],
+                keep,
+                c.change_sigmas,
+            );
+        }
+        let mut candidate = self.current;
+        let mut std = self.std;
+        let mut beta_wants_negative = None;
+        let fields = [
+            &mut candidate.wheel_radius_m,
+            &mut candidate.track_width_m,
+            &mut candidate.delay_secs,
+            &mut candidate.centripetal_factor,
+        ];
+        for (i, field) in fields.into_iter().enumerate() {
+            if let Some((mean, s)) = self.series[i].combined() {
+                *field = mean;
+                std[i] = s;
+            }
+        }
+        if candidate.centripetal_factor < 0.0 {
+            beta_wants_negative = Some(candidate.centripetal_factor);
+            candidate.centripetal_factor = 0.0;
+        }
+        let mut validation = Vec::new();
+        for (s0, s1) in segments {
+            let seg = self.history.window(s0, s1, c.max_delay_secs);
+            let r = residual(&seg, &candidate, c.noise).unwrap_or(f64::INFINITY);
+            let check = SegmentCheck {
+                t0_secs: s0,
+                t1_secs: s1,
+                residual: r,
+            };
+            if r.is_nan() || r >= c.threshold2 {
+                return Outcome::Rejected {
+                    params: candidate,
+                    segment: check,
+                    threshold2: c.threshold2,
+                };
+            }
+            validation.push(check);
+        }
+        let after = residual(&w, &candidate, c.noise).unwrap_or(f64::NAN);
+        self.current = candidate;
+        self.std = std;
+        Outcome::Accepted(Accepted {
+            params: candidate,
+            std,
+            residual_before: before,
+            residual_after: after,
+            validation,
+            refused,
+            beta_wants_negative,
+            alarms: self.alarms(),
+        })
+    }
+
+    /// The validation segments before `t0`, newest first, or `None` if the history does not reach back.
+    fn segments(&self, t0: f64) -> Option<Vec<(f64, f64)>> {
+        let c = &self.config;
+        let oldest = t0 - c.validation_segments as f64 * c.validation_segment_secs;
+        let from = self.history.complete_from()?;
+        if from > oldest + 1e-9 || t0 + c.window_secs - oldest > c.history_limit_secs {
+            return None;
+        }
+        Some(
+            (1..=c.validation_segments)
+                .map(|k| {
+                    let end = t0 - (k - 1) as f64 * c.validation_segment_secs;
+                    (end - c.validation_segment_secs, end)
+                })
+                .collect(),
+        )
+    }
+
+    fn best_candidate(&self, w: &Window, free: crate::fit::Free) -> f64 {
+        let mut starts = vec![self.current, self.reference];
+        for f in [0.97, 1.03] {
+            starts.push(ModelParams {
+                wheel_radius_m: self.current.wheel_radius_m * f,
+                track_width_m: self.current.track_width_m * f,
+                ..self.current
+            });
+        }
+        starts
+            .iter()
+            .filter_map(|s| fit(w, s, free, self.config.noise))
+            .map(|f| f.rms)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    fn alarms(&self) -> Vec<String> {
+        let limit = self.config.drift_alarm_percent;
+        let mut out = Vec::new();
+        for (name, now, nominal) in [
+            (
+                "wheel radius",
+                self.current.wheel_radius_m,
+                self.reference.wheel_radius_m,
+            ),
+            (
+                "track width",
+                self.current.track_width_m,
+                self.reference.track_width_m,
+            ),
+        ] {
+            let percent = 100.0 * (now / nominal - 1.0);
+            if percent.abs() > limit {
+                out.push(format!(
+                    "{name} drifted {percent:+.1} % from nominal ({nominal} m -> {now:.5} m), more than {limit} %"
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The first observed pose that moves more than `jump_m` beyond what the wheels say, as a sentence.
+fn jump(w: &Window, params: &ModelParams, jump_m: f64) -> Option<String> {
+    for pair in w.poses.windows(2) {
+        let times = [pair[0].t_secs, pair[1].t_secs];
+        let predicted = predict(w, params, pair[0].pose, &times);
+        let Some(p) = predicted.get(1) else { continue };
+        let miss = Pose {
+            x_m: p.x_m - pair[1].pose.x_m,
+            y_m: p.y_m - pair[1].pose.y_m,
+            yaw_rad: 0.0,
+        };
+        let size = miss.x_m.hypot(miss.y_m);
+        if size > jump_m {
+            return Some(format!(
+                "window not used: the observed pose jumps {size:.2} m at t={:.3} s (more than {jump_m} m beyond the wheels' motion)",
+                pair[1].t_secs
+            ));
+        }
+    }
+    None
+}

@@ -1,0 +1,23 @@
+//! Online differential-drive motion-model calibration (seed 001), without ROS.
+//!
+//! - [`model`]: the seed's model (track width, wheel radius, delay, centripetal factor beta, the latter a
+//!   reconstruction: yaw rate `omega / (1 + beta * |v * omega|)`).
+//! - [`history`]: commands, wheel motion recovered from odometry and observed poses, checked on entry.
+//! - [`delay`]: the delay, searched first, from commands vs wheel speeds.
+//! - [`fit`]: radius, track width and beta from wheel motion vs observed poses (Levenberg-Marquardt, Huber).
+//! - [`observe`]: what a window can determine, and why not the rest.
+//! - [`calibrator`]: the online loop: gate, fit, accumulate, validate on held-out history, accept, alarm.
+
+pub mod calibrator;
+pub mod delay;
+pub mod fit;
+pub mod history;
+pub mod model;
+pub mod observe;
+
+pub use calibrator::{Accepted, Calibrator, Config, Gate, Outcome, SegmentCheck};
+pub use delay::{estimate_delay, DelayEstimate, DelayRefusal};
+pub use fit::{fit, predict, residual, Fit, Free, PoseNoise};
+pub use history::{CommandSample, DropCounts, Dropped, History, OdomSample, PoseSample, Stream, Window};
+pub use model::{arc, wrap, ModelParams, Pose};
+pub use observe::{determined, Determined, Observability};
