@@ -263,6 +263,16 @@ impl Calibrator {
             refused.push(e.to_string());
         }
         let nothing = !d.free.radius && !d.free.track_width && delay.is_err();
+        // A fixed threshold 1 gates before fitting: below it, nothing is fitted (seed S24).
+        if let Gate::Fixed(t) = c.gate {
+            if before < t || nothing {
+                return Outcome::Unchanged {
+                    residual: before,
+                    threshold1: t,
+                    refused,
+                };
+            }
+        }
         let Some(window_fit) = fit(&w, &self.current, d.fit, c.noise) else {
             return Outcome::Unchanged {
                 residual: before,
@@ -272,7 +282,7 @@ impl Calibrator {
         };
         let threshold1 = match c.gate {
             Gate::Fixed(t) => t,
-            Gate::BestOfCandidates => self.best_candidate(&w, d.fit).min(window_fit.rms) * 1.05,
+            Gate::BestOfCandidates => self.best_candidate(&w, d.fit, window_fit.rms) * 1.05,
         };
         if before < threshold1 || nothing {
             return Outcome::Unchanged {
@@ -371,8 +381,10 @@ impl Calibrator {
         )
     }
 
-    fn best_candidate(&self, w: &Window, free: crate::fit::Free) -> f64 {
-        let mut starts = vec![self.current, self.reference];
+    /// The smallest residual among fits started from the nominal and perturbed parameters and
+    /// `current_fit_rms`, the fit started from the current ones.
+    fn best_candidate(&self, w: &Window, free: crate::fit::Free, current_fit_rms: f64) -> f64 {
+        let mut starts = vec![self.reference];
         for f in [0.97, 1.03] {
             starts.push(ModelParams {
                 wheel_radius_m: self.current.wheel_radius_m * f,
@@ -384,7 +396,7 @@ impl Calibrator {
             .iter()
             .filter_map(|s| fit(w, s, free, self.config.noise))
             .map(|f| f.rms)
-            .fold(f64::INFINITY, f64::min)
+            .fold(current_fit_rms, f64::min)
     }
 
     fn alarms(&self) -> Vec<String> {

@@ -182,27 +182,26 @@ impl History {
         self.dropped
     }
 
-    fn count(&mut self, stream: Stream, result: Result<(), Dropped>) -> Result<(), Dropped> {
-        if let Err(e) = &result {
-            let i = stream as usize;
-            match e {
-                Dropped::NotFinite { .. } => self.dropped.not_finite[i] += 1,
-                Dropped::OutOfOrder { .. } => self.dropped.out_of_order[i] += 1,
-            }
+    /// Checks a sample of `stream` stamped `t_secs`: a dropped one is counted, an accepted one becomes
+    /// the stream's latest.
+    fn admit(&mut self, stream: Stream, t_secs: f64, fields: &[(&'static str, f64)]) -> Result<(), Dropped> {
+        let i = stream as usize;
+        let result = check(stream, t_secs, fields, self.latest[i]);
+        match &result {
+            Ok(()) => self.latest[i] = Some(t_secs),
+            Err(Dropped::NotFinite { .. }) => self.dropped.not_finite[i] += 1,
+            Err(Dropped::OutOfOrder { .. }) => self.dropped.out_of_order[i] += 1,
         }
         result
     }
 
     /// Adds a command.
     pub fn push_command(&mut self, c: CommandSample) -> Result<(), Dropped> {
-        let r = check(
+        self.admit(
             Stream::Command,
             c.t_secs,
             &[("linear.x", c.v_mps), ("angular.z", c.w_radps)],
-            self.latest[0],
-        );
-        self.count(Stream::Command, r)?;
-        self.latest[0] = Some(c.t_secs);
+        )?;
         self.commands.push_back(c);
         self.forget(c.t_secs);
         Ok(())
@@ -210,7 +209,7 @@ impl History {
 
     /// Adds an odometry sample; with the previous one it gives a wheel step.
     pub fn push_odom(&mut self, o: OdomSample) -> Result<(), Dropped> {
-        let r = check(
+        self.admit(
             Stream::Odometry,
             o.t_secs,
             &[
@@ -220,10 +219,7 @@ impl History {
                 ("twist.linear.x", o.v_mps),
                 ("twist.angular.z", o.w_radps),
             ],
-            self.latest[1],
-        );
-        self.count(Stream::Odometry, r)?;
-        self.latest[1] = Some(o.t_secs);
+        )?;
         if let Some(prev) = self.last_odom {
             // Inverse of the odometry's integration (mid-heading chord): distance and heading change, then
             // the wheel angles the nominal parameters turn them into.
@@ -249,14 +245,11 @@ impl History {
 
     /// Adds an observed pose.
     pub fn push_pose(&mut self, p: PoseSample) -> Result<(), Dropped> {
-        let r = check(
+        self.admit(
             Stream::Pose,
             p.t_secs,
             &[("x", p.pose.x_m), ("y", p.pose.y_m), ("yaw", p.pose.yaw_rad)],
-            self.latest[2],
-        );
-        self.count(Stream::Pose, r)?;
-        self.latest[2] = Some(p.t_secs);
+        )?;
         self.poses.push_back(p);
         self.forget(p.t_secs);
         Ok(())
