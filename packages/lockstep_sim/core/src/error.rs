@@ -139,6 +139,16 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A drive script could not be read or understood.
+    #[error("{origin}:{line}: error: drive script: {message}")]
+    DriveScript {
+        /// The file (or `<inline>`).
+        origin: String,
+        /// 1-based line (0: the file as a whole).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// Several diagnostics, one per line.
     #[error("{}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Multiple {

@@ -13,6 +13,7 @@
 //!   tick per step: facts in, `next_state` and `drive` out (see `config/rules/behaviour.dl` for the facts).
 //!   Inputs from outside are checked where they enter ([`check_twist`], [`check_time_scale`]); what the
 //!   simulator keeps is bounded ([`PathHistory`], [`Recent`]).
+//! - [`DriveScript`]: a fixed sequence of velocity commands in simulated time (tests, demos, calibration).
 //! - [`Pacer`]: fixed steps against the wall clock at a time scale, for the node's loop (pure).
 //! - [`grid_cells`], [`Simulator::ascii_map`]: the grid as drawn, for markers and terminals.
 //!
@@ -37,6 +38,7 @@
 //! ```
 
 mod config;
+mod drive;
 mod error;
 mod history;
 mod input;
@@ -49,6 +51,7 @@ mod surface;
 mod vehicle;
 
 pub use config::{Mode, SimConfig};
+pub use drive::{DriveScript, DriveSegment};
 pub use error::{Error, Result};
 pub use history::{PathHistory, Recent};
 pub use input::{check_command, check_time_scale, check_twist, BadInputLog, CommandLimits, MAX_TIME_SCALE};

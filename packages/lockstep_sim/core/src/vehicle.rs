@@ -142,7 +142,8 @@ pub struct WheelState {
 }
 
 /// Odometry as a base controller computes it: wheel angle increments times the NOMINAL radius, heading
-/// change over the NOMINAL track (seed 001: theta = (r - l) / track_width, straight when |r - l| < 1e-6).
+/// change over the NOMINAL track (seed 001: theta = (r - l) / track_width, straight when |r - l| < 1e-6),
+/// slipped by the NOMINAL centripetal factor (0 by default: no correction).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Odometry {
     /// Integrated pose in the `odom` frame (starts at the origin).
@@ -161,11 +162,15 @@ impl Odometry {
         let l = d_left_rad * nominal.wheel_radius_m;
         let r = d_right_rad * nominal.wheel_radius_m;
         let ds = 0.5 * (l + r);
-        let dtheta = if (r - l).abs() < 1e-6 {
+        let mut dtheta = if (r - l).abs() < 1e-6 {
             0.0
         } else {
             (r - l) / nominal.track_width_m
         };
+        if dt_secs > 0.0 {
+            // A base that knows the centripetal factor (a calibrated one) corrects its heading for the slip.
+            dtheta = nominal.slipped_yaw_rate(ds / dt_secs, dtheta / dt_secs) * dt_secs;
+        }
         let mid = self.pose.yaw_rad + 0.5 * dtheta;
         self.pose.x_m += ds * mid.cos();
         self.pose.y_m += ds * mid.sin();

@@ -175,3 +175,63 @@ fn sensors_measure_free_distance_on_the_grid() {
     assert!((seen.free_left_m - 2.25).abs() < 1e-9, "{seen:?}");
     assert!((seen.free_right_m - 2.25).abs() < 1e-9, "{seen:?}");
 }
+
+#[test]
+fn vehicles_change_at_run_time_and_odometry_follows_at_once() {
+    let nominal = DiffDriveParams::default();
+    let true_vehicle = DiffDriveParams {
+        wheel_radius_m: nominal.wheel_radius_m * 1.1,
+        ..nominal
+    };
+    let mut sim = driven(true_vehicle, nominal, (0.5, 0.0), 2.0);
+    let bad = DiffDriveParams {
+        wheel_radius_m: f64::NAN,
+        ..nominal
+    };
+    let e = sim.set_nominal_vehicle(bad).unwrap_err().to_string();
+    assert!(e.contains("wheel_radius_m") && e.contains("nominal"), "{e}");
+    assert_eq!(
+        sim.config().nominal_vehicle,
+        nominal,
+        "a bad value changes nothing"
+    );
+    // The calibration pushed: odometry over the next second now matches the truth.
+    sim.set_nominal_vehicle(true_vehicle).unwrap();
+    let (odom0, truth0) = (sim.odometry().pose.x_m, sim.pose().x_m);
+    for _ in 0..100 {
+        sim.step(0.01);
+    }
+    let (d_odom, d_truth) = (sim.odometry().pose.x_m - odom0, sim.pose().x_m - truth0);
+    assert!((d_odom - d_truth).abs() < 1e-9, "{d_odom} vs {d_truth}");
+    // A new true radius (a new load): the truth runs ahead of odometry again.
+    sim.set_true_vehicle(DiffDriveParams {
+        wheel_radius_m: true_vehicle.wheel_radius_m * 1.03,
+        ..true_vehicle
+    })
+    .unwrap();
+    assert!(sim.set_true_vehicle(bad).is_err());
+    let (odom0, truth0) = (sim.odometry().pose.x_m, sim.pose().x_m);
+    for _ in 0..100 {
+        sim.step(0.01);
+    }
+    let ratio = (sim.odometry().pose.x_m - odom0) / (sim.pose().x_m - truth0);
+    assert!((ratio - 1.0 / 1.03).abs() < 1e-6, "{ratio}");
+}
+
+#[test]
+fn the_issued_command_is_stamped_when_it_was_decided() {
+    let p = DiffDriveParams {
+        delay_secs: 0.1,
+        ..DiffDriveParams::default()
+    };
+    let mut sim = driven(p, p, (0.5, 0.2), 1.0);
+    let t = sim.time_secs();
+    sim.set_command(0.3, -0.1).unwrap();
+    sim.step(0.01);
+    assert_eq!(sim.issued_command(), (t, 0.3, -0.1));
+    assert_eq!(
+        sim.applied_command(),
+        (0.5, 0.2),
+        "the delay still holds the old command"
+    );
+}

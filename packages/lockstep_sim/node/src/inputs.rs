@@ -1,15 +1,16 @@
-//! What comes into the node: cmd_vel, the two services and run-time `time_scale` changes. Every input is
+//! What comes into the node: cmd_vel, the two services and run-time parameter changes. Every input is
 //! checked before it touches the simulator; garbage is dropped and counted (see [`crate::Shared::drop_input`]).
 
 use std::sync::{Arc, Mutex};
 
 use futures::{future, Stream, StreamExt};
-use lockstep_sim::{check_time_scale, check_twist};
+use lockstep_sim::{check_time_scale, check_twist, DiffDriveParams};
 use r2r::geometry_msgs::msg::Twist;
 use r2r::lockstep_interfaces::srv::SetDestination;
 use r2r::std_srvs::srv::Trigger;
 
-use crate::params::SimParams;
+use crate::drive::Drive;
+use crate::params::{SimParams, VehicleParams};
 use crate::watch::Reloader;
 use crate::SharedSim;
 
@@ -122,38 +123,108 @@ pub async fn set_destination_service(
         .await;
 }
 
-/// Watches run-time parameter changes: a `time_scale` that is not finite or outside [0, 1e4] is dropped
-/// (counted), and the last valid value is written back -- into the typed parameters the loop reads and,
-/// through `restore`, into what `~/get_parameters` reports. (r2r has no hook to refuse a set, so the service
-/// has already answered `successful`.)
-pub async fn time_scale_changes(
+/// Watches run-time parameter changes. (r2r has no hook to refuse a set, so the service has already answered
+/// `successful`; a refused value is written back -- into the typed parameters and, through `restore`, into
+/// what `~/get_parameters` reports -- and counted as dropped input.)
+/// - `time_scale`: not finite or outside [0, 1e4] is refused; the loop reads the valid value.
+/// - `nominal_vehicle.*` / `true_vehicle.*`: applied to the simulator at once (a calibration pushed through
+///   SetParameters, a new load); a value that is not a physical vehicle is refused.
+/// - `drive_script` / `drive_repeat`: the script (re)starts now; "" stops it; a file that does not parse is
+///   refused with `file:line`.
+pub async fn parameter_changes(
     changes: impl Stream<Item = (String, r2r::ParameterValue)> + Unpin,
     params: Arc<Mutex<SimParams>>,
-    restore: impl Fn(f64),
+    restore: impl Fn(&str, r2r::ParameterValue),
     initial: f64,
     shared: SharedSim,
     logger: String,
 ) {
-    let mut valid = initial;
+    let mut valid_scale = initial;
     changes
         .for_each(|(name, value)| {
+            let Ok(mut p) = params.lock() else {
+                return future::ready(());
+            };
+            let Ok(mut s) = shared.lock() else {
+                return future::ready(());
+            };
             if name == "time_scale" {
                 if let r2r::ParameterValue::Double(requested) = value {
                     match check_time_scale(requested) {
-                        Ok(scale) => valid = scale,
+                        Ok(scale) => valid_scale = scale,
                         Err(e) => {
-                            if let Ok(mut p) = params.lock() {
-                                p.time_scale = valid;
-                            }
-                            restore(valid);
-                            if let Ok(mut s) = shared.lock() {
-                                s.drop_input("time_scale", e, &logger);
-                            }
+                            p.time_scale = valid_scale;
+                            restore("time_scale", r2r::ParameterValue::Double(valid_scale));
+                            s.drop_input("time_scale", e, &logger);
                         }
+                    }
+                }
+            } else if let Some((which, field)) = name.split_once('.') {
+                if which == "nominal_vehicle" || which == "true_vehicle" {
+                    let nominal = which == "nominal_vehicle";
+                    let typed = if nominal {
+                        &mut p.nominal_vehicle
+                    } else {
+                        &mut p.true_vehicle
+                    };
+                    let wanted = DiffDriveParams::from(&*typed);
+                    let set = if nominal {
+                        s.sim.set_nominal_vehicle(wanted)
+                    } else {
+                        s.sim.set_true_vehicle(wanted)
+                    };
+                    match set {
+                        Ok(()) => r2r::log_info!(&logger, "{which} is now {wanted:?}"),
+                        Err(e) => {
+                            let c = s.sim.config();
+                            let current = if nominal {
+                                c.nominal_vehicle
+                            } else {
+                                c.true_vehicle
+                            };
+                            *typed = VehicleParams::from(&current);
+                            restore(&name, r2r::ParameterValue::Double(current_field(&current, field)));
+                            s.drop_input(
+                                if nominal {
+                                    "nominal_vehicle"
+                                } else {
+                                    "true_vehicle"
+                                },
+                                e,
+                                &logger,
+                            );
+                        }
+                    }
+                }
+            } else if name == "drive_script" || name == "drive_repeat" {
+                let now = s.sim.time_secs();
+                match Drive::from_params(&p, now) {
+                    Ok(drive) => {
+                        let what = drive
+                            .as_ref()
+                            .map_or("no drive script".to_owned(), |d| d.describe());
+                        r2r::log_info!(&logger, "t={now:.2} s: {what}");
+                        s.drive = drive;
+                    }
+                    Err(e) => {
+                        let previous = s.drive.as_ref().map_or(String::new(), |d| d.path.clone());
+                        p.drive_script = previous.clone();
+                        restore("drive_script", r2r::ParameterValue::String(previous));
+                        s.drop_input("drive_script", e, &logger);
                     }
                 }
             }
             future::ready(())
         })
         .await;
+}
+
+/// One field of a vehicle by its parameter name.
+fn current_field(p: &DiffDriveParams, field: &str) -> f64 {
+    match field {
+        "track_width_m" => p.track_width_m,
+        "wheel_radius_m" => p.wheel_radius_m,
+        "delay_secs" => p.delay_secs,
+        _ => p.centripetal_factor,
+    }
 }

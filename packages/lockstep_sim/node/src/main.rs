@@ -4,7 +4,10 @@
 //! rviz markers. Rule files and the scene are hot-reloaded (off the node's thread): a file that fails to load
 //! is reported with `file:line:column` and the previous rules and scene keep running.
 //!
-//! Topics (relative, so they remap): sub `cmd_vel` (geometry_msgs/Twist, commanded mode); pub `odom`
+//! Topics (relative, so they remap): sub `cmd_vel` (geometry_msgs/Twist, commanded mode); pub `cmd_vel_out`
+//! (geometry_msgs/TwistStamped: the command each step decided -- cmd_vel, the drive script or the rules'
+//! drive -- stamped with the simulated time it was issued, before the true delay; on every change and with
+//! odom), `odom`
 //! (nav_msgs/Odometry, odom -> base_link, NOMINAL parameters), `slam_pose`
 //! (geometry_msgs/PoseWithCovarianceStamped, map), `ground_truth` (geometry_msgs/PoseStamped, map),
 //! `joint_states` (sensor_msgs/JointState), `~/state` (std_msgs/String, transient-local, the latest
@@ -12,6 +15,8 @@
 //! `path_max_points` points, destination) and `markers/grid` (latched: the cells coloured by surface),
 //! `/clock` (rosgraph_msgs/Clock, when `publish_clock`).
 //! Services: `~/reload` (std_srvs/Trigger), `~/set_destination` (lockstep_interfaces/SetDestination).
+//! Run-time parameters: `time_scale`, `nominal_vehicle.*` (a calibration pushed through SetParameters:
+//! wheel speeds and odometry change at once), `true_vehicle.*` (a new load), `drive_script`/`drive_repeat`.
 //! Every header stamp is simulated time (start at 0): run other nodes with `use_sim_time:=true`.
 //!
 //! Bad input (a non-finite or out-of-range cmd_vel, a cell outside the grid, a bad `time_scale`) is dropped,
@@ -22,6 +27,7 @@
 //! [`inputs`] (subscriptions, services, parameter changes), [`watch`] (reload and file watching),
 //! [`sim_loop`] (the paced simulation loop; the pacing itself is `lockstep_sim::Pacer`).
 
+mod drive;
 mod inputs;
 mod messages;
 mod params;
@@ -58,6 +64,8 @@ pub struct Shared {
     state_dirty: bool,
     dropped: BadInputLog,
     epoch: Instant,
+    /// The running drive script (commanded mode).
+    drive: Option<drive::Drive>,
 }
 
 impl Shared {
@@ -103,6 +111,13 @@ fn setup(
             p.time_scale,
         )
     };
+    let drive = {
+        let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
+        drive::Drive::from_params(&p, 0.0).map_err(|e| anyhow::anyhow!("parameter `drive_script`: {e}"))?
+    };
+    if let Some(d) = &drive {
+        r2r::log_info!(&logger, "{}", d.describe());
+    }
     let pacer = Pacer::new(st.p.rate_hz, st.p.publish_rate_hz, time_scale, 0.0)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mode = config.mode;
@@ -129,6 +144,7 @@ fn setup(
         state_dirty: true,
         dropped: BadInputLog::new(DROPPED_LOG_PERIOD_SECS),
         epoch: Instant::now(),
+        drive,
     }));
     let reloader = Reloader::new(shared.clone(), scene_file, rule_files, mode);
 
@@ -143,11 +159,11 @@ fn setup(
     let dest_srv = n.create_service::<SetDestination::Service>("~/set_destination", qos::reliable(10))?;
     let node_params = n.params.clone();
     drop(n);
-    // What `~/get_parameters` reports, set back when a bad time_scale is dropped.
-    let restore_time_scale = move |valid: f64| {
+    // What `~/get_parameters` reports, set back when a bad value is dropped.
+    let restore = move |name: &str, valid: r2r::ParameterValue| {
         if let Ok(mut all) = node_params.lock() {
-            if let Some(p) = all.get_mut("time_scale") {
-                p.value = r2r::ParameterValue::Double(valid);
+            if let Some(p) = all.get_mut(name) {
+                p.value = valid;
             }
         }
     };
@@ -155,10 +171,10 @@ fn setup(
     let cmd_task = inputs::cmd_vel(cmd_vel, shared.clone(), logger.clone());
     let reload_task = inputs::reload_service(reload_srv, reloader.clone(), logger.clone());
     let dest_task = inputs::set_destination_service(dest_srv, shared.clone(), logger.clone());
-    let scale_task = inputs::time_scale_changes(
+    let params_task = inputs::parameter_changes(
         declared.changes,
         params.clone(),
-        restore_time_scale,
+        restore,
         time_scale,
         shared.clone(),
         logger.clone(),
@@ -171,7 +187,7 @@ fn setup(
             cmd_task,
             reload_task,
             dest_task,
-            scale_task,
+            params_task,
             watch_task,
             loop_task
         );

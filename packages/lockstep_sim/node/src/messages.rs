@@ -3,7 +3,7 @@
 use lockstep_ros::time::secs_to_time;
 use lockstep_sim::{grid_cells, Pose2D, Rgba, Simulator, OBSTACLE_COLOR};
 use r2r::geometry_msgs::msg::{
-    Point, Pose, PoseStamped, PoseWithCovariance, PoseWithCovarianceStamped, Quaternion, Twist,
+    Point, Pose, PoseStamped, PoseWithCovariance, PoseWithCovarianceStamped, Quaternion, Twist, TwistStamped,
     TwistWithCovariance, Vector3,
 };
 use r2r::nav_msgs::msg::Odometry;
@@ -97,6 +97,18 @@ pub fn joint_states(sim: &Simulator, st: &Statics) -> JointState {
         position: vec![wheels.left_position_rad, wheels.right_position_rad],
         velocity: vec![wheels.left_velocity_radps, wheels.right_velocity_radps],
         effort: vec![],
+    }
+}
+
+/// The command the last step decided, stamped with the simulated time it was issued (before the delay).
+pub fn issued_command(sim: &Simulator, st: &Statics) -> TwistStamped {
+    let (t, v, w) = sim.issued_command();
+    TwistStamped {
+        header: header(t, &st.p.base_frame),
+        twist: Twist {
+            linear: vector(v, 0.0, 0.0),
+            angular: vector(0.0, 0.0, w),
+        },
     }
 }
 

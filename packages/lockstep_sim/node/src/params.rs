@@ -22,7 +22,7 @@ macro_rules! mirror_structs {
     };
 }
 
-/// One set of differential-drive parameters.
+/// One set of differential-drive parameters (settable at run time: the simulator applies a change at once).
 #[derive(r2r::RosParams, Debug, Clone)]
 pub struct VehicleParams {
     /// Distance between the wheels' contact points [m].
@@ -121,6 +121,10 @@ pub struct SimParams {
     pub path_max_points: i64,
     /// Most behaviour states kept for late subscribers of ~/state (>= 1): its transient-local history depth.
     pub state_history_depth: i64,
+    /// Commanded mode: a drive script (lines `v_mps w_radps duration_secs`, e.g. config/drives/mixed.drive) fed in simulated time instead of cmd_vel; "" = none. Setting it at run time (re)starts the script.
+    pub drive_script: String,
+    /// Start the drive script over when it ends (otherwise the vehicle stops).
+    pub drive_repeat: bool,
 }
 
 impl Default for SimParams {
@@ -162,6 +166,8 @@ impl Default for SimParams {
             marker_rate_hz: 2.0,
             path_max_points: c.path_max_points as i64,
             state_history_depth: c.state_history_depth as i64,
+            drive_script: String::new(),
+            drive_repeat: false,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::cell::Cell;
 
 use lockstep_ros::{qos, SharedNode};
 use lockstep_sim::Simulator;
-use r2r::geometry_msgs::msg::{PoseStamped, PoseWithCovarianceStamped};
+use r2r::geometry_msgs::msg::{PoseStamped, PoseWithCovarianceStamped, TwistStamped};
 use r2r::nav_msgs::msg::Odometry;
 use r2r::rosgraph_msgs::msg::Clock;
 use r2r::sensor_msgs::msg::JointState;
@@ -74,6 +74,7 @@ type Pub<T> = Logged<r2r::Publisher<T>>;
 
 /// Every publisher of the node, with the logger their failures go to.
 pub struct Publishers {
+    command: Pub<TwistStamped>,
     odom: Pub<Odometry>,
     slam: Pub<PoseWithCovarianceStamped>,
     truth: Pub<PoseStamped>,
@@ -93,6 +94,7 @@ impl Publishers {
         // reliable keep-last writer would overwrite what it has not yet acknowledged.
         let deep = qos::reliable(1000);
         Ok(Publishers {
+            command: Logged::new(n.create_publisher("cmd_vel_out", deep.clone())?, "cmd_vel_out"),
             odom: Logged::new(n.create_publisher("odom", deep.clone())?, "odom"),
             slam: Logged::new(n.create_publisher("slam_pose", deep.clone())?, "slam_pose"),
             truth: Logged::new(n.create_publisher("ground_truth", deep.clone())?, "ground_truth"),
@@ -129,6 +131,12 @@ impl Publishers {
         if let Some(clock) = &self.clock {
             clock.publish(&messages::clock(sim), log);
         }
+    }
+
+    /// The command the last step issued (`cmd_vel_out`).
+    pub fn command(&self, sim: &Simulator, st: &Statics) {
+        self.command
+            .publish(&messages::issued_command(sim, st), &self.logger);
     }
 
     /// The latest SLAM sample.

@@ -7,7 +7,7 @@ use lockstep_sim::{Every, Pacer, WarningThrottle};
 
 use crate::params::{SimParams, Statics};
 use crate::publish::Publishers;
-use crate::SharedSim;
+use crate::{Shared, SharedSim};
 
 /// How often the loop wakes up.
 const WALL_TICK: Duration = Duration::from_millis(10);
@@ -30,6 +30,8 @@ pub async fn run(
     let epoch = Instant::now();
     let mut markers = Every::new(st.marker_period_secs);
     let mut warnings = WarningThrottle::new(WARNING_PERIOD_SECS, WARNINGS_REMEMBERED);
+    // The command last published on cmd_vel_out: it is published again when it changes.
+    let mut last_command: Option<(f64, f64)> = None;
     loop {
         ticker.tick().await;
         let now = epoch.elapsed().as_secs_f64();
@@ -50,6 +52,7 @@ pub async fn run(
             return;
         };
         for _ in 0..tick.steps {
+            drive(&mut s, &logger);
             let report = s.sim.step(pacer.step_secs());
             for w in report.warnings {
                 if warnings.should_log(&w, now) {
@@ -67,7 +70,13 @@ pub async fn run(
                 s.state_dirty = false;
                 pubs.state(&s.sim);
             }
-            if pacer.count_step() {
+            let (_, v, w) = s.sim.issued_command();
+            let motion_due = pacer.count_step();
+            if motion_due || last_command != Some((v, w)) {
+                last_command = Some((v, w));
+                pubs.command(&s.sim, &st);
+            }
+            if motion_due {
                 pubs.motion(&s.sim, &st);
             }
         }
@@ -87,5 +96,31 @@ pub async fn run(
             pubs.markers(&s.sim, &st);
         }
         s.flush_dropped(&logger);
+    }
+}
+
+/// Feeds the drive script's command for the coming step (commanded mode); a script that has ended stops the
+/// vehicle and is dropped.
+fn drive(s: &mut Shared, logger: &str) {
+    let Some(d) = &s.drive else {
+        return;
+    };
+    let now = s.sim.time_secs();
+    match d.command(now) {
+        Some((v, w)) => {
+            if let Err(e) = s.sim.set_command(v, w) {
+                r2r::log_error!(logger, "drive script {}: {e}; the script stops", d.path);
+                s.drive = None;
+            }
+        }
+        None => {
+            r2r::log_info!(
+                logger,
+                "t={now:.2} s: drive script {} ended; the vehicle stops",
+                d.path
+            );
+            let _ = s.sim.set_command(0.0, 0.0);
+            s.drive = None;
+        }
     }
 }

@@ -15,7 +15,7 @@ use crate::input::{check_command, CommandLimits};
 use crate::noise::Gaussian;
 use crate::scene::{Cell, Scene};
 use crate::surface::SurfaceTable;
-use crate::vehicle::{normalize_angle, Odometry, Pose2D, WheelState};
+use crate::vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};
 
 pub use behaviour::{COMMANDED_STATE, IDLE_STATE, INITIAL_STATE};
 pub use sensing::Perception;
@@ -111,6 +111,8 @@ pub struct Simulator {
     /// Commands waiting out the true delay: (issued at, v, w).
     queue: VecDeque<(f64, f64, f64)>,
     applied: (f64, f64),
+    /// The command decided by the last step, before the delay: (simulated time issued, v, w).
+    issued: (f64, f64, f64),
     state: String,
     state_since_secs: f64,
     backups: i64,
@@ -189,6 +191,7 @@ impl Simulator {
             commanded: None,
             queue: VecDeque::new(),
             applied: (0.0, 0.0),
+            issued: (0.0, 0.0, 0.0),
             state: state.to_owned(),
             state_since_secs: 0.0,
             backups: 0,
@@ -278,6 +281,23 @@ impl Simulator {
         Ok(())
     }
 
+    /// Replaces the TRUE vehicle (what the ground does: a new load, worn wheels). Invalid values: an error
+    /// naming the field, nothing changes.
+    pub fn set_true_vehicle(&mut self, params: DiffDriveParams) -> Result<()> {
+        params.validate("true")?;
+        self.config.true_vehicle = params;
+        Ok(())
+    }
+
+    /// Replaces the NOMINAL vehicle (what the base controller believes: a calibration pushed to it). From the
+    /// next step on, wheel speeds and odometry use it. Invalid values: an error naming the field, nothing
+    /// changes.
+    pub fn set_nominal_vehicle(&mut self, params: DiffDriveParams) -> Result<()> {
+        params.validate("nominal")?;
+        self.config.nominal_vehicle = params;
+        Ok(())
+    }
+
     /// The external command (commanded mode): linear (m/s) and angular (rad/s) velocity, like `cmd_vel`.
     /// Non-finite or beyond `max_linear_mps`/`max_angular_radps`: an error, and the previous command stays.
     pub fn set_command(&mut self, v_mps: f64, w_radps: f64) -> Result<()> {
@@ -313,6 +333,7 @@ impl Simulator {
             },
         };
 
+        self.issued = (self.time_secs, desired.0, desired.1);
         // The command takes effect after the TRUE delay.
         self.queue.push_back((self.time_secs, desired.0, desired.1));
         let due = self.time_secs - self.config.true_vehicle.delay_secs + 1e-9;
@@ -497,6 +518,11 @@ impl Simulator {
     /// The perception of the last behaviour tick.
     pub fn last_perception(&self) -> Option<Perception> {
         self.last_perception
+    }
+    /// The command the last step decided (the rules' drive or cmd_vel), before the delay: (simulated time it
+    /// was issued, v, w). What a base controller's `cmd_vel_out` would say.
+    pub fn issued_command(&self) -> (f64, f64, f64) {
+        self.issued
     }
     /// The command in effect after the delay (v, w).
     pub fn applied_command(&self) -> (f64, f64) {
