@@ -68,7 +68,7 @@ fi
 
 # Only generate Rust bindings for the interface packages Lockstep uses (keeps r2r's build short). r2r itself
 # needs rcl_interfaces, action_msgs, unique_identifier_msgs, builtin_interfaces and rosgraph_msgs.
-export IDL_PACKAGE_FILTER="builtin_interfaces;rcl_interfaces;action_msgs;unique_identifier_msgs;rosgraph_msgs;std_msgs;std_srvs;geometry_msgs;nav_msgs;sensor_msgs;trajectory_msgs;visualization_msgs;lockstep_interfaces"
+export IDL_PACKAGE_FILTER="builtin_interfaces;rcl_interfaces;action_msgs;unique_identifier_msgs;rosgraph_msgs;std_msgs;std_srvs;geometry_msgs;nav_msgs;sensor_msgs;diagnostic_msgs;trajectory_msgs;visualization_msgs;lockstep_interfaces"
 
 export PATH="$lockstep_venv/bin:$PATH"
 export LOCKSTEP_PYTHON="$lockstep_venv/bin/python"

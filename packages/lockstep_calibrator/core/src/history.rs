@@ -227,8 +227,12 @@ impl History {
             let mid = prev.pose.yaw_rad + 0.5 * theta;
             let distance =
                 (o.pose.x_m - prev.pose.x_m) * mid.cos() + (o.pose.y_m - prev.pose.y_m) * mid.sin();
-            let (d_left_rad, d_right_rad) = self.nominal.wheel_angles(distance, theta);
-            let (left_radps, right_radps) = self.nominal.wheel_speeds(o.v_mps, o.w_radps);
+            // A base that knows beta slipped its heading: undo that before turning it into wheel angles.
+            let dt = o.t_secs - prev.t_secs;
+            let kinematic = self.nominal.unslipped_rotation(distance, theta, dt);
+            let (d_left_rad, d_right_rad) = self.nominal.wheel_angles(distance, kinematic);
+            let w_kinematic = self.nominal.unslipped_rotation(o.v_mps, o.w_radps, 1.0);
+            let (left_radps, right_radps) = self.nominal.wheel_speeds(o.v_mps, w_kinematic);
             self.steps.push_back(WheelStep {
                 t0_secs: prev.t_secs,
                 t1_secs: o.t_secs,

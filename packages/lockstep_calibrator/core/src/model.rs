@@ -72,6 +72,23 @@ impl ModelParams {
         arc(distance, theta, straight)
     }
 
+    /// The kinematic heading change behind an odometry heading change `theta_rad` that these parameters
+    /// slipped (the inverse of [`Self::slipped_yaw_rate`] over `dt_secs`); unchanged for beta 0, and where
+    /// the slip cannot be inverted.
+    pub fn unslipped_rotation(&self, distance_m: f64, theta_rad: f64, dt_secs: f64) -> f64 {
+        if self.centripetal_factor == 0.0 || dt_secs <= 0.0 {
+            return theta_rad;
+        }
+        // w_odom = w / (1 + beta |v w|)  <=>  w = w_odom / (1 - beta |v w_odom|)
+        let denominator =
+            1.0 - self.centripetal_factor * (distance_m * theta_rad).abs() / (dt_secs * dt_secs);
+        if denominator > 1e-6 {
+            theta_rad / denominator
+        } else {
+            theta_rad
+        }
+    }
+
     /// Wheel angular speeds (left, right) a base controller with these parameters commands for `(v, w)`.
     pub fn wheel_speeds(&self, v_mps: f64, w_radps: f64) -> (f64, f64) {
         let half = 0.5 * self.track_width_m * w_radps;
@@ -175,5 +192,21 @@ mod tests {
         assert!((t - 0.2).abs() < 1e-12);
         assert!((x - 0.3 * (0.2_f64).sin() / 0.2).abs() < 1e-12);
         assert_eq!(p.wheel_speeds(0.5, 0.0), (10.0, 10.0));
+    }
+
+    #[test]
+    fn odometry_slipped_by_beta_is_unslipped_back() {
+        let p = ModelParams {
+            centripetal_factor: 0.3,
+            ..ModelParams::default()
+        };
+        let (dt, distance, kinematic) = (0.01, 0.006, 0.009);
+        let slipped = p.slipped_yaw_rate(distance / dt, kinematic / dt) * dt;
+        assert!(slipped < kinematic * 0.999);
+        assert!((p.unslipped_rotation(distance, slipped, dt) - kinematic).abs() < 1e-15);
+        assert_eq!(
+            ModelParams::default().unslipped_rotation(distance, slipped, dt),
+            slipped
+        );
     }
 }

@@ -1,0 +1,350 @@
+//! `lockstep_calibrator`: online differential-drive calibration (seed 001) as a ROS 2 node.
+//!
+//! Subscribes (relative names, so they remap): `cmd_vel` (geometry_msgs/Twist, or TwistStamped with
+//! `cmd_vel_stamped:=true`), `odom` (nav_msgs/Odometry), `slam_pose` (PoseWithCovarianceStamped, or
+//! PoseStamped with `pose_type:=PoseStamped`). Samples are aligned by their header stamps (an unstamped
+//! Twist takes the node's clock: run with `use_sim_time:=true` under a simulator). NaN/inf and out-of-order
+//! samples are dropped and counted (`~/status`).
+//!
+//! Once per `step_period_secs` of data time the library steps on the latest `window_secs` window: gate (threshold 1), delay
+//! search, fit, accumulation, validation on held-out segments (threshold 2). Publishes `~/status`
+//! (lockstep_interfaces/CalibrationStatus, every step), `~/parameters` (CalibrationResult, latched: the
+//! nominal values at start, then each accepted update) and `/diagnostics` (diagnostic_msgs, WARN on drift).
+//! With `push_node` set, accepted parameters go to `<push_node>/set_parameters` (SetParameters) as
+//! `<push_prefix>wheel_radius_m`...; once that node took them, they are the calibrator's new nominal too.
+//! Services: `~/calibrate` (std_srvs/Trigger: step now, on the latest window), `~/reset` (back to nominal).
+
+mod inputs;
+mod messages;
+mod params;
+mod push;
+mod state;
+
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures::{future, Stream, StreamExt};
+use lockstep_calibrator::{Calibrator, Dropped, Outcome};
+use lockstep_ros::{lock, qos, SharedNode};
+use r2r::diagnostic_msgs::msg::DiagnosticArray;
+use r2r::geometry_msgs::msg::{PoseStamped, PoseWithCovarianceStamped, Twist, TwistStamped};
+use r2r::lockstep_interfaces::msg::{CalibrationResult, CalibrationStatus};
+use r2r::nav_msgs::msg::Odometry;
+use r2r::rcl_interfaces::srv::SetParameters;
+use r2r::std_srvs::srv::Trigger;
+
+use params::{CalibratorParams, PoseType};
+use state::State;
+
+/// How often the node looks whether a window's worth of data came in (wall time).
+const POLL: Duration = Duration::from_millis(20);
+/// Input QoS depth: at a high simulator time scale bursts of odometry arrive at once.
+const INPUT_DEPTH: usize = 1000;
+
+type Shared = Arc<Mutex<State>>;
+
+/// What the step task publishes to and pushes with.
+struct Outputs {
+    status: r2r::Publisher<CalibrationStatus>,
+    result: r2r::Publisher<CalibrationResult>,
+    diagnostics: r2r::Publisher<DiagnosticArray>,
+    push: Option<Push>,
+    node_name: String,
+    logger: String,
+}
+
+struct Push {
+    client: r2r::Client<SetParameters::Service>,
+    service: String,
+    prefix: String,
+}
+
+fn main() -> anyhow::Result<()> {
+    lockstep_ros::run_node("lockstep_calibrator", |node| Ok(setup(node)?)).context("lockstep_calibrator")
+}
+
+fn setup(
+    node: SharedNode,
+) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
+    let declared = lockstep_ros::declare_parameters(&node, CalibratorParams::default())?;
+    let p = declared
+        .values
+        .lock()
+        .map_err(|_| lockstep_ros::Error::Poisoned)?
+        .clone();
+    let config = p.config()?;
+    let nominal = p.nominal()?;
+    let pose_type = p.pose_type()?;
+    let logger = lockstep_ros::logger_name(&node)?;
+    let shared: Shared = Arc::new(Mutex::new(State::new(
+        Calibrator::new(config, nominal),
+        p.step_period_secs()?,
+    )));
+
+    let mut n = lock(&node)?;
+    let node_name = n.name()?;
+    let deep = qos::reliable(INPUT_DEPTH);
+    let clock = n.get_ros_clock();
+    let commands: futures::stream::BoxStream<'static, (Option<f64>, Twist)> = if p.cmd_vel_stamped {
+        n.subscribe::<TwistStamped>("cmd_vel", deep.clone())?
+            .map(|m| (Some(inputs::secs(&m.header.stamp)), m.twist))
+            .boxed()
+    } else {
+        n.subscribe::<Twist>("cmd_vel", deep.clone())?
+            .map(|m| (None, m))
+            .boxed()
+    };
+    let odom = n.subscribe::<Odometry>("odom", deep.clone())?;
+    let poses: futures::stream::BoxStream<'static, (f64, r2r::geometry_msgs::msg::Pose)> = match pose_type {
+        PoseType::WithCovariance => n
+            .subscribe::<PoseWithCovarianceStamped>("slam_pose", deep)?
+            .map(|m| (inputs::secs(&m.header.stamp), m.pose.pose))
+            .boxed(),
+        PoseType::Plain => n
+            .subscribe::<PoseStamped>("slam_pose", deep)?
+            .map(|m| (inputs::secs(&m.header.stamp), m.pose))
+            .boxed(),
+    };
+    let push = if p.push_node.trim().is_empty() {
+        None
+    } else {
+        let service = format!("{}/set_parameters", p.push_node.trim_end_matches('/'));
+        Some(Push {
+            client: n.create_client::<SetParameters::Service>(&service, qos::reliable(10))?,
+            service,
+            prefix: p.push_prefix.clone(),
+        })
+    };
+    let outputs = Rc::new(Outputs {
+        status: n.create_publisher("~/status", qos::reliable(100))?,
+        result: n.create_publisher("~/parameters", qos::latched())?,
+        diagnostics: n.create_publisher("/diagnostics", qos::reliable(10))?,
+        push,
+        node_name,
+        logger: logger.clone(),
+    });
+    let calibrate_srv = n.create_service::<Trigger::Service>("~/calibrate", qos::reliable(10))?;
+    let reset_srv = n.create_service::<Trigger::Service>("~/reset", qos::reliable(10))?;
+    drop(n);
+    outputs.result.publish(&messages::nominal(&nominal, 0.0))?;
+    r2r::log_info!(
+        &logger,
+        "nominal {nominal:?}; window {} s, cmd_vel {}, slam_pose {:?}, push to {}",
+        config.window_secs,
+        if p.cmd_vel_stamped {
+            "TwistStamped"
+        } else {
+            "Twist"
+        },
+        pose_type,
+        outputs.push.as_ref().map_or("nobody", |p| p.service.as_str())
+    );
+
+    let command_task = {
+        let (shared, logger) = (shared.clone(), logger.clone());
+        commands.for_each(move |(stamp, twist)| {
+            let t = stamp.unwrap_or_else(|| {
+                clock
+                    .lock()
+                    .ok()
+                    .and_then(|mut c| c.get_now().ok())
+                    .map_or(f64::NAN, |d| d.as_secs_f64())
+            });
+            take(&shared, &logger, |s| s.push_command(inputs::command(t, &twist)));
+            future::ready(())
+        })
+    };
+    let odom_task = {
+        let (shared, logger) = (shared.clone(), logger.clone());
+        odom.for_each(move |o| {
+            take(&shared, &logger, |s| s.push_odom(inputs::odometry(&o)));
+            future::ready(())
+        })
+    };
+    let pose_task = {
+        let (shared, logger) = (shared.clone(), logger.clone());
+        poses.for_each(move |(t, pose)| {
+            take(&shared, &logger, |s| s.push_pose(inputs::observed(t, &pose)));
+            future::ready(())
+        })
+    };
+    let step_task = step_loop(shared.clone(), outputs.clone());
+    let calibrate_task = calibrate_service(calibrate_srv, shared.clone(), outputs.clone());
+    let reset_task = reset_service(reset_srv, shared, outputs, nominal);
+    Ok(async move {
+        tokio::join!(
+            command_task,
+            odom_task,
+            pose_task,
+            step_task,
+            calibrate_task,
+            reset_task
+        );
+        Ok(())
+    })
+}
+
+/// Pushes one sample; a dropped one is logged at debug level (the counts are in `~/status`).
+fn take(shared: &Shared, logger: &str, push: impl FnOnce(&mut State) -> Result<(), Dropped>) {
+    if let Ok(mut s) = shared.lock() {
+        if let Err(e) = push(&mut s) {
+            r2r::log_debug!(logger, "dropped: {e}");
+        }
+    }
+}
+
+/// Steps whenever a window's worth of data came in.
+async fn step_loop(shared: Shared, outputs: Rc<Outputs>) {
+    let mut ticker = tokio::time::interval(POLL);
+    loop {
+        ticker.tick().await;
+        let due = shared.lock().map(|s| s.due()).unwrap_or(false);
+        if due {
+            step(&shared, &outputs).await;
+        }
+    }
+}
+
+/// One step: publish the status, and on acceptance the result (after pushing it, if configured).
+async fn step(shared: &Shared, out: &Outputs) -> (Outcome, String) {
+    let (outcome, t, threshold2, status) = {
+        let Ok(mut s) = shared.lock() else {
+            return (
+                Outcome::Waiting("internal error".into()),
+                "internal error: state poisoned".into(),
+            );
+        };
+        let outcome = s.step();
+        let t = s.data_secs().unwrap_or(0.0);
+        let status = messages::status(&s, &outcome, t);
+        (outcome, t, s.calibrator.config().threshold2, status)
+    };
+    let (name, reason) = messages::describe(&outcome);
+    let line = format!("t={t:.2} s: {name}: {reason}");
+    if let Err(e) = out.status.publish(&status) {
+        r2r::log_warn!(&out.logger, "cannot publish ~/status: {e}");
+    }
+    match &outcome {
+        Outcome::Accepted(a) => {
+            r2r::log_info!(&out.logger, "{line}");
+            for alarm in &a.alarms {
+                r2r::log_warn!(&out.logger, "drift alarm: {alarm}");
+            }
+            let mut msg = messages::accepted(a, threshold2, t);
+            if let Some(result) = push_to_base(shared, out, a.params).await {
+                msg.pushed = result.is_ok();
+                msg.push_result = result.unwrap_or_else(|e| {
+                    r2r::log_warn!(&out.logger, "push failed: {e}");
+                    e
+                });
+            }
+            if let Err(e) = out.result.publish(&msg) {
+                r2r::log_warn!(&out.logger, "cannot publish ~/parameters: {e}");
+            }
+            if let Err(e) = out
+                .diagnostics
+                .publish(&messages::diagnostics(&out.node_name, a, t))
+            {
+                r2r::log_warn!(&out.logger, "cannot publish /diagnostics: {e}");
+            }
+        }
+        Outcome::Rejected { .. } | Outcome::Skipped(_) => r2r::log_info!(&out.logger, "{line}"),
+        Outcome::Waiting(_) | Outcome::Unchanged { .. } => r2r::log_debug!(&out.logger, "{line}"),
+    }
+    (outcome, line)
+}
+
+/// Pushes `params` to `push_node` (None when no push is configured); once taken they are the history's
+/// nominal too: the base now turns commands into wheel speeds and odometry with them.
+async fn push_to_base(
+    shared: &Shared,
+    out: &Outputs,
+    params: lockstep_calibrator::ModelParams,
+) -> Option<Result<String, String>> {
+    let p = out.push.as_ref()?;
+    let result = match r2r::Node::is_available(&p.client) {
+        Ok(available) => {
+            push::push(
+                &p.client,
+                available,
+                &p.service,
+                &push::request(&p.prefix, &params),
+            )
+            .await
+        }
+        Err(e) => Err(format!("{}: {e}", p.service)),
+    };
+    Some(result.map(|()| {
+        if let Ok(mut s) = shared.lock() {
+            s.calibrator.history_mut().set_nominal(params);
+        }
+        format!("set on {}", p.service)
+    }))
+}
+
+/// `~/calibrate`: one step now on the latest window; success when it ran (the message says what it did).
+async fn calibrate_service(
+    requests: impl Stream<Item = r2r::ServiceRequest<Trigger::Service>> + Unpin,
+    shared: Shared,
+    outputs: Rc<Outputs>,
+) {
+    requests
+        .for_each(|req| {
+            let (shared, outputs) = (shared.clone(), outputs.clone());
+            async move {
+                let (outcome, line) = step(&shared, &outputs).await;
+                let success = !matches!(outcome, Outcome::Waiting(_));
+                if let Err(e) = req.respond(Trigger::Response {
+                    success,
+                    message: line,
+                }) {
+                    r2r::log_warn!(&outputs.logger, "~/calibrate: cannot respond: {e}");
+                }
+            }
+        })
+        .await;
+}
+
+/// `~/reset`: back to the nominal parameters (republished on `~/parameters`, and pushed back to
+/// `push_node` if set, so that the base and the calibrator agree again).
+async fn reset_service(
+    requests: impl Stream<Item = r2r::ServiceRequest<Trigger::Service>> + Unpin,
+    shared: Shared,
+    outputs: Rc<Outputs>,
+    nominal: lockstep_calibrator::ModelParams,
+) {
+    requests
+        .for_each(|req| {
+            let (shared, outputs) = (shared.clone(), outputs.clone());
+            async move {
+                let t = shared
+                    .lock()
+                    .map(|mut s| {
+                        s.reset();
+                        s.data_secs().unwrap_or(0.0)
+                    })
+                    .unwrap_or(0.0);
+                let mut msg = messages::nominal(&nominal, t);
+                let mut message = format!("reset to nominal {nominal:?}");
+                let mut success = true;
+                if let Some(result) = push_to_base(&shared, &outputs, nominal).await {
+                    msg.pushed = result.is_ok();
+                    msg.push_result = result.unwrap_or_else(|e| {
+                        message = format!("{message}; pushing it back failed: {e}");
+                        success = false;
+                        e
+                    });
+                }
+                r2r::log_info!(&outputs.logger, "~/reset: {message}");
+                if let Err(e) = outputs.result.publish(&msg) {
+                    r2r::log_warn!(&outputs.logger, "cannot publish ~/parameters: {e}");
+                }
+                if let Err(e) = req.respond(Trigger::Response { success, message }) {
+                    r2r::log_warn!(&outputs.logger, "~/reset: cannot respond: {e}");
+                }
+            }
+        })
+        .await;
+}
