@@ -24,6 +24,10 @@ enum Command {
     Replay(lockstep_replay_node::replay_cli::ReplayArgs),
     /// Evaluate or check Datalog rule files.
     Rules(lockstep_rules::cli::RulesArgs),
+    /// Calibrate the differential-drive motion model (wheel radius, track width, delay, centripetal factor)
+    /// offline from a bag's cmd_vel, odom and SLAM pose; writes calibration.yaml (a ROS 2 parameter file)
+    /// and trajectories.png (dead reckoning before and after against the observed poses).
+    Calibrate(lockstep_calibrator::cli::CalibrateArgs),
 }
 
 /// `lockstep bag`: `play` comes from the player's package, the other verbs from the bag library's.
@@ -55,6 +59,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Rules(args) => lockstep_rules::cli::run(args),
+        Command::Calibrate(args) => lockstep_calibrator::cli::run(args),
         Command::Replay(args) => lockstep_replay_node::replay_cli::run(args),
     };
     match result {

@@ -15,6 +15,9 @@ pub mod history;
 pub mod model;
 pub mod observe;
 
+#[cfg(feature = "cli")]
+pub mod cli;
+
 pub use calibrator::{Accepted, Calibrator, Config, Gate, Outcome, SegmentCheck};
 pub use delay::{estimate_delay, DelayEstimate, DelayRefusal};
 pub use fit::{fit, predict, residual, Fit, Free, PoseNoise};

@@ -1,0 +1,369 @@
+//! `lockstep calibrate <bag>` (feature `cli`): the online calibrator run offline over a rosbag2 bag (MCAP
+//! or sqlite3).
+//!
+//! ```text
+//! lockstep calibrate recording/ --cmd-topic /cmd_vel --odom-topic /odom --pose-topic /slam_pose
+//! ```
+//!
+//! The commands (`geometry_msgs/msg/Twist`, stamped with their log time, or `TwistStamped`), the odometry
+//! (`nav_msgs/msg/Odometry`) and the observed poses (`PoseStamped` or `PoseWithCovarianceStamped`) are
+//! decoded with the definitions stored in the bag, put in time order (stamp, then stream, then bag order)
+//! and fed into the calibrator's [`History`](crate::History), which drops and counts NaN and out-of-order
+//! samples. The calibrator is stepped as the node steps it: each time the data is complete `window_secs`
+//! further than at the last step. Writes `<output>/calibration.yaml` (a ROS 2 parameter file for
+//! `lockstep_sim_node`'s `nominal_vehicle`, with the statistics as comments) and
+//! `<output>/trajectories.png` (dead reckoning with the nominal and the calibrated parameters against
+//! the observed poses).
+
+mod input;
+mod output;
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use lockstep_bag::BagReader;
+
+use crate::calibrator::{Accepted, Calibrator, Config, Outcome};
+use crate::fit::PoseNoise;
+use crate::history::{DropCounts, Stream};
+use crate::model::ModelParams;
+use input::Sample;
+pub use output::Evaluation;
+
+/// Arguments of `lockstep calibrate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CalibrateArgs {
+    /// Bag directory, or a single MCAP or sqlite3 file.
+    pub bag: PathBuf,
+    /// Velocity commands: geometry_msgs/msg/Twist (stamped with the log time) or TwistStamped.
+    #[arg(long, default_value = "/cmd_vel")]
+    pub cmd_topic: String,
+    /// Odometry: nav_msgs/msg/Odometry, computed with the nominal parameters.
+    #[arg(long, default_value = "/odom")]
+    pub odom_topic: String,
+    /// Observed poses (SLAM): geometry_msgs/msg/PoseStamped or PoseWithCovarianceStamped.
+    #[arg(long, default_value = "/slam_pose")]
+    pub pose_topic: String,
+    /// Output directory [default: <bag>_calibration beside the bag, or ./calibration].
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Wheel radius the odometry was computed with (m).
+    #[arg(long, default_value_t = 0.05)]
+    pub nominal_radius_m: f64,
+    /// Track width the odometry was computed with (m).
+    #[arg(long, default_value_t = 0.40)]
+    pub nominal_track_m: f64,
+    /// Length of a calibration window, and the data time between two steps (s).
+    #[arg(long, default_value_t = 3.0)]
+    pub window_secs: f64,
+    /// Standard deviation of the observed poses' x and y (m): the residuals' unit.
+    #[arg(long, default_value_t = 0.02)]
+    pub pose_sigma_xy_m: f64,
+    /// Standard deviation of the observed poses' heading (rad).
+    #[arg(long, default_value_t = 0.0087)]
+    pub pose_sigma_yaw_rad: f64,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Windows by outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowCounts {
+    /// New parameters.
+    pub accepted: usize,
+    /// Failed validation on a held-out segment.
+    pub rejected: usize,
+    /// Already explained (threshold 1), or nothing determinable.
+    pub unchanged: usize,
+    /// An observed pose jumped.
+    pub skipped: usize,
+    /// Not enough data yet.
+    pub waiting: usize,
+}
+
+/// What a calibration run found and wrote.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The bag read.
+    pub bag: PathBuf,
+    /// Topic and type of the commands, odometry and poses.
+    pub topics: [(String, String); 3],
+    /// The parameters the odometry used (the starting point).
+    pub nominal: ModelParams,
+    /// The final accepted parameters (the nominal ones when none was accepted).
+    pub params: ModelParams,
+    /// Their standard deviations: radius, track width, delay, beta (0 = never estimated).
+    pub std: [f64; 4],
+    /// Time zero of the sample times: the first sample's stamp (ns, the header stamps' clock).
+    pub time_origin_ns: i64,
+    /// Length of a window (s).
+    pub window_secs: f64,
+    /// Windows by outcome.
+    pub windows: WindowCounts,
+    /// Refusals by kind (the text before its colon): how many windows, and the latest full sentence.
+    pub refusals: BTreeMap<String, (usize, String)>,
+    /// The last accepted update.
+    pub last_accepted: Option<Accepted>,
+    /// The last rejection, as a sentence.
+    pub last_rejection: Option<String>,
+    /// Messages read per stream (cmd_vel, odom, pose).
+    pub read: [u64; 3],
+    /// Messages that did not decode, per stream.
+    pub undecodable: [u64; 3],
+    /// Samples the history dropped (NaN, out of order).
+    pub dropped: DropCounts,
+    /// Nominal vs calibrated over the whole bag.
+    pub evaluation: Evaluation,
+    /// Remarks (a clock shift, an undecodable message).
+    pub notes: Vec<String>,
+    /// `calibration.yaml`.
+    pub yaml_path: PathBuf,
+    /// `trajectories.png`.
+    pub png_path: PathBuf,
+}
+
+/// `<bag>_calibration` beside the bag, or `./calibration`.
+pub fn default_output(bag: &Path) -> PathBuf {
+    let name = if bag.is_dir() {
+        bag.file_name()
+    } else {
+        bag.file_stem()
+    };
+    match (name, bag.file_name()) {
+        (Some(name), Some(_)) => {
+            let mut dir = name.to_os_string();
+            dir.push("_calibration");
+            bag.with_file_name(dir)
+        }
+        _ => PathBuf::from("calibration"),
+    }
+}
+
+fn progress_bar(quiet: bool, total: u64) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("{msg:12} {bar:40} {pos}/{len} messages, {eta} left") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Runs `lockstep calibrate`: calibrates, writes the files, prints the summary.
+pub fn run(args: CalibrateArgs) -> Result<()> {
+    let report = calibrate(&args)?;
+    print!("{}", report.summary());
+    Ok(())
+}
+
+/// Calibrates over the bag and writes `calibration.yaml` and `trajectories.png`.
+pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
+    for (name, value) in [
+        ("--window-secs", args.window_secs),
+        ("--nominal-radius-m", args.nominal_radius_m),
+        ("--nominal-track-m", args.nominal_track_m),
+        ("--pose-sigma-xy-m", args.pose_sigma_xy_m),
+        ("--pose-sigma-yaw-rad", args.pose_sigma_yaw_rad),
+    ] {
+        if !value.is_finite() || value <= 0.0 {
+            bail!("{name} must be a positive number, not {value}");
+        }
+    }
+    let reader = BagReader::open(&args.bag).context("cannot open bag")?;
+    let sources = [
+        input::source(&reader, Stream::Command, &args.cmd_topic)?,
+        input::source(&reader, Stream::Odometry, &args.odom_topic)?,
+        input::source(&reader, Stream::Pose, &args.pose_topic)?,
+    ];
+    let total: u64 = reader
+        .topics()
+        .iter()
+        .filter(|t| sources.iter().any(|s| s.topic == t.metadata.name))
+        .map(|t| t.message_count)
+        .sum();
+    let bar = progress_bar(args.quiet, total);
+    bar.set_message("reading");
+    let inputs = input::read(&reader, &sources, || bar.inc(1))?;
+
+    let nominal = ModelParams {
+        wheel_radius_m: args.nominal_radius_m,
+        track_width_m: args.nominal_track_m,
+        ..ModelParams::default()
+    };
+    let config = Config {
+        window_secs: args.window_secs,
+        noise: PoseNoise {
+            sigma_xy_m: args.pose_sigma_xy_m,
+            sigma_yaw_rad: args.pose_sigma_yaw_rad,
+        },
+        ..Config::default()
+    };
+    let mut calibrator = Calibrator::new(config, nominal);
+    bar.set_message("calibrating");
+    bar.set_length(inputs.samples.len() as u64);
+    bar.set_position(0);
+    let mut last_step: Option<f64> = None;
+    let mut windows = WindowCounts::default();
+    let mut refusals: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut last_accepted = None;
+    let mut last_rejection = None;
+    let mut last_waiting = None;
+    for sample in &inputs.samples {
+        // A dropped sample is counted by the history.
+        let h = calibrator.history_mut();
+        let _ = match *sample {
+            Sample::Command(c) => h.push_command(c),
+            Sample::Odometry(o) => h.push_odom(o),
+            Sample::Pose(p) => h.push_pose(p),
+        };
+        bar.inc(1);
+        let Some(until) = calibrator.history().complete_until() else {
+            continue;
+        };
+        let base = *last_step.get_or_insert(until);
+        if until - base < args.window_secs - 1e-9 {
+            continue;
+        }
+        last_step = Some(until);
+        let outcome = calibrator.step();
+        let refused: &[String] = match &outcome {
+            Outcome::Accepted(a) => &a.refused,
+            Outcome::Unchanged { refused, .. } => refused,
+            _ => &[],
+        };
+        for r in refused {
+            let kind = r.split(':').next().unwrap_or(r).to_string();
+            let entry = refusals.entry(kind).or_insert((0, String::new()));
+            entry.0 += 1;
+            entry.1.clone_from(r);
+        }
+        match outcome {
+            Outcome::Waiting(why) => {
+                windows.waiting += 1;
+                last_waiting = Some(why);
+            }
+            Outcome::Unchanged { .. } => windows.unchanged += 1,
+            Outcome::Skipped(_) => windows.skipped += 1,
+            Outcome::Rejected {
+                segment, threshold2, ..
+            } => {
+                windows.rejected += 1;
+                last_rejection = Some(format!(
+                    "at t={until:.1} s: the held-out segment {:.1}-{:.1} s has residual {:.2}, threshold 2 is {threshold2}",
+                    segment.t0_secs, segment.t1_secs, segment.residual
+                ));
+            }
+            Outcome::Accepted(a) => {
+                windows.accepted += 1;
+                last_accepted = Some(a);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let stepped = windows.accepted + windows.rejected + windows.unchanged + windows.skipped;
+    if stepped == 0 {
+        match last_waiting {
+            Some(why) => bail!(
+                "no usable data: no window could be calibrated: the calibrator waited at each of its {} steps, the last time because {why}",
+                windows.waiting
+            ),
+            None => bail!(
+                "no usable data: no window could be calibrated: the complete data (odometry and poses both) spans less than one window of {} s",
+                args.window_secs
+            ),
+        }
+    }
+    let params = calibrator.current();
+    let std = last_accepted.as_ref().map_or([0.0; 4], |a| a.std);
+    let evaluation = output::evaluate(&inputs.samples, nominal, params, &config);
+    let output_dir = args.output.clone().unwrap_or_else(|| default_output(&args.bag));
+    std::fs::create_dir_all(&output_dir)
+        .with_context(|| format!("cannot create the output directory {}", output_dir.display()))?;
+    let mut notes = inputs.notes.clone();
+    if let Some(first) = &inputs.first_undecodable {
+        notes.push(format!("not decodable: {first}"));
+    }
+    let report = Report {
+        bag: args.bag.clone(),
+        topics: sources.map(|s| (s.topic, s.type_name)),
+        nominal,
+        params,
+        std,
+        time_origin_ns: inputs.origin_ns,
+        window_secs: args.window_secs,
+        windows,
+        refusals,
+        last_accepted,
+        last_rejection,
+        read: inputs.read,
+        undecodable: inputs.undecodable,
+        dropped: calibrator.history().dropped(),
+        evaluation,
+        notes,
+        yaml_path: output_dir.join("calibration.yaml"),
+        png_path: output_dir.join("trajectories.png"),
+    };
+    std::fs::write(&report.yaml_path, output::yaml(&report))
+        .with_context(|| format!("cannot write {}", report.yaml_path.display()))?;
+    let figure = output::figure(&report);
+    figure
+        .write_png(&report.png_path)
+        .context("cannot write the trajectory plot")?;
+    Ok(report)
+}
+
+/// `value ± std unit`, or `value unit (not estimated)` when the std is 0.
+fn with_std(value: f64, std: f64, decimals: usize, unit: &str) -> String {
+    if std > 0.0 {
+        format!("{value:.decimals$} ± {std:.decimals$}{unit}")
+    } else {
+        format!("{value:.decimals$}{unit} (not estimated)")
+    }
+}
+
+impl Report {
+    /// What `lockstep calibrate` prints: counts, notes, then one line with the parameters and the files.
+    pub fn summary(&self) -> String {
+        let d = &self.dropped;
+        let w = &self.windows;
+        let mut out = String::new();
+        for note in &self.notes {
+            out.push_str(&format!("note: {note}\n"));
+        }
+        out.push_str(&format!(
+            "read {} cmd_vel, {} odom, {} pose messages; dropped (not finite / out of order): cmd_vel {}/{}, odom {}/{}, pose {}/{}; not decodable: {}\n",
+            self.read[0], self.read[1], self.read[2],
+            d.not_finite[0], d.out_of_order[0], d.not_finite[1], d.out_of_order[1], d.not_finite[2], d.out_of_order[2],
+            self.undecodable.iter().sum::<u64>()
+        ));
+        out.push_str(&format!(
+            "windows: {} accepted, {} rejected, {} unchanged, {} skipped, {} waiting\n",
+            w.accepted, w.rejected, w.unchanged, w.skipped, w.waiting
+        ));
+        for (count, text) in self.refusals.values() {
+            out.push_str(&format!("refused in {count} windows: {text}\n"));
+        }
+        for alarm in self.last_accepted.iter().flat_map(|a| &a.alarms) {
+            out.push_str(&format!("alarm: {alarm}\n"));
+        }
+        let p = &self.params;
+        let e = &self.evaluation;
+        out.push_str(&format!(
+            "calibrated: wheel radius {}, track width {}, delay {}, beta {}; dead-reckoning RMS error {:.3} m -> {:.3} m; wrote {} and {}\n",
+            with_std(p.wheel_radius_m, self.std[0], 6, " m"),
+            with_std(p.track_width_m, self.std[1], 5, " m"),
+            with_std(p.delay_secs, self.std[2], 4, " s"),
+            with_std(p.centripetal_factor, self.std[3], 3, ""),
+            e.rms_error_nominal_m,
+            e.rms_error_calibrated_m,
+            self.yaml_path.display(),
+            self.png_path.display()
+        ));
+        out
+    }
+}
