@@ -22,5 +22,5 @@ pub use calibrator::{Accepted, Calibrator, Config, Gate, Outcome, SegmentCheck};
 pub use delay::{estimate_delay, DelayEstimate, DelayRefusal};
 pub use fit::{fit, predict, residual, Fit, Free, PoseNoise};
 pub use history::{CommandSample, DropCounts, Dropped, History, OdomSample, PoseSample, Stream, Window};
-pub use model::{arc, wrap, ModelParams, Pose};
+pub use model::{arc, wrap, yaw_of_quaternion, ModelParams, Pose};
 pub use observe::{determined, Determined, Observability};

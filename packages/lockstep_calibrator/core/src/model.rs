@@ -35,6 +35,15 @@ impl Default for ModelParams {
 /// Wheel travel shorter than this difference is straight motion (seed 001).
 pub const STRAIGHT_EPSILON_M: f64 = 1e-6;
 
+/// Heading (rotation about z) of the quaternion `(x, y, z, w)`; NaN when a component is not finite, so that
+/// the history drops the sample (atan2 alone turns an infinite component into a finite angle).
+pub fn yaw_of_quaternion(x: f64, y: f64, z: f64, w: f64) -> f64 {
+    if ![x, y, z, w].iter().all(|c| c.is_finite()) {
+        return f64::NAN;
+    }
+    (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z))
+}
+
 /// The seed's arc: a body moving `distance_m` along its path while turning `theta_rad` ends at `(x, y)` in
 /// its start frame; straight when `straight` (then theta is 0).
 pub fn arc(distance_m: f64, theta_rad: f64, straight: bool) -> (f64, f64, f64) {
@@ -208,5 +217,16 @@ mod tests {
             ModelParams::default().unslipped_rotation(distance, slipped, dt),
             slipped
         );
+    }
+
+    #[test]
+    fn yaw_of_a_rotation_about_z_and_of_garbage() {
+        for a in [-3.0_f64, -1.0, 0.0, 0.5, 3.0] {
+            let yaw = yaw_of_quaternion(0.0, 0.0, (0.5 * a).sin(), (0.5 * a).cos());
+            assert!((yaw - a).abs() < 1e-12, "{a}");
+        }
+        assert!(yaw_of_quaternion(0.0, 0.0, f64::NAN, 1.0).is_nan());
+        assert!((2.0_f64 * f64::INFINITY).atan2(-f64::INFINITY).is_finite());
+        assert!(yaw_of_quaternion(0.0, 0.0, f64::INFINITY, 1.0).is_nan());
     }
 }

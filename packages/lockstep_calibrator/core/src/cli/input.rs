@@ -104,11 +104,15 @@ fn number(v: &Value, path: &str) -> Result<f64> {
     }
 }
 
-/// Heading of the quaternion at `path` (`pose.orientation`).
+/// Heading of the quaternion at `path` (`pose.orientation`); NaN for a non-finite component.
 fn yaw(v: &Value, path: &str) -> Result<f64> {
     let q = |c: &str| number(v, &format!("{path}.{c}"));
-    let (x, y, z, w) = (q("x")?, q("y")?, q("z")?, q("w")?);
-    Ok((2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z)))
+    Ok(crate::model::yaw_of_quaternion(
+        q("x")?,
+        q("y")?,
+        q("z")?,
+        q("w")?,
+    ))
 }
 
 /// The header stamp in nanoseconds.
