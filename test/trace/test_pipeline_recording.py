@@ -244,8 +244,10 @@ def test_a_module_restarted_mid_recording_keeps_every_output_identified(ros, tmp
 
     sensors = Sensors(ros)
     sensors.start(readers=2)
-    sensors.run(80)
-    ros.wait_until(lambda: written("/obstacles/lockstep_header") >= 30, 30, "obstacles headers of the first run")
+    # A long first run: the restarted m1's first outputs can go out before the recorder matches its new writer
+    # (CI once lost 40 of them; 200 ticks give about 98 recorded outputs), and the second run must still start below the first run's last number.
+    sensors.run(200)
+    ros.wait_until(lambda: written("/obstacles/lockstep_header") >= 90, 30, "obstacles headers of the first run")
     assert m1.stop() == 0, m1.log()
     before = written("/obstacles/lockstep_header")
     m1 = ros.start("lockstep_module_m1", params=m1_params)
