@@ -56,22 +56,21 @@ def record_pipeline(ros, bag, ticks: int = 120):
     the outputs and headers it saw (/obstacles, /obstacles/lockstep_header, /cmd_vel/lockstep_header)."""
     # Our own view of the modules' outputs, subscribed before they start: to know when the pipeline is done.
     seen = {t: ros.collect(DependencyHeader if t.endswith("/lockstep_header") else TYPES[t], t)
-            for t in ["/obstacles", "/obstacles/lockstep_header", "/cmd_vel/lockstep_header"]}
+            for t in ["/obstacles", "/obstacles/lockstep_header", "/cmd_vel", "/cmd_vel/lockstep_header"]}
     statuses = ros.collect(RecorderStatus, "/lockstep_recorder/status")
     sensors = Sensors(ros)
     recorder = ros.start("lockstep_recorder", params={
         "output": str(bag), "discovery_period_secs": 0.05, "status_period_secs": 0.1,
         "exclude_regex": "^/rosout$|^/parameter_events$"})
-    modules = [ros.start("lockstep_module_m1", params={"processing_delay_ms": 2}),
-               ros.start("lockstep_module_m2", params={"rate_hz": 10.0, "processing_delay_ms": 5}),
+    # m1 and m2 take no input before their outputs (data and header topic) matched every reader: m1's the
+    # recorder, m2 and us; m2's the recorder and us. Only then is no output lost to a late match.
+    modules = [ros.start("lockstep_module_m1", params={"processing_delay_ms": 2, "wait_for_subscribers": 3}),
+               ros.start("lockstep_module_m2", params={"rate_hz": 10.0, "processing_delay_ms": 5,
+                                                       "wait_for_subscribers": 2}),
                ros.start("lockstep_module_m3", params={"rate_hz": 5.0, "hold": HOLD})]
-    # Everything recorded from the first message: the recorder subscribes to each data and header topic.
-    for topic in ["/scan_front", "/scan_rear", "/odom", "/obstacles", "/obstacles/lockstep_header", "/mission",
-                  "/mission/lockstep_header", "/cmd_vel", "/cmd_vel/lockstep_header"]:
-        # The recorder, m2 on its inputs, and our own subscriptions.
-        readers = 1 + (topic in ("/obstacles", "/mission")) + (topic in seen)
-        ros.wait_until(lambda t=topic, n=readers: ros.node.count_subscribers(t) >= n, 20,
-                       f"{readers} subscribers on {topic}")
+    for proc, output in [(modules[0], "/obstacles"), (modules[1], "/cmd_vel")]:
+        ros.wait_until(lambda p=proc, o=output: f"subscriber(s) on {o}: starting" in p.log(), 30,
+                       f"the module publishing {output} to match its readers", proc=proc)
 
     def counts():
         return recorded_counts(statuses[-1]) if statuses else {}
@@ -91,13 +90,9 @@ def record_pipeline(ros, bag, ticks: int = 120):
     # are matched.
     wait_for_recorder(lambda: recorded("/mission", "/mission/lockstep_header"),
                       "the recorder to write a mission and its header")
-    # The module and the recorder acknowledge the first sensor messages: both sides of every sensor link match.
+    # The modules and the recorder acknowledge the first sensor messages: both sides of every sensor link match
+    # (m1 and the recorder on the scans, m2 and the recorder on odometry).
     sensors.start(readers=2)
-    # Those readings make the first obstacles and commands: once the recorder wrote them with their headers
-    # (and no output without its header), the m1 -> recorder and m2 -> recorder links are matched too.
-    wait_for_recorder(lambda: recorded("/obstacles", "/obstacles/lockstep_header", "/cmd_vel",
-                                       "/cmd_vel/lockstep_header", paired=("/obstacles", "/cmd_vel")),
-                      "the recorder to write the first obstacles and commands with their headers")
     sensors.run(ticks)
     n_front, n_rear, n_odom = sensors.n_front, sensors.n_rear, len(sensors.sent_odom)
     wait_for_the_last_inputs_to_be_used(ros, sensors, seen["/obstacles"], seen["/obstacles/lockstep_header"],
@@ -234,7 +229,8 @@ def test_a_module_restarted_mid_recording_keeps_every_output_identified(ros, tmp
     recorder = ros.start("lockstep_recorder", params={
         "output": str(bag), "discovery_period_secs": 0.05, "status_period_secs": 0.1,
         "exclude_regex": "^/rosout$|^/parameter_events$"})
-    m1_params = {"processing_delay_ms": 2}
+    # m1 takes no input before the recorder and m2 read its outputs and headers: no output of either run is lost.
+    m1_params = {"processing_delay_ms": 2, "wait_for_subscribers": 2}
     m1 = ros.start("lockstep_module_m1", params=m1_params)
     others = [ros.start("lockstep_module_m2", params={"rate_hz": 20.0, "processing_delay_ms": 1}),
               ros.start("lockstep_module_m3", params={"rate_hz": 5.0, "hold": HOLD})]
@@ -244,10 +240,8 @@ def test_a_module_restarted_mid_recording_keeps_every_output_identified(ros, tmp
 
     sensors = Sensors(ros)
     sensors.start(readers=2)
-    # A long first run: the restarted m1's first outputs can go out before the recorder matches its new writer
-    # (CI once lost 40 of them; 200 ticks give about 98 recorded outputs), and the second run must still start below the first run's last number.
-    sensors.run(200)
-    ros.wait_until(lambda: written("/obstacles/lockstep_header") >= 90, 30, "obstacles headers of the first run")
+    sensors.run(80)
+    ros.wait_until(lambda: written("/obstacles/lockstep_header") >= 30, 30, "obstacles headers of the first run")
     assert m1.stop() == 0, m1.log()
     before = written("/obstacles/lockstep_header")
     m1 = ros.start("lockstep_module_m1", params=m1_params)
@@ -273,12 +267,9 @@ def test_a_module_restarted_mid_recording_keeps_every_output_identified(ros, tmp
         runs[h.epoch].append(h.sequence_num)
     assert len(runs) == 2 and 0 not in runs, {e: s[:5] for e, s in runs.items()}
     first, second = sorted(runs)
-    # Each run numbers without gaps from where the recorder's reader matched m1's new writer (a run's first
-    # outputs can go out before that), and the restarted run numbers from 0 again: it reuses numbers.
+    # Each run numbers from 0 without gaps: the restarted run reuses the first run's numbers.
     for epoch in (first, second):
-        start = runs[epoch][0]
-        assert runs[epoch] == list(range(start, start + len(runs[epoch]))), (epoch, runs[epoch][:10])
-    assert runs[second][0] < runs[first][-1], (runs[second][0], runs[first][-1])
+        assert runs[epoch] == list(range(len(runs[epoch]))), (epoch, runs[epoch][:10])
     by_id = {(h.epoch, h.sequence_num): h for h in c3}
     assert len(by_id) == len(c3) > len({h.sequence_num for h in c3})  # sequence numbers alone repeat
     # m2 names each obstacles input by epoch and number; it is in the bag, with the digest m2 names.
@@ -286,8 +277,7 @@ def test_a_module_restarted_mid_recording_keeps_every_output_identified(ros, tmp
     for h in recorded["/cmd_vel/lockstep_header"]:
         obstacles = h.inputs[0]
         producer = by_id.get((obstacles.epoch, obstacles.sequence_num))
-        if producer is None:  # m2's very first ticks may use obstacles published before the recorder matched
-            continue
+        assert producer is not None, (h.sequence_num, obstacles.epoch, obstacles.sequence_num)
         assert producer.payload_digest == obstacles.payload_digest, h.sequence_num
         used[obstacles.epoch] += 1
     assert used[first] > 0 and used[second] > 0, used

@@ -53,6 +53,36 @@ pub async fn simulate_processing(delay_ms: i64) {
     }
 }
 
+/// Wait until `output` (data and header topic) matched `count` subscriptions, like `ros2 topic pub
+/// --wait-matching-subscriptions`: a module started with its readers known takes no input before every one
+/// of them will get its outputs, so a recording misses none. Logs `<count> subscriber(s) on <topic>: starting`
+/// once they have. A count of 0 or less does not wait.
+pub async fn wait_for_subscribers<T: r2r::WrappedTypesupport + 'static>(
+    output: &lockstep_trace_ros::TracedPublisher<T>,
+    count: i64,
+    logger: &str,
+) -> lockstep_trace_ros::Result<()> {
+    let Ok(count) = usize::try_from(count) else {
+        return Ok(());
+    };
+    if count == 0 {
+        return Ok(());
+    }
+    if output.matched_subscriptions()? < count {
+        r2r::log_info!(
+            logger,
+            "waiting for {count} subscriber(s) on {} and its header topic",
+            output.channel()
+        );
+    }
+    let mut poll = tokio::time::interval(Duration::from_millis(10));
+    while output.matched_subscriptions()? < count {
+        poll.tick().await;
+    }
+    r2r::log_info!(logger, "{count} subscriber(s) on {}: starting", output.channel());
+    Ok(())
+}
+
 /// A period in seconds from a rate in Hz; `None` for a rate that is not a positive finite number.
 pub fn period_from_rate(rate_hz: f64) -> Option<Duration> {
     if rate_hz.is_finite() && rate_hz > 0.0 {

@@ -43,6 +43,20 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
         &self.channel
     }
 
+    /// How many subscriptions both the data topic and its header topic have matched (the smaller count):
+    /// the readers this publisher's next message reaches, data and header alike.
+    pub fn matched_subscriptions(&self) -> Result<usize> {
+        let data = self
+            .data
+            .get_inter_process_subscription_count()
+            .with_ros_context(|| format!("counting the subscriptions of {}", self.channel))?;
+        let headers = self
+            .headers
+            .get_inter_process_subscription_count()
+            .with_ros_context(|| format!("counting the header subscriptions of {}", self.channel))?;
+        Ok(data.min(headers))
+    }
+
     /// Publish `msg` computed from `inputs` since `token`, and its header; returns the header.
     pub fn publish(
         &self,

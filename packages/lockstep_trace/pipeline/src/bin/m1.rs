@@ -7,7 +7,8 @@
 use anyhow::Context as _;
 use futures::StreamExt as _;
 use lockstep_pipeline::{
-    announce_topology, fusion, simulate_processing, topics, traced_upstream, InputGuard, DATA_QOS_DEPTH,
+    announce_topology, fusion, simulate_processing, topics, traced_upstream, wait_for_subscribers,
+    InputGuard, DATA_QOS_DEPTH,
 };
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, TraceHeader, Tracer};
@@ -26,6 +27,9 @@ struct Params {
     header_timeout_ms: i64,
     /// Lock-step replay: compute only when granted a step on `~/lockstep/step`, from the readings it names.
     lockstep_step_mode: bool,
+    /// Before taking any input, wait until the output topic and its header topic each matched this many
+    /// subscriptions (like `ros2 topic pub --wait-matching-subscriptions`); 0: start at once.
+    wait_for_subscribers: i64,
 }
 
 impl Default for Params {
@@ -35,6 +39,7 @@ impl Default for Params {
             sensors_traced: false,
             header_timeout_ms: 200,
             lockstep_step_mode: false,
+            wait_for_subscribers: 0,
         }
     }
 }
@@ -55,14 +60,19 @@ fn setup(
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let params = lockstep_ros::declare_parameters(&node, Params::default())?.values;
     let logger = lockstep_ros::logger_name(&node)?;
-    let (delay_ms, upstream, step_mode) = {
+    let (delay_ms, upstream, step_mode, subscribers) = {
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
         let upstream = if p.sensors_traced {
             traced_upstream(p.header_timeout_ms)
         } else {
             Upstream::External
         };
-        (p.processing_delay_ms, upstream, p.lockstep_step_mode)
+        (
+            p.processing_delay_ms,
+            upstream,
+            p.lockstep_step_mode,
+            p.wait_for_subscribers,
+        )
     };
 
     let mut n = lock(&node)?;
@@ -77,6 +87,7 @@ fn setup(
     drop(n);
 
     Ok(async move {
+        wait_for_subscribers(&output, subscribers, &logger).await?;
         if let Some(steps) = steps {
             let _topology = topology;
             return step_mode_loop(steps, front, rear, output, delay_ms).await;

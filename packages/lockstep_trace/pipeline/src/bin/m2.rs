@@ -9,8 +9,8 @@ use futures::stream::{BoxStream, StreamExt as _};
 use lockstep_pipeline::control::{self, Gains};
 use lockstep_pipeline::validate::Validate;
 use lockstep_pipeline::{
-    announce_topology, period_from_rate, simulate_processing, topics, traced_upstream, InputGuard,
-    DATA_QOS_DEPTH,
+    announce_topology, period_from_rate, simulate_processing, topics, traced_upstream, wait_for_subscribers,
+    InputGuard, DATA_QOS_DEPTH,
 };
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, TraceHeader, Tracer};
@@ -45,6 +45,9 @@ struct Params {
     /// but does not use in the command; empty: none. It changes the module's wiring without changing its
     /// outputs (a module that gained an input since a recording was made).
     extra_range_input: String,
+    /// Before taking any input, wait until the output topic and its header topic each matched this many
+    /// subscriptions (like `ros2 topic pub --wait-matching-subscriptions`); 0: start at once.
+    wait_for_subscribers: i64,
 }
 
 impl Default for Params {
@@ -61,6 +64,7 @@ impl Default for Params {
             stop_distance_m: gains.stop_distance_m,
             lockstep_step_mode: false,
             extra_range_input: String::new(),
+            wait_for_subscribers: 0,
         }
     }
 }
@@ -89,7 +93,7 @@ fn setup(
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let params = lockstep_ros::declare_parameters(&node, Params::default())?.values;
     let logger = lockstep_ros::logger_name(&node)?;
-    let (period, delay_ms, modules_upstream, odom_upstream, gains, step_mode, extra) = {
+    let (period, delay_ms, modules_upstream, odom_upstream, gains, step_mode, extra, subscribers) = {
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
         let period =
             period_from_rate(p.rate_hz).with_context(|| format!("rate_hz must be > 0, got {}", p.rate_hz))?;
@@ -110,6 +114,7 @@ fn setup(
             gains,
             p.lockstep_step_mode,
             p.extra_range_input.clone(),
+            p.wait_for_subscribers,
         )
     };
 
@@ -151,6 +156,7 @@ fn setup(
     };
 
     Ok(async move {
+        wait_for_subscribers(&output, subscribers, &logger).await?;
         if let Some(steps) = steps {
             let _topology = topology;
             let subs = Inputs {
