@@ -155,7 +155,16 @@ def wait_still(ros, sim, odom, timeout=30.0):
         recent = [m for m in list(sim.truth) if stamp_secs(m.header) > stamp_secs(sim.truth[-1].header) - 1.0]
         xs = [(m.pose.position.x, m.pose.position.y, yaw_of(m.pose.orientation)) for m in recent]
         return max(math.dist(a, xs[-1]) for a in xs) < 1e-9
-    ros.wait_until(still, timeout, "the vehicle to stand still", proc=sim.proc)
+    try:
+        ros.wait_until(still, timeout, "the vehicle to stand still", proc=sim.proc)
+    except TimeoutError as e:
+        # Say whether the simulator froze (no new ground truth) or kept moving, and how.
+        truth = list(sim.truth)
+        last = truth[-5:]
+        raise TimeoutError(f"{e}; {len(truth)} ground-truth poses, {len(odom)} odometry messages, the last: "
+                           + ", ".join(f"t={stamp_secs(m.header):.2f} ({m.pose.position.x:.4f}, "
+                                       f"{m.pose.position.y:.4f}, {yaw_of(m.pose.orientation):.4f})" for m in last)
+                           + f"; state {sim.state()!r}") from None
 
 
 def unwrap(angles):
