@@ -3,6 +3,7 @@ the simulator's vehicle is off nominal (radius +5 %, track -4 %, delay 80 ms, be
 0.5 deg, pinned in calibrator_support.py) and drives a script in simulated time; rclpy watches both."""
 
 import math
+import re
 
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistStamped
 from nav_msgs.msg import Odometry
@@ -43,11 +44,9 @@ def test_calibration_pushed_to_the_simulator_cuts_odometry_drift_fivefold(ros):
     last = accepted[-1]
     log = "\n".join(f"{r.wheel_radius_m:.5f} {r.track_width_m:.5f} {r.delay_secs:.3f} {r.centripetal_factor:.3f}"
                     for r in accepted)
-    # The issue asks 0.5 %; with the default fixed gate only 11 of 20 seeds get there (bash
-    # scripts/bench/calibrator.sh), and a CI run under load ended at 0.76 % on the track width. What this test
-    # can hold every run is 1 %; the 0.5 % goal is open (see packages/lockstep_calibrator/README.md).
-    assert abs(last.wheel_radius_m / TRUE["wheel_radius_m"] - 1) < 0.01, log
-    assert abs(last.track_width_m / TRUE["track_width_m"] - 1) < 0.01, log
+    # The issue's tolerance: radius and track width within 0.5 %, delay within 10 ms.
+    assert abs(last.wheel_radius_m / TRUE["wheel_radius_m"] - 1) < 0.005, log
+    assert abs(last.track_width_m / TRUE["track_width_m"] - 1) < 0.005, log
     assert abs(last.delay_secs - TRUE["delay_secs"]) <= 0.010, log
     assert last.centripetal_factor_std > 0.0 and last.wheel_radius_std_m > 0.0, last
     assert all(s.passed for s in last.validation) and len(last.validation) == 2, last.validation
@@ -132,3 +131,42 @@ def test_nan_out_of_order_and_missing_inputs_are_counted_never_a_crash(ros):
     # Still serving: reset answers, and the process exits cleanly.
     assert ros.call(Trigger, f"/{CALIBRATOR}/reset", Trigger.Request()).success
     assert calibrator.alive() and calibrator.stop() == 0
+
+
+STEP_AT_SECS = 90.0
+STEP_ACCEPTED_WITHIN_SECS = 30.0
+
+
+def test_a_three_percent_radius_step_is_accepted_within_30_s(ros):
+    """The mixed drive for 90 s, then the true wheel radius grows by 3 % (a new tyre, a new load): the calibrator
+    accepts the new radius, within 1 % of it, within 30 s of simulated time, and never accepts a radius from the
+    old vehicle after that."""
+    out = Outputs(ros)
+    sim = ros.start(SIM, params=sim_params("mixed.drive", time_scale=8.0))
+    calibrator = start_calibrator(ros)
+    wait_sim(ros, out, STEP_AT_SECS, sim, "the mixed drive before the step")
+    old = out.accepted()
+    assert old and abs(old[-1].wheel_radius_m / TRUE["wheel_radius_m"] - 1) < 0.01, old[-1:]
+    stepped = TRUE["wheel_radius_m"] * 1.03
+    set_params(ros, SIM, {"true_vehicle.wheel_radius_m": stepped})
+    # The simulated time of the step, as the simulator logs it (what rclpy has seen of the 1,600 messages per
+    # second at time_scale 8 can lag it by tens of simulated seconds).
+    changed = ros.wait_until(lambda: re.search(r"t=([0-9.]+) s: true_vehicle is now", sim.log()), 10,
+                             "the simulator to log the new true vehicle", proc=sim)
+    t_step = float(changed.group(1))
+    wait_sim(ros, out, t_step + STEP_ACCEPTED_WITHIN_SECS + 5.0, sim, "the drive after the step")
+
+    after = [r for r in out.accepted() if stamp_secs(r.stamp) > t_step]
+    log = [(round(stamp_secs(r.stamp) - t_step, 1), round(r.wheel_radius_m, 5)) for r in after]
+    steps = [f"{stamp_secs(s.stamp) - t_step:.0f} {s.outcome}: {s.reason[:90]}" for s in list(out.status)
+             if t_step < stamp_secs(s.stamp) < t_step + STEP_ACCEPTED_WITHIN_SECS]
+    log = f"{log}\n" + "\n".join(steps)
+    new = [r for r in after if abs(r.wheel_radius_m / stepped - 1) < 0.01]
+    assert new, log
+    took = stamp_secs(new[0].stamp) - t_step
+    print(f"a +3 % radius step was accepted {took:.1f} s after it: {log}")
+    assert took <= STEP_ACCEPTED_WITHIN_SECS, log
+    # Once the new radius is in, nothing drags it back to the old one.
+    later = [r for r in after if stamp_secs(r.stamp) >= stamp_secs(new[0].stamp)]
+    assert all(abs(r.wheel_radius_m / stepped - 1) < 0.01 for r in later), log
+    assert calibrator.stop() == 0 and sim.stop() == 0

@@ -1,7 +1,9 @@
-//! The online calibrator (seed 001, S21-S27): for the latest window, gate on the current parameters'
-//! residual (threshold 1), search the delay, fit what the window determines, fold the fit into the estimate
-//! accumulated over recent windows, validate that estimate on earlier held-out segments (threshold 2), and
-//! only then accept it; an accepted parameter far from nominal raises a drift alarm.
+//! The online calibrator (seed 001, S21-S27): for the latest window, search the delay, fit what the window
+//! determines and fold the fit into the estimate accumulated over recent windows. The accumulated estimate
+//! becomes a candidate when the parameters in use explain the window worse than threshold 1 (the seed's
+//! gate), or, below it, when the estimate differs from them significantly (`Config::significance_sigmas`).
+//! A candidate is validated on earlier held-out segments (threshold 2) and only then accepted; an accepted
+//! parameter far from nominal raises a drift alarm.
 
 use std::collections::VecDeque;
 
@@ -44,9 +46,15 @@ pub struct Config {
     pub history_limit_secs: f64,
     /// Window fits accumulated into the estimate.
     pub accumulate_windows: usize,
-    /// A window this many standard deviations from the estimate, twice in a row, restarts the accumulation
-    /// (the vehicle changed: wear, a new load).
+    /// The mean of the newest 3 windows this many standard deviations from the estimate before them
+    /// restarts the accumulation (the vehicle changed: wear, a new load).
     pub change_sigmas: f64,
+    /// Below threshold 1 the window alone does not warrant new parameters, but it is still fitted and folded
+    /// into the accumulated estimate; that estimate replaces the parameters (after validation) once it
+    /// differs from them by more than this many of its standard deviations in radius, track width or beta.
+    /// A single 3 s window cannot see a 0.5 % radius error under 2 cm of SLAM noise; two minutes of
+    /// windows can. 0: threshold 1 alone decides (the seed's gate).
+    pub significance_sigmas: f64,
     /// An observed pose that moves this much more than the wheels say is a jump (m).
     pub jump_m: f64,
     /// An accepted radius or track width this many percent from nominal raises an alarm.
@@ -70,6 +78,7 @@ impl Default for Config {
             history_limit_secs: 120.0,
             accumulate_windows: 40,
             change_sigmas: 5.0,
+            significance_sigmas: 3.0,
             jump_m: 0.25,
             drift_alarm_percent: 10.0,
         }
@@ -137,41 +146,52 @@ pub enum Outcome {
     Accepted(Accepted),
 }
 
+/// Windows whose mean is compared with the estimate before them to detect a change of the vehicle.
+const CHANGE_WINDOWS: usize = 3;
+
 /// Inverse-variance accumulation of one parameter's window estimates.
 #[derive(Debug, Clone, Default)]
 struct Series {
     values: VecDeque<(f64, f64)>,
-    outliers: usize,
+}
+
+/// Inverse-variance mean and its standard deviation of `(value, std)` pairs.
+fn combine<'a>(values: impl Iterator<Item = &'a (f64, f64)> + Clone) -> Option<(f64, f64)> {
+    let weight: f64 = values.clone().map(|(_, s)| 1.0 / (s * s)).sum();
+    (weight > 0.0).then(|| {
+        let mean = values.map(|(v, s)| v / (s * s)).sum::<f64>() / weight;
+        (mean, 1.0 / weight.sqrt())
+    })
 }
 
 impl Series {
     fn combined(&self) -> Option<(f64, f64)> {
-        let weight: f64 = self.values.iter().map(|(_, s)| 1.0 / (s * s)).sum();
-        (weight > 0.0).then(|| {
-            let mean = self.values.iter().map(|(v, s)| v / (s * s)).sum::<f64>() / weight;
-            (mean, 1.0 / weight.sqrt())
-        })
+        combine(self.values.iter())
     }
 
-    fn add(&mut self, value: f64, std: f64, keep: usize, change_sigmas: f64) {
-        let std = std.max(1e-9);
-        if let Some((mean, s)) = self.combined() {
-            if (value - mean).abs() > change_sigmas * (s * s + std * std).sqrt() {
-                self.outliers += 1;
-            } else {
-                self.outliers = 0;
-            }
-            if self.outliers >= 2 {
-                // The vehicle changed: keep only the windows since.
-                let last = self.values.pop_back();
-                self.values.clear();
-                self.values.extend(last);
-                self.outliers = 0;
-            }
-        }
-        self.values.push_back((value, std));
-        while self.values.len() > keep.max(1) {
+    /// Forgets all but the newest `n` estimates.
+    fn keep_newest(&mut self, n: usize) {
+        while self.values.len() > n {
             self.values.pop_front();
+        }
+    }
+
+    /// Adds a window's estimate, keeping the newest `keep`. When the newest `CHANGE_WINDOWS` together
+    /// differ from the estimate before them by more than `change_sigmas` (of both uncertainties), the
+    /// vehicle changed (wear, a new load): only they are kept. One window alone is too noisy to tell.
+    fn add(&mut self, value: f64, std: f64, keep: usize, change_sigmas: f64) {
+        self.values.push_back((value, std.max(1e-9)));
+        self.keep_newest(keep.max(1));
+        let n = self.values.len();
+        if n >= 2 * CHANGE_WINDOWS {
+            let split = n - CHANGE_WINDOWS;
+            let old = combine(self.values.iter().take(split));
+            let recent = combine(self.values.iter().skip(split));
+            if let (Some((m_old, s_old)), Some((m_new, s_new))) = (old, recent) {
+                if (m_new - m_old).abs() > change_sigmas * s_old.hypot(s_new) {
+                    self.keep_newest(CHANGE_WINDOWS);
+                }
+            }
         }
     }
 }
@@ -263,33 +283,31 @@ impl Calibrator {
             refused.push(e.to_string());
         }
         let nothing = !d.free.radius && !d.free.track_width && delay.is_err();
-        // A fixed threshold 1 gates before fitting: below it, nothing is fitted (seed S24).
+        let unchanged = |threshold1| Outcome::Unchanged {
+            residual: before,
+            threshold1,
+            refused: refused.clone(),
+        };
+        if nothing {
+            return unchanged(f64::NAN);
+        }
+        // A fixed threshold 1 is known before fitting; with significance_sigmas 0 nothing is fitted below it
+        // (seed S24).
         if let Gate::Fixed(t) = c.gate {
-            if before < t || nothing {
-                return Outcome::Unchanged {
-                    residual: before,
-                    threshold1: t,
-                    refused,
-                };
+            if before < t && c.significance_sigmas <= 0.0 {
+                return unchanged(t);
             }
         }
         let Some(window_fit) = fit(&w, &self.current, d.fit, c.noise) else {
-            return Outcome::Unchanged {
-                residual: before,
-                threshold1: f64::NAN,
-                refused,
-            };
+            return unchanged(f64::NAN);
         };
         let threshold1 = match c.gate {
             Gate::Fixed(t) => t,
             Gate::BestOfCandidates => self.best_candidate(&w, d.fit, window_fit.rms) * 1.05,
         };
-        if before < threshold1 || nothing {
-            return Outcome::Unchanged {
-                residual: before,
-                threshold1,
-                refused,
-            };
+        let gated = before < threshold1;
+        if gated && c.significance_sigmas <= 0.0 {
+            return unchanged(threshold1);
         }
         let keep = c.accumulate_windows;
         let fitted = window_fit.params;
@@ -310,6 +328,9 @@ impl Calibrator {
                 keep,
                 c.change_sigmas,
             );
+        }
+        if gated && !self.significant_change(c.significance_sigmas) {
+            return unchanged(threshold1);
         }
         let mut candidate = self.current;
         let mut std = self.std;
@@ -349,6 +370,14 @@ impl Calibrator {
             validation.push(check);
         }
         let after = residual(&w, &candidate, c.noise).unwrap_or(f64::NAN);
+        // A window that could not determine beta fitted the track width with beta held at the value in use,
+        // so its track width leans the way beta was wrong. Once beta moves beyond its uncertainty, those
+        // estimates are dropped (the newest is kept): with two minutes of windows, estimates made under
+        // the nominal beta of 0 otherwise hold the track width 0.2 % off for the whole drive.
+        let beta_moved = (candidate.centripetal_factor - self.current.centripetal_factor).abs();
+        if beta_moved > c.change_sigmas * std[3].max(1e-3) {
+            self.series[1].keep_newest(1);
+        }
         self.current = candidate;
         self.std = std;
         Outcome::Accepted(Accepted {
@@ -361,6 +390,27 @@ impl Calibrator {
             beta_wants_negative,
             alarms: self.alarms(),
         })
+    }
+
+    /// Whether the accumulated estimate of radius, track width or beta differs from the parameters in use by
+    /// more than `sigmas` of its standard deviation.
+    fn significant_change(&self, sigmas: f64) -> bool {
+        let now = [
+            self.current.wheel_radius_m,
+            self.current.track_width_m,
+            self.current.centripetal_factor,
+        ];
+        [0, 1, 3]
+            .into_iter()
+            .zip(now)
+            .any(|(i, value)| match self.series[i].combined() {
+                // Beta in use is never below 0 (see `Accepted::beta_wants_negative`).
+                Some((mean, std)) => {
+                    let mean = if i == 3 { mean.max(0.0) } else { mean };
+                    (mean - value).abs() > sigmas * std
+                }
+                None => false,
+            })
     }
 
     /// The validation segments before `t0`, newest first, or `None` if the history does not reach back.

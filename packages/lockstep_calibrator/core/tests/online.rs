@@ -157,3 +157,33 @@ fn slam_jumps_do_not_drag_the_fit_and_never_pass_validation() {
         }
     }
 }
+
+#[test]
+fn a_three_percent_radius_step_is_accepted_within_30_s() {
+    let step_at = 90.0;
+    let mut stepped = true_vehicle();
+    stepped.wheel_radius_m *= 1.03;
+    let run = simulate_with_change(
+        true_vehicle(),
+        Some((step_at, stepped)),
+        &mixed_drive(),
+        150.0,
+        1,
+        20.0,
+        NOISE,
+        5,
+    );
+    let mut c = Calibrator::new(Config::default(), model(&nominal()));
+    let outcomes = run.online(&mut c, 1.0);
+    let log = summary(&outcomes[80..]);
+    let new = stepped.wheel_radius_m;
+    let accepted_at = outcomes.iter().find_map(|(t, o)| match o {
+        Outcome::Accepted(a) if *t > step_at && (a.params.wheel_radius_m / new - 1.0).abs() < 0.005 => {
+            Some(*t)
+        }
+        _ => None,
+    });
+    let took = accepted_at.map(|t| t - step_at);
+    eprintln!("a +3 % radius step accepted {took:?} s after it");
+    assert!(took.is_some_and(|s| s <= 30.0), "{took:?}\n{log}");
+}

@@ -18,7 +18,9 @@ pub fn describe(o: &Outcome) -> (&'static str, String) {
         } => (
             "unchanged",
             if residual < threshold1 {
-                format!("residual {residual:.3} is below threshold 1 ({threshold1:.3}): nothing fitted")
+                format!(
+                    "residual {residual:.3} is below threshold 1 ({threshold1:.3}) and the estimate accumulated so far is not significantly different: parameters kept"
+                )
             } else {
                 format!(
                     "nothing the window determines (residual {residual:.3}): {}",

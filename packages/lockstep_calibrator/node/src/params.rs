@@ -63,6 +63,8 @@ pub struct CalibratorParams {
     pub accumulate_windows: i64,
     /// A window this many standard deviations off the estimate, twice in a row, restarts the accumulation (the vehicle changed).
     pub change_sigmas: f64,
+    /// Below threshold 1, the accumulated estimate still replaces the parameters (after validation) when it differs from them by more than this many standard deviations in radius, track width or beta; 0: threshold 1 alone decides.
+    pub significance_sigmas: f64,
     /// An observed pose that moves this much more than the wheels say is a jump; its window is skipped [m].
     pub jump_m: f64,
     /// An accepted radius or track width this many percent from nominal raises a drift alarm.
@@ -108,6 +110,7 @@ impl Default for CalibratorParams {
             history_limit_secs: c.history_limit_secs,
             accumulate_windows: c.accumulate_windows as i64,
             change_sigmas: c.change_sigmas,
+            significance_sigmas: c.significance_sigmas,
             jump_m: c.jump_m,
             drift_alarm_percent: c.drift_alarm_percent,
             min_distance_m: c.observability.min_distance_m,
@@ -209,6 +212,14 @@ impl CalibratorParams {
             history_limit_secs: positive("history_limit_secs", self.history_limit_secs)?,
             accumulate_windows: count("accumulate_windows", self.accumulate_windows)?,
             change_sigmas: positive("change_sigmas", self.change_sigmas)?,
+            significance_sigmas: {
+                let v = self.significance_sigmas;
+                ensure!(
+                    v.is_finite() && v >= 0.0,
+                    "parameter `significance_sigmas` is {v}; it must be >= 0"
+                );
+                v
+            },
             jump_m: positive("jump_m", self.jump_m)?,
             drift_alarm_percent: positive("drift_alarm_percent", self.drift_alarm_percent)?,
         })

@@ -174,7 +174,9 @@ pub async fn parameter_changes(
                         s.sim.set_true_vehicle(wanted)
                     };
                     match set {
-                        Ok(()) => r2r::log_info!(&logger, "{which} is now {wanted:?}"),
+                        Ok(()) => {
+                            r2r::log_info!(&logger, "t={:.3} s: {which} is now {wanted:?}", s.sim.time_secs())
+                        }
                         Err(e) => {
                             let c = s.sim.config();
                             let current = if nominal {

@@ -125,6 +125,21 @@ pub fn simulate(
     secs: f64,
     surface: u8,
     slam_hz: f64,
+    noise: (f64, f64),
+    seed: u64,
+) -> Run {
+    simulate_with_change(true_vehicle, None, script, secs, surface, slam_hz, noise, seed)
+}
+
+/// As [`simulate`], and at `change.0` seconds the true vehicle becomes `change.1` (wear, a new load).
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_with_change(
+    true_vehicle: DiffDriveParams,
+    mut change: Option<(f64, DiffDriveParams)>,
+    script: &[Segment],
+    secs: f64,
+    surface: u8,
+    slam_hz: f64,
     (sigma_xy, sigma_yaw): (f64, f64),
     seed: u64,
 ) -> Run {
@@ -165,6 +180,12 @@ pub fn simulate(
                 w_radps: w,
             });
             current = Some(seg);
+        }
+        if let Some((at, vehicle)) = change {
+            if sim.time_secs() >= at {
+                sim.set_true_vehicle(vehicle).unwrap();
+                change = None;
+            }
         }
         let report = sim.step(DT);
         assert!(
