@@ -372,8 +372,9 @@ impl Calibrator {
         let after = residual(&w, &candidate, c.noise).unwrap_or(f64::NAN);
         // A window that could not determine beta fitted the track width with beta held at the value in use,
         // so its track width leans the way beta was wrong. Once beta moves beyond its uncertainty, those
-        // estimates are dropped (the newest is kept): with two minutes of windows, estimates made under
-        // the nominal beta of 0 otherwise hold the track width 0.2 % off for the whole drive.
+        // estimates are dropped (the newest is kept) rather than staying in the track width's mean for up to
+        // `accumulate_windows` more windows. (In the benchmark this moved the mean track-width error little:
+        // with 120 windows, 0.199 % -> 0.167 %.)
         let beta_moved = (candidate.centripetal_factor - self.current.centripetal_factor).abs();
         if beta_moved > c.change_sigmas * std[3].max(1e-3) {
             self.series[1].keep_newest(1);
