@@ -48,7 +48,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence, Union
 
-from rclpy.duration import Duration
 from rclpy.qos import QoSProfile
 from rosidl_parser.definition import (
     AbstractNestedType,
@@ -262,8 +261,7 @@ def _publish_bad(ros: RosTestContext, proc: NodeProcess, item: Input, count: int
             # A batch at a time, each acknowledged by the node's reader before the next: a longer burst would
             # overflow a keep-last reader history before the node takes the messages, and the node would
             # never see some of them.
-            ros.wait_until(lambda: pub.wait_for_all_acked(Duration(seconds=1)), timeout,
-                           f"the node to acknowledge bad messages {start}.. on {item.name}", proc=proc)
+            ros.wait_for_acked(pub, timeout, proc=proc)
         return total
     finally:
         ros.node.destroy_publisher(pub)

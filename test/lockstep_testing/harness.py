@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import rclpy
 from rclpy.action import ActionClient
+from rclpy.duration import Duration
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -223,10 +224,18 @@ class RosTestContext:
         self.wait_until(lambda: self.node.count_subscribers(topic) >= 1, timeout, f"a subscriber on {topic}")
 
     def wait_for_matched(self, publisher, count: int = 1, timeout: float = 15.0) -> None:
-        """Wait until `publisher` (an rclpy publisher of this context) has matched `count` subscriptions: from
-        then on, what it publishes reaches them (reliable QoS)."""
+        """Wait until `publisher` (an rclpy publisher of this context) has matched `count` subscriptions. The
+        subscriptions may not have matched the publisher yet: to know they got what was published, use
+        `wait_for_acked`."""
         self.wait_until(lambda: publisher.get_subscription_count() >= count, timeout,
                         f"{count} subscription(s) matched on {publisher.topic_name}")
+
+    def wait_for_acked(self, publisher, timeout: float = 15.0, proc: NodeProcess | None = None) -> None:
+        """Wait until every subscription matched by `publisher` acknowledged all it published. A publisher can
+        match a subscription before that subscription has discovered the publisher; the subscription acknowledges
+        only once it has, and has received everything (reliable QoS)."""
+        self.wait_until(lambda: publisher.wait_for_all_acked(Duration(seconds=0.2)), timeout,
+                        f"the readers of {publisher.topic_name} to acknowledge what it published", proc=proc)
 
     def _absolute(self, name: str) -> str:
         return name if name.startswith("/") else "/" + name

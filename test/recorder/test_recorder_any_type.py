@@ -144,6 +144,9 @@ def test_a_type_installed_nowhere_is_reported_and_the_rest_records(ros, tmp_path
     for i in range(20):
         pub.publish(sample(i))
         chatter.publish(String(data=f"c{i}"))
+    # The recorder has every chatter message before it is stopped (CI once saw its reader match our writer
+    # only after the 20 were sent, and the stop came first).
+    ros.wait_for_acked(chatter)
     assert proc.stop(timeout=20) == 0, proc.log()
     log = proc.log()
     assert log.count("not recording /sample (lockstep_test_msgs/msg/Sample)") == 1, log

@@ -9,7 +9,6 @@ from pathlib import Path
 from geometry_msgs.msg import PoseStamped, Twist
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from rclpy.duration import Duration
 from std_msgs.msg import String
 
 from lockstep_testing.harness import REPO_ROOT, reliable
@@ -142,8 +141,7 @@ def drive(ros, sim, twist, until, timeout=60.0, what="the motion"):
 
     ros.wait_until(moved_enough, timeout, what, proc=sim.proc)
     pub.publish(Twist())
-    ros.wait_until(lambda: pub.wait_for_all_acked(Duration(seconds=1)), 30, "the node to take the stop",
-                   proc=sim.proc)
+    ros.wait_for_acked(pub, 30, proc=sim.proc)  # the node took the stop
     ros.node.destroy_publisher(pub)
 
 

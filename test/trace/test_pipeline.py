@@ -20,7 +20,6 @@ import time
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseArray, PoseStamped, Twist
 from nav_msgs.msg import Odometry
-from rclpy.duration import Duration
 from rclpy.serialization import serialize_message
 from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import Range
@@ -154,8 +153,7 @@ class Sensors:
         self.tick()
         self.tick()
         for pub in self.publishers():
-            self.ros.wait_until(lambda pub=pub: pub.wait_for_all_acked(Duration(seconds=0.2)), timeout,
-                                f"the readers of {pub.topic_name} to acknowledge the first messages")
+            self.ros.wait_for_acked(pub, timeout)
 
     def run(self, ticks: int, period_s: float = TICK_S) -> None:
         """Publish until `ticks` ticks in all, one every `period_s` (these sleeps pace the sensors: they are the
