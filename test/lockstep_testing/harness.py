@@ -106,7 +106,7 @@ class NodeProcess:
             try:
                 self.popen.wait(timeout)
             except subprocess.TimeoutExpired:
-                pass
+                self._note_where_it_hangs(timeout)
         try:
             os.killpg(self.popen.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -114,6 +114,29 @@ class NodeProcess:
         code = self.popen.wait()
         self._log.close()
         return code
+
+    def _note_where_it_hangs(self, timeout: float) -> None:
+        """Before the SIGKILL of a process that ignored SIGINT: append to its log what each thread is doing
+        (name, state, kernel wait channel; with gdb installed, a backtrace), so a hang seen once in CI says where."""
+        pid = self.popen.pid
+        lines = [f"===== no exit {timeout} s after SIGINT: the threads of pid {pid} ====="]
+        for task in sorted(Path(f"/proc/{pid}/task").glob("*"), key=lambda t: int(t.name)):
+            def read(name: str) -> str:
+                try:
+                    return (task / name).read_text().strip()
+                except OSError:
+                    return "?"
+            state = next((l.split(":", 1)[1].strip() for l in read("status").splitlines()
+                          if l.startswith("State:")), "?")
+            lines.append(f"thread {task.name} {read('comm')!r}: {state}, waiting in {read('wchan')}")
+        try:
+            gdb = subprocess.run(["gdb", "-nx", "-q", "-batch", "-p", str(pid), "-ex", "thread apply all bt 30"],
+                                 capture_output=True, text=True, timeout=60)
+            lines.append(gdb.stdout)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            lines.append(f"(no backtrace: {e})")
+        self._log.write(("\n".join(lines) + "\n").encode())
+        self._log.flush()
 
     def kill9(self) -> None:
         self.stopped = True

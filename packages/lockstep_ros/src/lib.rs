@@ -218,7 +218,9 @@ where
     });
     // Tasks may still hold publishers; stop them before the node goes.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    let serial = rcl_node::teardown_guard();
     drop(node);
+    drop(serial);
     outcome
 }
 

@@ -5,6 +5,7 @@
 
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
+use std::sync::{Mutex, MutexGuard};
 
 use r2r_rcl as rcl;
 
@@ -127,8 +128,21 @@ impl RclNode {
     }
 }
 
+/// Held while a DDS participant of this process is torn down. Fast DDS delivers discovery data between the
+/// participants of one process directly (intra-process): a participant removing its endpoints calls into
+/// the listener of another, so two participants torn down at once on two threads can each wait for the
+/// other for ever. CI saw exactly that: the recorder's r2r node finalised on the main thread while its
+/// generic node's last reference went on the bag-writer thread. Every teardown takes this lock first.
+static TEARDOWN: Mutex<()> = Mutex::new(());
+
+/// Serialise a participant teardown with every other one in the process (see [`TEARDOWN`]).
+pub(crate) fn teardown_guard() -> MutexGuard<'static, ()> {
+    TEARDOWN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 impl Drop for RclNode {
     fn drop(&mut self) {
+        let _serial = teardown_guard();
         // SAFETY: both were initialised in `new` and are finalised and freed once, node before context.
         unsafe {
             rcl::rcl_node_fini(self.node);
