@@ -44,8 +44,11 @@ pub struct Config {
     pub validation_segment_secs: f64,
     /// History older than this is not used (s).
     pub history_limit_secs: f64,
-    /// Window fits accumulated into the estimate.
+    /// Window fits accumulated into the estimate of track width, delay and beta.
     pub accumulate_windows: usize,
+    /// Window fits accumulated into the wheel-radius estimate. Every window that moves observes the radius,
+    /// so it can average over more of them than the others in the same time.
+    pub radius_accumulate_windows: usize,
     /// The mean of the newest 3 windows this many standard deviations from the estimate before them
     /// restarts the accumulation (the vehicle changed: wear, a new load).
     pub change_sigmas: f64,
@@ -77,6 +80,7 @@ impl Default for Config {
             validation_segment_secs: 3.0,
             history_limit_secs: 120.0,
             accumulate_windows: 40,
+            radius_accumulate_windows: 120,
             change_sigmas: 5.0,
             significance_sigmas: 3.0,
             jump_m: 0.25,
@@ -312,6 +316,7 @@ impl Calibrator {
         let keep = c.accumulate_windows;
         let fitted = window_fit.params;
         if d.free.radius {
+            let keep = c.radius_accumulate_windows;
             self.series[0].add(fitted.wheel_radius_m, window_fit.std[0], keep, c.change_sigmas);
         }
         if d.free.track_width {

@@ -59,9 +59,11 @@ pub struct CalibratorParams {
     pub validation_segment_secs: f64,
     /// History older than this is not used [s].
     pub history_limit_secs: f64,
-    /// Window fits accumulated into the estimate.
+    /// Window fits accumulated into the estimate of track width, delay and beta.
     pub accumulate_windows: i64,
-    /// A window this many standard deviations off the estimate, twice in a row, restarts the accumulation (the vehicle changed).
+    /// Window fits accumulated into the wheel-radius estimate (every moving window observes the radius).
+    pub radius_accumulate_windows: i64,
+    /// The mean of the newest 3 windows this many standard deviations off the estimate before them restarts the accumulation (the vehicle changed).
     pub change_sigmas: f64,
     /// Below threshold 1, the accumulated estimate still replaces the parameters (after validation) when it differs from them by more than this many standard deviations in radius, track width or beta; 0: threshold 1 alone decides.
     pub significance_sigmas: f64,
@@ -109,6 +111,7 @@ impl Default for CalibratorParams {
             validation_segment_secs: c.validation_segment_secs,
             history_limit_secs: c.history_limit_secs,
             accumulate_windows: c.accumulate_windows as i64,
+            radius_accumulate_windows: c.radius_accumulate_windows as i64,
             change_sigmas: c.change_sigmas,
             significance_sigmas: c.significance_sigmas,
             jump_m: c.jump_m,
@@ -211,6 +214,7 @@ impl CalibratorParams {
             validation_segment_secs: positive("validation_segment_secs", self.validation_segment_secs)?,
             history_limit_secs: positive("history_limit_secs", self.history_limit_secs)?,
             accumulate_windows: count("accumulate_windows", self.accumulate_windows)?,
+            radius_accumulate_windows: count("radius_accumulate_windows", self.radius_accumulate_windows)?,
             change_sigmas: positive("change_sigmas", self.change_sigmas)?,
             significance_sigmas: {
                 let v = self.significance_sigmas;
