@@ -1,0 +1,24 @@
+//! Interpolation-file playback (seed 002), without ROS.
+//!
+//! - [`file`]: the file format, parsing and its line-numbered errors; the seed's linear interpolation.
+//! - [`limits`]: per-axis velocity, acceleration and jerk limits from a ros2_control joint-limits YAML.
+//! - [`validate`]: what a file asks of each axis at speed 1, with the line at fault.
+//! - [`monitor`]: finite differences of a commanded stream against the limits (shared with the mock hardware).
+//! - [`ramp`]: changes of the speed factor s (linear, or S-curves under jerk limits).
+//! - [`stream`]: one time variable tau advanced by s * T_c per output tick.
+//! - [`plan`]: pause, resume, speed override and cancel, each checked by simulation before it is applied.
+
+pub mod file;
+pub mod limits;
+pub mod monitor;
+pub mod plan;
+pub mod ramp;
+pub mod stream;
+pub mod validate;
+
+pub use file::{FileError, InterpolationFile};
+pub use limits::{AxisLimits, JointLimits, LimitsError};
+pub use monitor::{Monitor, Quantity, Violation};
+pub use plan::{Plan, Refusal};
+pub use ramp::{axis_stop_secs, Ramp};
+pub use stream::{Phase, Stream};

@@ -1,0 +1,263 @@
+//! The stream of commanded positions: one time variable tau (file time) advanced by s * T_c each output tick,
+//! the position the seed's linear interpolation at tau, and s changed only by planned ramps (see `plan`).
+//!
+//! Everything here is deterministic: the planner checks a change by running a copy of the stream through it,
+//! so what the stream then does is exactly what was checked.
+
+use std::sync::Arc;
+
+use crate::file::InterpolationFile;
+use crate::limits::AxisLimits;
+use crate::monitor::{Monitor, Violation};
+use crate::ramp::Ramp;
+
+/// What the stream is doing (the MovePlay feedback's state, alignment aside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Playing,
+    Pausing,
+    Paused,
+    Resuming,
+    /// The end of the section was reached, or a cancel's stop completed.
+    Done,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Playing => "playing",
+            Self::Pausing => "pausing",
+            Self::Paused => "paused",
+            Self::Resuming => "resuming",
+            Self::Done => "done",
+        }
+    }
+}
+
+/// A change of s to start after `delay_steps` more output ticks (the ramp then starts from the s and ds/dt
+/// of that moment).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Change {
+    pub delay_steps: u32,
+    pub s1: f64,
+    pub duration_secs: f64,
+    pub jerk_secs: f64,
+}
+
+/// The playing part of the interpolation player.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    file: Arc<InterpolationFile>,
+    limits: Vec<AxisLimits>,
+    /// Output period T_c (s).
+    period_secs: f64,
+    tau: f64,
+    tau_end: f64,
+    s: f64,
+    pending: Option<Change>,
+    ramp: Option<(Ramp, u32)>,
+    phase: Phase,
+    /// A cancel: once stopped, the phase is `Done`.
+    cancelling: bool,
+    /// The factor a resume returns to by default (the one before the pause).
+    pub(crate) resume_to: f64,
+    monitor: Monitor,
+    alarms: u64,
+    first_alarm: Option<Violation>,
+    steps: u64,
+    position: Vec<f64>,
+}
+
+impl Stream {
+    /// A stream of `file` from point `start` to point `end` (inclusive) at output period `period_secs`, at
+    /// rest on the start point with s = 0 and phase `Paused`; [`crate::plan`] starts it.
+    pub fn new(
+        file: Arc<InterpolationFile>,
+        limits: Vec<AxisLimits>,
+        period_secs: f64,
+        start: usize,
+        end: usize,
+    ) -> Self {
+        let tau = start as f64 * file.period_secs;
+        let tau_end = end as f64 * file.period_secs;
+        let mut position = Vec::new();
+        file.position_at(tau, &mut position);
+        let mut monitor = Monitor::new(period_secs, limits.clone());
+        monitor.push(&position);
+        Self {
+            file,
+            limits,
+            period_secs,
+            tau,
+            tau_end,
+            s: 0.0,
+            pending: None,
+            ramp: None,
+            phase: Phase::Paused,
+            cancelling: false,
+            resume_to: 1.0,
+            monitor,
+            alarms: 0,
+            first_alarm: None,
+            steps: 0,
+            position,
+        }
+    }
+
+    /// Advance one output tick; the position to send (the hold point while paused or done).
+    pub fn step(&mut self) -> &[f64] {
+        if let Some(change) = self.pending {
+            if change.delay_steps == 0 {
+                let (s, ds) = self.current();
+                let ramp = Ramp::new(s, ds, change.s1, change.duration_secs, change.jerk_secs);
+                self.ramp = Some((ramp, 0));
+                self.pending = None;
+            } else {
+                self.pending = Some(Change {
+                    delay_steps: change.delay_steps - 1,
+                    ..change
+                });
+            }
+        }
+        if let Some((ramp, k)) = &mut self.ramp {
+            *k += 1;
+            let t = f64::from(*k) * self.period_secs;
+            self.s = ramp.at(t).0;
+            if t >= ramp.duration_secs {
+                self.ramp = None;
+                self.settle();
+            }
+        }
+        if self.phase != Phase::Done {
+            self.tau = (self.tau + self.s * self.period_secs).min(self.tau_end);
+            if self.tau >= self.tau_end {
+                self.finish();
+            }
+        }
+        self.steps += 1;
+        let mut position = std::mem::take(&mut self.position);
+        self.file.position_at(self.tau, &mut position);
+        self.position = position;
+        if let Some(v) = self.monitor.push(&self.position) {
+            self.alarms += 1;
+            self.first_alarm.get_or_insert(v);
+        }
+        &self.position
+    }
+
+    /// A ramp just ended: the phase it was for is reached.
+    fn settle(&mut self) {
+        self.phase = match self.phase {
+            Phase::Pausing if self.s == 0.0 && self.cancelling => Phase::Done,
+            Phase::Pausing if self.s == 0.0 => Phase::Paused,
+            Phase::Resuming => Phase::Playing,
+            other => other,
+        };
+    }
+
+    fn finish(&mut self) {
+        self.phase = Phase::Done;
+        self.s = 0.0;
+        self.ramp = None;
+        self.pending = None;
+    }
+
+    /// s and ds/dt now.
+    pub fn current(&self) -> (f64, f64) {
+        match &self.ramp {
+            Some((ramp, k)) => ramp.at(f64::from(*k) * self.period_secs),
+            None => (self.s, 0.0),
+        }
+    }
+
+    /// Schedule `change`, entering `phase` (a ramp already under way is replaced when the change starts).
+    pub(crate) fn apply(&mut self, change: Change, phase: Phase, cancelling: bool) {
+        self.pending = Some(change);
+        self.phase = phase;
+        self.cancelling = cancelling;
+    }
+
+    /// Run a copy through `change` and a few ticks beyond it; the first limit it would break.
+    pub(crate) fn try_change(&self, change: Change, phase: Phase) -> Option<Violation> {
+        let mut copy = self.clone();
+        copy.alarms = 0;
+        copy.first_alarm = None;
+        copy.apply(change, phase, false);
+        let steps =
+            change.delay_steps as u64 + (change.duration_secs / self.period_secs).ceil() as u64 + TAIL_STEPS;
+        for _ in 0..steps {
+            copy.step();
+            if copy.first_alarm.is_some() {
+                break;
+            }
+        }
+        copy.first_alarm
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    /// File time (s).
+    pub fn tau(&self) -> f64 {
+        self.tau
+    }
+    pub fn tau_end(&self) -> f64 {
+        self.tau_end
+    }
+    /// The speed factor s of the last tick.
+    pub fn speed(&self) -> f64 {
+        self.s
+    }
+    pub fn period_secs(&self) -> f64 {
+        self.period_secs
+    }
+    pub fn file(&self) -> &InterpolationFile {
+        &self.file
+    }
+    pub fn limits(&self) -> &[AxisLimits] {
+        &self.limits
+    }
+    /// The index of the file point at or before tau.
+    pub fn point_index(&self) -> usize {
+        ((self.tau / self.file.period_secs).floor().max(0.0) as usize).min(self.file.points.len() - 1)
+    }
+    /// The last position sent.
+    pub fn position(&self) -> &[f64] {
+        &self.position
+    }
+    /// The commanded velocity of the last tick, per axis.
+    pub fn velocity(&self) -> &[f64] {
+        self.monitor.velocity()
+    }
+    /// Ticks sent.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+    /// Ticks whose step broke a limit (0 unless the file or the hardware's limits disagree with a plan).
+    pub fn alarms(&self) -> u64 {
+        self.alarms
+    }
+    pub fn first_alarm(&self) -> Option<Violation> {
+        self.first_alarm
+    }
+    /// Largest |v|, |a|, |j| per axis so far, as fractions of the limits.
+    pub fn peaks(&self) -> &[[f64; 3]] {
+        &self.monitor.peak
+    }
+    /// The file's own velocity (per axis, at s = 1) at tau.
+    pub fn path_velocity(&self) -> Vec<f64> {
+        let f = &self.file;
+        let k = self.point_index().min(f.points.len().saturating_sub(2));
+        if f.points.len() < 2 {
+            return vec![0.0; f.joints.len()];
+        }
+        f.points[k]
+            .iter()
+            .zip(&f.points[k + 1])
+            .map(|(a, b)| (b - a) / f.period_secs)
+            .collect()
+    }
+}
+
+/// Ticks checked after a change ends (the jerk of its last step shows two ticks later).
+const TAIL_STEPS: u64 = 3;
