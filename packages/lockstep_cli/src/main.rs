@@ -28,6 +28,8 @@ enum Command {
     /// offline from a bag's cmd_vel, odom and SLAM pose; writes calibration.yaml (a ROS 2 parameter file)
     /// and trajectories.png (dead reckoning before and after against the observed poses).
     Calibrate(lockstep_calibrator::cli::CalibrateArgs),
+    /// Interpolation files (seed 002): generate one from waypoints within joint limits, or check one.
+    Player(lockstep_player::cli::PlayerArgs),
 }
 
 /// `lockstep bag`: `play` comes from the player's package, the other verbs from the bag library's.
@@ -60,6 +62,7 @@ fn main() -> ExitCode {
         }
         Command::Rules(args) => lockstep_rules::cli::run(args),
         Command::Calibrate(args) => lockstep_calibrator::cli::run(args),
+        Command::Player(args) => lockstep_player::cli::run(args),
         Command::Replay(args) => lockstep_replay_node::replay_cli::run(args),
     };
     match result {

@@ -47,14 +47,83 @@ pub enum FileError {
 impl InterpolationFile {
     /// Read and parse `path`.
     pub fn read(path: &Path) -> Result<Self, FileError> {
-        let text = std::fs::read_to_string(path).map_err(|e| FileError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        Self::parse(path, &text)
+        Self::parse(path, &read_text(path)?)
     }
 
     /// Parse the text of a file (`path` is only used in messages and kept).
+    pub fn parse(path: &Path, text: &str) -> Result<Self, FileError> {
+        let table = Table::parse(path, text)?;
+        let whole = |reason: &str| FileError::Whole {
+            path: path.display().to_string(),
+            reason: reason.to_owned(),
+        };
+        let period_secs = table
+            .period_secs
+            .ok_or_else(|| whole("no `# period_s: <seconds>` line"))?;
+        Ok(Self {
+            path: path.to_owned(),
+            joints: table.joints,
+            period_secs,
+            points: table.rows,
+            lines: table.lines,
+        })
+    }
+
+    /// The file's duration at speed 1: (points - 1) periods.
+    pub fn duration_secs(&self) -> f64 {
+        (self.points.len().saturating_sub(1)) as f64 * self.period_secs
+    }
+
+    /// The seed's linear interpolation at file time `tau` (s): k = floor(tau / T), w = tau / T - k,
+    /// P = (1 - w) P_k + w P_(k+1). Before the start the first point, past the end the last.
+    pub fn position_at(&self, tau: f64, out: &mut Vec<f64>) {
+        out.clear();
+        let last = self.points.len() - 1;
+        let x = tau / self.period_secs;
+        if x.is_nan() || x <= 0.0 {
+            out.extend_from_slice(&self.points[0]);
+            return;
+        }
+        let k = x.floor();
+        if k as usize >= last {
+            out.extend_from_slice(&self.points[last]);
+            return;
+        }
+        let k_index = k as usize;
+        let w = x - k;
+        let (a, b) = (&self.points[k_index], &self.points[k_index + 1]);
+        out.extend(a.iter().zip(b).map(|(a, b)| (1.0 - w) * a + w * b));
+    }
+
+    /// Text of an interpolation file (what [`Self::parse`] reads), numbers in Rust's shortest round-trip form.
+    pub fn to_text(&self) -> String {
+        let mut text = format!("# period_s: {}\n{}\n", self.period_secs, self.joints.join(","));
+        for point in &self.points {
+            let row: Vec<String> = point.iter().map(|v| format!("{v:?}")).collect();
+            text.push_str(&row.join(","));
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// The rows of a file in this format, the period optional (a waypoints file for `generate` has none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub joints: Vec<String>,
+    pub rows: Vec<Vec<f64>>,
+    /// The 1-based line of each row.
+    pub lines: Vec<usize>,
+    pub period_secs: Option<f64>,
+}
+
+impl Table {
+    /// Read and parse `path`.
+    pub fn read(path: &Path) -> Result<Self, FileError> {
+        Self::parse(path, &read_text(path)?)
+    }
+
+    /// Parse the text (`path` only names it in messages): joint header, one finite number per joint per row.
     pub fn parse(path: &Path, text: &str) -> Result<Self, FileError> {
         let shown = path.display().to_string();
         let at = |line: usize, reason: String| FileError::Line {
@@ -144,56 +213,24 @@ impl InterpolationFile {
             path: shown.clone(),
             reason: reason.to_owned(),
         };
-        let period_secs = period.ok_or_else(|| whole("no `# period_s: <seconds>` line"))?;
         let joints = joints.ok_or_else(|| whole("no header line naming the joints"))?;
         if points.is_empty() {
             return Err(whole("no points"));
         }
         Ok(Self {
-            path: path.to_owned(),
             joints,
-            period_secs,
-            points,
+            rows: points,
             lines,
+            period_secs: period,
         })
     }
+}
 
-    /// The file's duration at speed 1: (points - 1) periods.
-    pub fn duration_secs(&self) -> f64 {
-        (self.points.len().saturating_sub(1)) as f64 * self.period_secs
-    }
-
-    /// The seed's linear interpolation at file time `tau` (s): k = floor(tau / T), w = tau / T - k,
-    /// P = (1 - w) P_k + w P_(k+1). Before the start the first point, past the end the last.
-    pub fn position_at(&self, tau: f64, out: &mut Vec<f64>) {
-        out.clear();
-        let last = self.points.len() - 1;
-        let x = tau / self.period_secs;
-        if x.is_nan() || x <= 0.0 {
-            out.extend_from_slice(&self.points[0]);
-            return;
-        }
-        let k = x.floor();
-        if k as usize >= last {
-            out.extend_from_slice(&self.points[last]);
-            return;
-        }
-        let k_index = k as usize;
-        let w = x - k;
-        let (a, b) = (&self.points[k_index], &self.points[k_index + 1]);
-        out.extend(a.iter().zip(b).map(|(a, b)| (1.0 - w) * a + w * b));
-    }
-
-    /// Text of an interpolation file (what [`Self::parse`] reads), numbers in Rust's shortest round-trip form.
-    pub fn to_text(&self) -> String {
-        let mut text = format!("# period_s: {}\n{}\n", self.period_secs, self.joints.join(","));
-        for point in &self.points {
-            let row: Vec<String> = point.iter().map(|v| format!("{v:?}")).collect();
-            text.push_str(&row.join(","));
-            text.push('\n');
-        }
-        text
-    }
+fn read_text(path: &Path) -> Result<String, FileError> {
+    std::fs::read_to_string(path).map_err(|e| FileError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Interpolation-file playback (seed 002), without ROS.
 //!
 //! - [`file`]: the file format, parsing and its line-numbered errors; the seed's linear interpolation.
+//! - [`generate`]: interpolation files from waypoints within the limits (Ruckig segments).
 //! - [`limits`]: per-axis velocity, acceleration and jerk limits from a ros2_control joint-limits YAML.
 //! - [`validate`]: what a file asks of each axis at speed 1, with the line at fault.
 //! - [`monitor`]: finite differences of a commanded stream against the limits (shared with the mock hardware).
@@ -8,7 +9,10 @@
 //! - [`stream`]: one time variable tau advanced by s * T_c per output tick.
 //! - [`plan`]: pause, resume, speed override and cancel, each checked by simulation before it is applied.
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod file;
+pub mod generate;
 pub mod limits;
 pub mod monitor;
 pub mod plan;
