@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Bag player figures: (1) messages/s at unlimited rate, 256 B messages, ours (`lockstep bag play --rate 1e9`)
-# against a Python player built from rosbags + rclpy, same bag, same QoS, no subscriber, in the same run;
-# (2) timing accuracy at rate 1.0: publish time - scheduled time, p50 / p99 / max over 10,000 messages at 1 kHz.
-#   Usage: player.sh [--runs N]
+# Interpolation player figures (issue 12, "Performance"): 100 random pause / resume / speed changes on one
+# generated file, ours (ramps planned and checked by simulation) against instant speed scaling (what the
+# joint_trajectory_controller does), same file, same requests, same output period: peak |v| and |a| per joint
+# as a fraction of its limit, alarms, and the time one plan takes. Exits non-zero if ours breaks a limit.
+#   Usage: player.sh [--requests N (100)] [--seed S (7)]
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
 # shellcheck source=../env.sh
 source scripts/env.sh
-cargo build --release -q -p lockstep_cli
-python3 scripts/bench/player_bench.py "$@"
+cargo bench -q -p lockstep_player --bench changes --no-run
+cargo bench -q -p lockstep_player --bench changes -- "$@"

@@ -170,6 +170,26 @@ impl Stream {
         }
     }
 
+    /// The naive baseline, what ros2_controllers' joint_trajectory_controller speed scaling does: s becomes
+    /// `factor` at the next tick, with no ramp and no check. For comparisons only (`benches/changes.rs`).
+    pub fn set_speed_instantly(&mut self, factor: f64) {
+        let phase = if factor == 0.0 {
+            Phase::Pausing
+        } else {
+            Phase::Resuming
+        };
+        self.apply(
+            Change {
+                delay_steps: 0,
+                s1: factor,
+                duration_secs: 0.0,
+                jerk_secs: 0.0,
+            },
+            phase,
+            false,
+        );
+    }
+
     /// Schedule `change`, entering `phase` (a ramp already under way is replaced when the change starts).
     pub(crate) fn apply(&mut self, change: Change, phase: Phase, cancelling: bool) {
         self.pending = Some(change);
