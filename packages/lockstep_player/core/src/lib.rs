@@ -8,6 +8,8 @@
 //! - [`ramp`]: changes of the speed factor s (linear, or S-curves under jerk limits).
 //! - [`stream`]: one time variable tau advanced by s * T_c per output tick.
 //! - [`plan`]: pause, resume, speed override and cancel, each checked by simulation before it is applied.
+//! - [`roots`]: files only from configured directories.
+//! - [`session`]: one MovePlay goal: alignment to the first point, then the section.
 
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -17,6 +19,8 @@ pub mod limits;
 pub mod monitor;
 pub mod plan;
 pub mod ramp;
+pub mod roots;
+pub mod session;
 pub mod stream;
 pub mod validate;
 

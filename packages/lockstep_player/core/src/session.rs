@@ -1,0 +1,302 @@
+//! One MovePlay goal from start to end: an alignment motion to the section's first point when the robot is
+//! elsewhere (seed steps S13-S14), waiting until the measured positions are there, then the section itself.
+//! Pause, resume, speed changes and cancel act on whichever of the two is playing. The node calls
+//! [`Session::tick`] once per output period and sends what it returns.
+
+use std::sync::Arc;
+
+use crate::file::InterpolationFile;
+use crate::limits::AxisLimits;
+use crate::plan::{self, Plan, Refusal};
+use crate::stream::{Phase, Stream};
+
+/// What went wrong in a session.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SessionError {
+    #[error("points {start}..{end} are not a section of a file with {points} points")]
+    Section { start: i64, end: i64, points: usize },
+    #[error("the section ends at point {end} while joint `{joint}` moves at {velocity:.4} there: end it where the file is at rest (stopping mid-path at a section end is not supported yet)")]
+    EndsMoving {
+        end: usize,
+        joint: String,
+        velocity: f64,
+    },
+    #[error("no alignment trajectory to the first point: {0}")]
+    Alignment(String),
+    #[error("the joints did not reach the first point within {timeout_secs} s (largest error {error:.5})")]
+    NotAligned { timeout_secs: f64, error: f64 },
+    #[error("cannot start: {0}")]
+    Start(Refusal),
+}
+
+/// How a session is set up.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Output period T_c (s).
+    pub period_secs: f64,
+    /// Speed factor to play at.
+    pub factor: f64,
+    /// Insert an alignment motion when the robot is more than `tolerance` from the first point.
+    pub align: bool,
+    /// Position tolerance (rad or m) for "at the first point".
+    pub tolerance: f64,
+    /// Longest wait for the measured positions to reach the first point after the alignment (s).
+    pub settle_timeout_secs: f64,
+}
+
+/// Where a session is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Aligning,
+    /// Alignment sent; waiting for the joints to get there.
+    Settling,
+    Playing,
+}
+
+/// A MovePlay goal in progress.
+#[derive(Debug)]
+pub struct Session {
+    alignment: Option<Stream>,
+    main: Stream,
+    s_max: f64,
+    options: Options,
+    state: State,
+    settle_ticks: u64,
+    first: Vec<f64>,
+    points_played: u64,
+    max_tracking_error: f64,
+    cancelled: bool,
+}
+
+impl Session {
+    /// Start a session of `file` from point `start` to `end` (-1: first / last). `current`: the measured
+    /// joint positions in the file's joint order, if known.
+    pub fn new(
+        file: Arc<InterpolationFile>,
+        limits: Vec<AxisLimits>,
+        start: i64,
+        end: i64,
+        current: Option<&[f64]>,
+        options: Options,
+    ) -> Result<Self, SessionError> {
+        let points = file.points.len();
+        let first_index = if start < 0 { 0 } else { start };
+        let last_index = if end < 0 { points as i64 - 1 } else { end };
+        if first_index > last_index || last_index >= points as i64 {
+            return Err(SessionError::Section { start, end, points });
+        }
+        let (first_index, last_index) = (first_index as usize, last_index as usize);
+        if last_index > 0 {
+            let (a, b) = (&file.points[last_index - 1], &file.points[last_index]);
+            // Slower than one tick of full deceleration: stopping there stays within the limit.
+            let moving = a
+                .iter()
+                .zip(b)
+                .zip(&limits)
+                .enumerate()
+                .find_map(|(axis, ((x, y), l))| {
+                    let velocity = (y - x).abs() / file.period_secs;
+                    (velocity > l.max_acceleration * options.period_secs).then_some((axis, velocity))
+                });
+            if let Some((axis, velocity)) = moving {
+                return Err(SessionError::EndsMoving {
+                    end: last_index,
+                    joint: file.joints[axis].clone(),
+                    velocity,
+                });
+            }
+        }
+        let first = file.points[first_index].clone();
+        let main = Stream::new(
+            file.clone(),
+            limits.clone(),
+            options.period_secs,
+            first_index,
+            last_index,
+        );
+        let s_max = plan::s_max(&main);
+        let away = current.filter(|c| max_difference(c, &first) > options.tolerance);
+        let mut session = Self {
+            alignment: None,
+            main,
+            s_max,
+            state: State::Playing,
+            settle_ticks: 0,
+            first,
+            points_played: 0,
+            max_tracking_error: 0.0,
+            cancelled: false,
+            options,
+        };
+        match away {
+            Some(current) if session.options.align => {
+                let waypoints = vec![current.to_vec(), session.first.clone()];
+                let motion =
+                    crate::generate::generate(&file.joints, &waypoints, &limits, session.options.period_secs)
+                        .map_err(|e| SessionError::Alignment(e.to_string()))?;
+                let end = motion.points.len() - 1;
+                let mut stream = Stream::new(Arc::new(motion), limits, session.options.period_secs, 0, end);
+                let s_max = plan::s_max(&stream).max(1.0);
+                plan::start(&mut stream, 1.0, s_max).map_err(|e| SessionError::Alignment(e.to_string()))?;
+                session.alignment = Some(stream);
+                session.state = State::Aligning;
+            }
+            _ => session.start_main()?,
+        }
+        Ok(session)
+    }
+
+    fn start_main(&mut self) -> Result<(), SessionError> {
+        plan::start(&mut self.main, self.options.factor, self.s_max).map_err(SessionError::Start)?;
+        self.state = State::Playing;
+        Ok(())
+    }
+
+    /// One output tick; `measured`: the latest joint positions in the file's order, if any. The positions to
+    /// send, or the error that ends the session.
+    pub fn tick(&mut self, measured: Option<&[f64]>) -> Result<&[f64], SessionError> {
+        match self.state {
+            State::Aligning => {
+                let Some(alignment) = self.alignment.as_mut() else {
+                    return Err(SessionError::Alignment("lost".into()));
+                };
+                alignment.step();
+                if alignment.phase() == Phase::Done {
+                    self.state = State::Settling;
+                }
+                Ok(alignment.position())
+            }
+            State::Settling => {
+                self.settle_ticks += 1;
+                let error = measured.map_or(f64::INFINITY, |m| max_difference(m, &self.first));
+                if error <= self.options.tolerance {
+                    self.start_main()?;
+                } else if self.settle_ticks as f64 * self.options.period_secs
+                    > self.options.settle_timeout_secs
+                {
+                    return Err(SessionError::NotAligned {
+                        timeout_secs: self.options.settle_timeout_secs,
+                        error,
+                    });
+                }
+                Ok(&self.first)
+            }
+            State::Playing => {
+                if let Some(m) = measured {
+                    // The measurement answers the previous command.
+                    let error = max_difference(m, self.main.position());
+                    self.max_tracking_error = self.max_tracking_error.max(error);
+                }
+                if self.main.phase() != Phase::Done {
+                    self.points_played += 1;
+                }
+                Ok(self.main.step())
+            }
+        }
+    }
+
+    /// The stream pause, resume and speed changes act on.
+    fn active(&mut self) -> &mut Stream {
+        match (self.state, self.alignment.as_mut()) {
+            (State::Aligning, Some(a)) => a,
+            _ => &mut self.main,
+        }
+    }
+
+    pub fn pause(&mut self, stop_secs: Option<f64>) -> Result<Plan, Refusal> {
+        plan::pause(self.active(), stop_secs)
+    }
+
+    pub fn resume(&mut self, start_secs: Option<f64>, factor: Option<f64>) -> Result<Plan, Refusal> {
+        if self.state == State::Aligning {
+            // The alignment resumes at its own speed; a factor applies to the section.
+            if let Some(f) = factor {
+                self.options.factor = f;
+            }
+            return plan::resume(self.active(), start_secs, Some(1.0), f64::INFINITY);
+        }
+        let s_max = self.s_max;
+        plan::resume(&mut self.main, start_secs, factor, s_max)
+    }
+
+    pub fn set_speed(&mut self, factor: f64) -> Result<Plan, Refusal> {
+        if self.state != State::Playing {
+            if factor > self.s_max {
+                return Err(Refusal::AboveMax {
+                    requested: factor,
+                    s_max: self.s_max,
+                });
+            }
+            self.options.factor = factor;
+            return Ok(Plan::NOTHING);
+        }
+        let s_max = self.s_max;
+        plan::set_speed(&mut self.main, factor, s_max)
+    }
+
+    pub fn cancel(&mut self) -> Result<Plan, Refusal> {
+        if self.state == State::Settling {
+            self.state = State::Playing;
+            self.main_done_now();
+        }
+        let plan = plan::cancel(self.active())?;
+        self.cancelled = true;
+        Ok(plan)
+    }
+
+    /// Nothing of the section was sent yet: a cancel ends it at once.
+    fn main_done_now(&mut self) {
+        let _ = plan::cancel(&mut self.main);
+    }
+
+    /// Whether a cancel was accepted.
+    pub fn cancelled(&self) -> bool {
+        self.cancelled
+    }
+
+    /// Whether the section was played to its end, or a cancel's stop completed.
+    pub fn finished(&self) -> bool {
+        match (self.state, self.alignment.as_ref()) {
+            (State::Aligning, Some(a)) => self.cancelled && a.phase() == Phase::Done,
+            (State::Settling, _) => false,
+            _ => self.main.phase() == Phase::Done,
+        }
+    }
+
+    /// The MovePlay feedback state name.
+    pub fn state_name(&self) -> &'static str {
+        match self.state {
+            State::Aligning => match self.alignment.as_ref().map(Stream::phase) {
+                Some(Phase::Pausing) => "pausing",
+                Some(Phase::Paused) => "paused",
+                _ => "aligning",
+            },
+            State::Settling => "aligning",
+            State::Playing => self.main.phase().as_str(),
+        }
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn main(&self) -> &Stream {
+        &self.main
+    }
+    pub fn s_max(&self) -> f64 {
+        self.s_max
+    }
+    pub fn points_played(&self) -> u64 {
+        self.points_played
+    }
+    pub fn max_tracking_error(&self) -> f64 {
+        self.max_tracking_error
+    }
+    /// Alarms of the alignment and the section together.
+    pub fn alarms(&self) -> u64 {
+        self.main.alarms() + self.alignment.as_ref().map_or(0, Stream::alarms)
+    }
+}
+
+fn max_difference(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}

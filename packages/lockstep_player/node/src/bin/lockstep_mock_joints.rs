@@ -1,0 +1,204 @@
+//! `lockstep_mock_joints`: position-controlled joints for tests and demos without hardware, like
+//! ros2_control's mock_components: takes `/<controller>/commands` (std_msgs/Float64MultiArray, `joints`
+//! order) or `/<controller>/joint_trajectory`, moves each joint to its command, publishes `/joint_states` every
+//! `state_period_s`, and raises the seed's overspeed alarm whenever a commanded step needs more than a joint's
+//! velocity, acceleration or jerk limit (finite differences at `command_period_s`, `lockstep_player::Monitor`):
+//! a log line and a message on `~/alarm` (std_msgs/String) naming the joint, the quantity and the values.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures::{future, StreamExt};
+use lockstep_player::{JointLimits, Monitor};
+use lockstep_ros::{lock, qos, SharedNode};
+use r2r::sensor_msgs::msg::JointState;
+use r2r::std_msgs::msg::{Float64MultiArray, String as StringMsg};
+use r2r::trajectory_msgs::msg::JointTrajectory;
+
+#[derive(r2r::RosParams, Debug, Clone)]
+struct MockParams {
+    /// Comma-separated joint names (the command's order).
+    joints: String,
+    /// Comma-separated start positions (empty: all 0).
+    initial_positions: String,
+    /// Joint-limits YAML (ros2_control layout) the alarm checks against.
+    limits_file: String,
+    /// The controller whose command topic this takes (/<controller>/commands and /<controller>/joint_trajectory).
+    controller: String,
+    /// Period of the commands [s]: the finite differences of the alarm assume one command per period.
+    command_period_s: f64,
+    /// Seconds between two /joint_states.
+    state_period_s: f64,
+}
+
+impl Default for MockParams {
+    fn default() -> Self {
+        Self {
+            joints: String::new(),
+            initial_positions: String::new(),
+            limits_file: String::new(),
+            controller: "forward_position_controller".into(),
+            command_period_s: 0.002,
+            state_period_s: 0.01,
+        }
+    }
+}
+
+struct Joints {
+    names: Vec<String>,
+    positions: Vec<f64>,
+    monitor: Monitor,
+    alarms: u64,
+}
+
+type Shared = Arc<Mutex<Joints>>;
+
+fn main() -> anyhow::Result<()> {
+    lockstep_ros::run_node("lockstep_mock_joints", |node| Ok(setup(node)?)).context("lockstep_mock_joints")
+}
+
+fn setup(
+    node: SharedNode,
+) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
+    let declared = lockstep_ros::declare_parameters(&node, MockParams::default())?;
+    let p = declared
+        .values
+        .lock()
+        .map_err(|_| lockstep_ros::Error::Poisoned)?
+        .clone();
+    let names: Vec<String> = p
+        .joints
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    anyhow::ensure!(!names.is_empty(), "parameter `joints` is empty");
+    let positions: Vec<f64> = if p.initial_positions.trim().is_empty() {
+        vec![0.0; names.len()]
+    } else {
+        p.initial_positions
+            .split(',')
+            .map(|v| {
+                v.trim()
+                    .parse::<f64>()
+                    .with_context(|| format!("parameter `initial_positions`: `{v}` is not a number"))
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    anyhow::ensure!(
+        positions.len() == names.len(),
+        "parameter `initial_positions` has {} values for {} joints",
+        positions.len(),
+        names.len()
+    );
+    anyhow::ensure!(
+        p.command_period_s > 0.0 && p.state_period_s > 0.0,
+        "parameters `command_period_s` and `state_period_s` must be > 0"
+    );
+    let all = JointLimits::read(std::path::Path::new(&p.limits_file))?;
+    let limits = all.for_joints(&names, &p.limits_file)?;
+    let mut monitor = Monitor::new(p.command_period_s, limits);
+    monitor.push(&positions);
+    let shared: Shared = Arc::new(Mutex::new(Joints {
+        names: names.clone(),
+        positions,
+        monitor,
+        alarms: 0,
+    }));
+    let logger = lockstep_ros::logger_name(&node)?;
+    let mut n = lock(&node)?;
+    let commands =
+        n.subscribe::<Float64MultiArray>(&format!("/{}/commands", p.controller), qos::reliable(1000))?;
+    let trajectories = n.subscribe::<JointTrajectory>(
+        &format!("/{}/joint_trajectory", p.controller),
+        qos::reliable(1000),
+    )?;
+    let states = n.create_publisher::<JointState>("/joint_states", qos::reliable(10))?;
+    let alarm = n.create_publisher::<StringMsg>("~/alarm", qos::reliable(100))?;
+    let clock = n.get_ros_clock();
+    drop(n);
+    let alarm = std::rc::Rc::new(alarm);
+
+    let command_task = {
+        let (shared, alarm, logger) = (shared.clone(), alarm.clone(), logger.clone());
+        commands.for_each(move |msg| {
+            command(&shared, &msg.data, &alarm, &logger);
+            future::ready(())
+        })
+    };
+    let trajectory_task = {
+        let (shared, alarm, logger) = (shared.clone(), alarm.clone(), logger.clone());
+        trajectories.for_each(move |msg| {
+            let order: Option<Vec<f64>> = shared.lock().ok().and_then(|j| {
+                let point = msg.points.first()?;
+                j.names
+                    .iter()
+                    .map(|name| {
+                        msg.joint_names
+                            .iter()
+                            .position(|m| m == name)
+                            .and_then(|i| point.positions.get(i).copied())
+                    })
+                    .collect()
+            });
+            match order {
+                Some(positions) => command(&shared, &positions, &alarm, &logger),
+                None => r2r::log_warn!(
+                    &logger,
+                    "a JointTrajectory without a point for every joint: ignored"
+                ),
+            }
+            future::ready(())
+        })
+    };
+    let state_task = async move {
+        let mut interval = tokio::time::interval(Duration::from_secs_f64(p.state_period_s));
+        loop {
+            interval.tick().await;
+            let Ok(j) = shared.lock() else { return };
+            let stamp = clock
+                .lock()
+                .ok()
+                .and_then(|mut c| c.get_now().ok())
+                .map(|d| r2r::Clock::to_builtin_time(&d))
+                .unwrap_or_default();
+            let mut msg = JointState {
+                name: j.names.clone(),
+                position: j.positions.clone(),
+                ..Default::default()
+            };
+            msg.header.stamp = stamp;
+            let _ = states.publish(&msg);
+        }
+    };
+    Ok(async move {
+        tokio::join!(command_task, trajectory_task, state_task);
+        Ok(())
+    })
+}
+
+/// Move to `positions`; raise the alarm when the step needs more than a limit.
+fn command(shared: &Shared, positions: &[f64], alarm: &r2r::Publisher<StringMsg>, logger: &str) {
+    let Ok(mut j) = shared.lock() else { return };
+    if positions.len() != j.names.len() || positions.iter().any(|p| !p.is_finite()) {
+        r2r::log_warn!(
+            logger,
+            "a command of {} values for {} joints (or not finite): ignored",
+            positions.len(),
+            j.names.len()
+        );
+        return;
+    }
+    if let Some(v) = j.monitor.push(positions) {
+        j.alarms += 1;
+        let text = format!(
+            "overspeed alarm {}: joint `{}` commanded {} {:.4}, over its limit {:.4}",
+            j.alarms, j.names[v.axis], v.quantity, v.value, v.limit
+        );
+        r2r::log_warn!(logger, "{text}");
+        let _ = alarm.publish(&StringMsg { data: text });
+    }
+    j.positions = positions.to_vec();
+}

@@ -1,0 +1,472 @@
+//! `lockstep_interpolation_player`: plays interpolation files (seed 002) to ros2_control.
+//!
+//! - Action `move_play` (lockstep_interfaces/MovePlay): goal = file path (under `roots`), optional section and
+//!   speed factor. An alignment motion is inserted when `/joint_states` is away from the section's first
+//!   point. Feedback: state, point index, tau, s. Result: points played, alarms, peak |v| |a| |j| per joint as
+//!   fractions of the limits, largest tracking error, `valid`. Cancel stops like a pause.
+//! - Services (relative names, so in the root namespace they are `/pause`, `/resume`, `/set_speed`):
+//!   `pause` (PauseMotion), `resume` (ResumeMotion), `set_speed` (SetSpeed). Each answer says what will happen
+//!   or why not; a refused request changes nothing.
+//! - Output every `period_s`: `/<controller>/commands` (std_msgs/Float64MultiArray, the controller's joint
+//!   order) or `/<controller>/joint_trajectory` (one point per tick). While paused the hold point keeps coming.
+//!
+//! The logic (file, limits, planning, alignment) is `lockstep_player`; this file wires it to ROS.
+
+mod params;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures::{future, StreamExt};
+use lockstep_player::session::{Options, Session};
+use lockstep_player::{validate, InterpolationFile, JointLimits, Plan, Refusal};
+use lockstep_ros::{lock, qos, SharedNode};
+use r2r::lockstep_interfaces::action::MovePlay;
+use r2r::lockstep_interfaces::srv::{PauseMotion, ResumeMotion, SetSpeed};
+use r2r::sensor_msgs::msg::JointState;
+use r2r::std_msgs::msg::Float64MultiArray;
+use r2r::trajectory_msgs::msg::{JointTrajectory, JointTrajectoryPoint};
+
+use params::{list, Output, PlayerParams};
+
+fn main() -> anyhow::Result<()> {
+    lockstep_ros::run_node("lockstep_interpolation_player", |node| Ok(setup(node)?))
+        .context("lockstep_interpolation_player")
+}
+
+/// The goal being played.
+struct Active {
+    session: Session,
+    goal: r2r::ActionServerGoal<MovePlay::Action>,
+    joints: Vec<String>,
+    ticks: u64,
+}
+
+#[derive(Default)]
+struct Engine {
+    active: Option<Active>,
+    /// Latest /joint_states position per joint name.
+    measured: BTreeMap<String, f64>,
+}
+
+type Shared = Arc<Mutex<Engine>>;
+
+/// Everything a goal needs besides the engine.
+struct Config {
+    params: PlayerParams,
+    limits: JointLimits,
+    logger: String,
+}
+
+fn setup(
+    node: SharedNode,
+) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
+    let declared = lockstep_ros::declare_parameters(&node, PlayerParams::default())?;
+    let p = declared
+        .values
+        .lock()
+        .map_err(|_| lockstep_ros::Error::Poisoned)?
+        .clone();
+    p.check()?;
+    let limits = JointLimits::read(std::path::Path::new(&p.limits_file))?;
+    let output = p.output()?;
+    let logger = lockstep_ros::logger_name(&node)?;
+    let mut n = lock(&node)?;
+    let joint_states = n.subscribe::<JointState>("/joint_states", qos::reliable(100))?;
+    let forward =
+        n.create_publisher::<Float64MultiArray>(&format!("/{}/commands", p.controller), qos::reliable(100))?;
+    let trajectory = n.create_publisher::<JointTrajectory>(
+        &format!("/{}/joint_trajectory", p.controller),
+        qos::reliable(100),
+    )?;
+    let goals = n.create_action_server::<MovePlay::Action>("move_play")?;
+    let pause = n.create_service::<PauseMotion::Service>("pause", qos::reliable(10))?;
+    let resume = n.create_service::<ResumeMotion::Service>("resume", qos::reliable(10))?;
+    let set_speed = n.create_service::<SetSpeed::Service>("set_speed", qos::reliable(10))?;
+    drop(n);
+    r2r::log_info!(
+        &logger,
+        "roots [{}], limits for {} joints from {}, T_c {} s, output {:?} to /{}",
+        p.roots,
+        limits.joints.len(),
+        p.limits_file,
+        p.period_s,
+        output,
+        p.controller
+    );
+    let shared: Shared = Arc::default();
+    let config = Arc::new(Config {
+        params: p.clone(),
+        limits,
+        logger: logger.clone(),
+    });
+
+    let states_task = {
+        let shared = shared.clone();
+        joint_states.for_each(move |msg| {
+            if let Ok(mut e) = shared.lock() {
+                for (name, position) in msg.name.iter().zip(&msg.position) {
+                    e.measured.insert(name.clone(), *position);
+                }
+            }
+            future::ready(())
+        })
+    };
+    let goals_task = serve_goals(goals, shared.clone(), config.clone());
+    let tick_task = tick_loop(shared.clone(), config.clone(), output, forward, trajectory);
+    let pause_task = {
+        let shared = shared.clone();
+        pause.for_each(move |req| {
+            let stop = (req.message.stop_time_secs > 0.0).then_some(req.message.stop_time_secs);
+            let answer = with_session(&shared, |s| s.pause(stop));
+            let response = match answer {
+                Ok(plan) => PauseMotion::Response {
+                    success: true,
+                    message: format!(
+                        "stopping along the path in {:.4} s (ramp {:.4} s after {:.4} s); t_min {:.4} s, t_feasible {:.4} s",
+                        plan.total_secs(),
+                        plan.ramp_secs,
+                        plan.delay_secs,
+                        plan.t_min_secs,
+                        plan.t_feasible_secs
+                    ),
+                    stop_time_secs: plan.total_secs(),
+                    t_min_secs: plan.t_min_secs,
+                    t_feasible_secs: plan.t_feasible_secs,
+                    delay_secs: plan.delay_secs,
+                },
+                Err(refusal) => {
+                    let (t_min_secs, t_feasible_secs) = match &refusal {
+                        Refusal::TooShort {
+                            t_min_secs,
+                            t_feasible_secs,
+                            ..
+                        } => (*t_min_secs, *t_feasible_secs),
+                        _ => (0.0, 0.0),
+                    };
+                    PauseMotion::Response {
+                        success: false,
+                        message: refusal.to_string(),
+                        t_min_secs,
+                        t_feasible_secs,
+                        ..Default::default()
+                    }
+                }
+            };
+            let _ = req.respond(response);
+            future::ready(())
+        })
+    };
+    let resume_task = {
+        let shared = shared.clone();
+        resume.for_each(move |req| {
+            let start = (req.message.start_time_secs > 0.0).then_some(req.message.start_time_secs);
+            let factor = (req.message.speed_factor > 0.0).then_some(req.message.speed_factor);
+            let response = match with_session(&shared, |s| s.resume(start, factor)) {
+                Ok(plan) => ResumeMotion::Response {
+                    success: true,
+                    message: format!("resuming to s = {:.4} in {:.4} s", plan.to, plan.total_secs()),
+                    ramp_secs: plan.ramp_secs,
+                    delay_secs: plan.delay_secs,
+                    speed_factor: plan.to,
+                },
+                Err(refusal) => ResumeMotion::Response {
+                    success: false,
+                    message: refusal.to_string(),
+                    ..Default::default()
+                },
+            };
+            let _ = req.respond(response);
+            future::ready(())
+        })
+    };
+    let speed_task = {
+        let shared = shared.clone();
+        set_speed.for_each(move |req| {
+            let factor = req.message.speed_factor;
+            let s_max = shared
+                .lock()
+                .ok()
+                .and_then(|e| e.active.as_ref().map(|a| a.session.s_max()))
+                .unwrap_or(0.0);
+            let response = match with_session(&shared, |s| s.set_speed(factor)) {
+                Ok(plan) => SetSpeed::Response {
+                    success: true,
+                    message: if plan == Plan::NOTHING {
+                        format!("s = {factor} once playing")
+                    } else {
+                        format!(
+                            "ramping s {:.4} -> {:.4} in {:.4} s",
+                            plan.from,
+                            plan.to,
+                            plan.total_secs()
+                        )
+                    },
+                    ramp_secs: plan.total_secs(),
+                    s_max,
+                },
+                Err(refusal) => SetSpeed::Response {
+                    success: false,
+                    message: refusal.to_string(),
+                    ramp_secs: 0.0,
+                    s_max,
+                },
+            };
+            let _ = req.respond(response);
+            future::ready(())
+        })
+    };
+    Ok(async move {
+        tokio::join!(
+            states_task,
+            goals_task,
+            tick_task,
+            pause_task,
+            resume_task,
+            speed_task
+        );
+        Ok(())
+    })
+}
+
+/// Run `f` on the session being played, or refuse: nothing is playing.
+fn with_session(
+    shared: &Shared,
+    f: impl FnOnce(&mut Session) -> Result<Plan, Refusal>,
+) -> Result<Plan, Refusal> {
+    let mut engine = shared
+        .lock()
+        .map_err(|_| Refusal::Invalid("internal lock poisoned".into()))?;
+    match engine.active.as_mut() {
+        Some(active) => f(&mut active.session),
+        None => Err(Refusal::Invalid(
+            "nothing is playing: send a MovePlay goal first".into(),
+        )),
+    }
+}
+
+/// Accept each goal, load its file and start it; a goal that cannot play is aborted with the reason.
+async fn serve_goals(
+    mut goals: impl futures::Stream<Item = r2r::ActionServerGoalRequest<MovePlay::Action>> + Unpin,
+    shared: Shared,
+    config: Arc<Config>,
+) {
+    while let Some(request) = goals.next().await {
+        let wanted = request.goal.clone();
+        let (goal, mut cancels) = match request.accept() {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                r2r::log_error!(&config.logger, "accepting a goal: {e}");
+                continue;
+            }
+        };
+        let started = start_goal(&wanted, &shared, &config).await;
+        let refused = match started {
+            Ok((session, joints)) => match shared.lock() {
+                Ok(mut e) if e.active.is_none() => {
+                    r2r::log_info!(
+                        &config.logger,
+                        "playing {} ({} joints)",
+                        wanted.path,
+                        joints.len()
+                    );
+                    e.active = Some(Active {
+                        session,
+                        goal,
+                        joints,
+                        ticks: 0,
+                    });
+                    None
+                }
+                _ => Some((
+                    goal,
+                    "another MovePlay goal is playing: cancel it first".to_owned(),
+                )),
+            },
+            Err(e) => Some((goal, format!("{e:#}"))),
+        };
+        if let Some((mut goal, reason)) = refused {
+            r2r::log_warn!(&config.logger, "goal {}: {reason}", wanted.path);
+            let _ = goal.abort(MovePlay::Result {
+                message: reason,
+                ..Default::default()
+            });
+            continue;
+        }
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            while let Some(cancel) = cancels.next().await {
+                cancel.accept();
+                let _ = with_session(&shared, Session::cancel);
+            }
+        });
+    }
+}
+
+/// Load the goal's file and set up its session (waiting for /joint_states when aligning).
+async fn start_goal(
+    wanted: &MovePlay::Goal,
+    shared: &Shared,
+    config: &Config,
+) -> anyhow::Result<(Session, Vec<String>)> {
+    let p = &config.params;
+    let path = lockstep_player::roots::resolve(&wanted.path, &p.roots())?;
+    let file = InterpolationFile::read(&path)?;
+    let limits = config.limits.for_joints(&file.joints, &p.limits_file)?;
+    validate::check_file(&file, &limits)?;
+    let joints = file.joints.clone();
+    let current = if p.align {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(p.joint_states_timeout_secs);
+        loop {
+            let got: Option<Vec<f64>> = shared
+                .lock()
+                .ok()
+                .and_then(|e| joints.iter().map(|j| e.measured.get(j).copied()).collect());
+            if let Some(current) = got {
+                break Some(current);
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "no /joint_states for all of {} within {} s: cannot tell whether an alignment is needed",
+                joints.join(", "),
+                p.joint_states_timeout_secs
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    } else {
+        None
+    };
+    let options = Options {
+        period_secs: p.period_s,
+        factor: if wanted.speed_factor > 0.0 {
+            wanted.speed_factor
+        } else {
+            1.0
+        },
+        align: p.align,
+        tolerance: p.align_tolerance,
+        settle_timeout_secs: p.settle_timeout_secs,
+    };
+    let session = Session::new(
+        Arc::new(file),
+        limits,
+        wanted.start_index,
+        wanted.end_index,
+        current.as_deref(),
+        options,
+    )?;
+    Ok((session, joints))
+}
+
+/// Every `period_s`: one tick of the goal being played, its command published, feedback now and then, and
+/// the result once it ends. A late tick is not caught up (tau never jumps ahead).
+async fn tick_loop(
+    shared: Shared,
+    config: Arc<Config>,
+    output: Output,
+    forward: r2r::Publisher<Float64MultiArray>,
+    trajectory: r2r::Publisher<JointTrajectory>,
+) {
+    let period = Duration::from_secs_f64(config.params.period_s);
+    let mut interval = tokio::time::interval(period);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let feedback_every = (config.params.feedback_period_s / config.params.period_s)
+        .round()
+        .max(1.0) as u64;
+    let controller_joints = list(&config.params.controller_joints);
+    loop {
+        interval.tick().await;
+        let Ok(mut engine) = shared.lock() else { return };
+        let Engine { active, measured } = &mut *engine;
+        let Some(a) = active.as_mut() else { continue };
+        let now: Option<Vec<f64>> = a.joints.iter().map(|j| measured.get(j).copied()).collect();
+        let command = match a.session.tick(now.as_deref()) {
+            Ok(positions) => positions.to_vec(),
+            Err(e) => {
+                finish(active, &config, Some(e.to_string()));
+                continue;
+            }
+        };
+        a.ticks += 1;
+        let order = if controller_joints.is_empty() {
+            &a.joints
+        } else {
+            &controller_joints
+        };
+        let values: Vec<f64> = order
+            .iter()
+            .map(|j| {
+                a.joints
+                    .iter()
+                    .position(|k| k == j)
+                    .map_or(f64::NAN, |i| command[i])
+            })
+            .collect();
+        let sent = match output {
+            Output::Forward => forward.publish(&Float64MultiArray {
+                data: values,
+                ..Default::default()
+            }),
+            Output::Trajectory => trajectory.publish(&JointTrajectory {
+                joint_names: order.clone(),
+                points: vec![JointTrajectoryPoint {
+                    positions: values,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+        };
+        if let Err(e) = sent {
+            r2r::log_error!(&config.logger, "publishing a command: {e}");
+        }
+        if a.ticks % feedback_every == 0 {
+            let main = a.session.main();
+            let _ = a.goal.publish_feedback(MovePlay::Feedback {
+                state: a.session.state_name().to_owned(),
+                point_index: main.point_index() as u64,
+                tau_secs: main.tau(),
+                speed_factor: main.speed(),
+            });
+        }
+        if a.session.finished() {
+            finish(active, &config, None);
+        }
+    }
+}
+
+/// End the goal being played: its result, succeeded (or cancelled) or aborted with `error`.
+fn finish(active: &mut Option<Active>, config: &Config, error: Option<String>) {
+    let Some(mut a) = active.take() else { return };
+    let main = a.session.main();
+    let peaks = main.peaks();
+    let alarms = a.session.alarms();
+    let valid = error.is_none() && alarms == 0 && peaks.iter().all(|p| p.iter().all(|f| *f <= 1.0 + 1e-6));
+    let cancelled = a.session.cancelled();
+    let message = match (&error, cancelled) {
+        (Some(e), _) => e.clone(),
+        (None, true) => "cancelled: stopped along the path".to_owned(),
+        (None, false) => "played to the end".to_owned(),
+    };
+    let result = MovePlay::Result {
+        points_played: a.session.points_played(),
+        alarm_count: alarms as u32,
+        joint_names: a.joints.clone(),
+        peak_velocity_fraction: peaks.iter().map(|p| p[0]).collect(),
+        peak_acceleration_fraction: peaks.iter().map(|p| p[1]).collect(),
+        peak_jerk_fraction: peaks.iter().map(|p| p[2]).collect(),
+        max_tracking_error: a.session.max_tracking_error(),
+        valid,
+        message: message.clone(),
+    };
+    r2r::log_info!(
+        &config.logger,
+        "goal ended: {message} (valid {valid}, {alarms} alarms)"
+    );
+    let _ = match (error.is_some(), cancelled) {
+        (true, _) => a.goal.abort(result),
+        (false, true) => a.goal.cancel(result),
+        (false, false) => a.goal.succeed(result),
+    };
+}

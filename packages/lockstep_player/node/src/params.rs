@@ -1,0 +1,102 @@
+//! Parameters of the interpolation player. Their names are contracts (tests, launch files); each doc string is
+//! what `ros2 param describe` shows.
+
+use std::path::PathBuf;
+
+use anyhow::ensure;
+
+#[derive(r2r::RosParams, Debug, Clone)]
+pub struct PlayerParams {
+    /// Comma-separated directories interpolation files may be read from (relative goal paths: under the first).
+    pub roots: String,
+    /// Joint-limits YAML (ros2_control's joint_limits layout): max_velocity and max_acceleration for every played joint, max_jerk optional.
+    pub limits_file: String,
+    /// Output period T_c [s].
+    pub period_s: f64,
+    /// `forward`: std_msgs/Float64MultiArray on /<controller>/commands; `trajectory`: trajectory_msgs/JointTrajectory (one point per tick) on /<controller>/joint_trajectory.
+    pub output: String,
+    /// The controller's name (topic prefix).
+    pub controller: String,
+    /// Comma-separated joint order of the controller's command; empty: the file's order.
+    pub controller_joints: String,
+    /// Insert an alignment motion when /joint_states is more than align_tolerance from the section's first point.
+    pub align: bool,
+    /// Position tolerance for "at the first point" [rad or m].
+    pub align_tolerance: f64,
+    /// A goal needs /joint_states for every played joint within this time [s] (only with align).
+    pub joint_states_timeout_secs: f64,
+    /// After the alignment, the joints must reach the first point within this time [s].
+    pub settle_timeout_secs: f64,
+    /// Seconds between two MovePlay feedback messages.
+    pub feedback_period_s: f64,
+}
+
+impl Default for PlayerParams {
+    fn default() -> Self {
+        Self {
+            roots: String::new(),
+            limits_file: String::new(),
+            period_s: 0.002,
+            output: "forward".into(),
+            controller: "forward_position_controller".into(),
+            controller_joints: String::new(),
+            align: true,
+            align_tolerance: 1e-3,
+            joint_states_timeout_secs: 2.0,
+            settle_timeout_secs: 5.0,
+            feedback_period_s: 0.05,
+        }
+    }
+}
+
+/// Where commands go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Forward,
+    Trajectory,
+}
+
+/// Comma-separated names, trimmed, empty ones dropped.
+pub fn list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+impl PlayerParams {
+    pub fn roots(&self) -> Vec<PathBuf> {
+        list(&self.roots).into_iter().map(PathBuf::from).collect()
+    }
+
+    pub fn output(&self) -> anyhow::Result<Output> {
+        match self.output.as_str() {
+            "forward" => Ok(Output::Forward),
+            "trajectory" => Ok(Output::Trajectory),
+            other => anyhow::bail!("parameter `output` is `{other}`; it must be `forward` or `trajectory`"),
+        }
+    }
+
+    /// Check the numbers; an error names the parameter.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for (name, v) in [
+            ("period_s", self.period_s),
+            ("align_tolerance", self.align_tolerance),
+            ("joint_states_timeout_secs", self.joint_states_timeout_secs),
+            ("settle_timeout_secs", self.settle_timeout_secs),
+            ("feedback_period_s", self.feedback_period_s),
+        ] {
+            ensure!(
+                v.is_finite() && v > 0.0,
+                "parameter `{name}` is {v}; it must be > 0"
+            );
+        }
+        ensure!(
+            !self.limits_file.trim().is_empty(),
+            "parameter `limits_file` is empty: the player needs joint limits"
+        );
+        self.output()?;
+        Ok(())
+    }
+}

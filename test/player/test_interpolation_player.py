@@ -1,0 +1,187 @@
+"""lockstep_interpolation_player driven from rclpy as its users drive it: a MovePlay goal, `ros2 service call
+/pause` and friends; lockstep_mock_joints stands in for ros2_control and raises the overspeed alarm."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from lockstep_interfaces.action import MovePlay
+from lockstep_interfaces.srv import PauseMotion, ResumeMotion, SetSpeed
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from lockstep_testing.harness import binary
+
+PERIOD = 0.002
+JOINTS = ["shoulder", "elbow"]
+# The player's limits; the file is generated at half of them so s_max is above 1.
+LIMITS = """joint_limits:
+  shoulder: {max_velocity: 2.0, max_acceleration: 8.0}
+  elbow: {max_velocity: 1.6, max_acceleration: 6.0}
+"""
+PLANNED = """joint_limits:
+  shoulder: {max_velocity: 1.0, max_acceleration: 4.0}
+  elbow: {max_velocity: 0.8, max_acceleration: 3.0}
+"""
+WAYPOINTS = "shoulder,elbow\n0,0\n0.8,-0.5\n0.2,0.4\n"
+
+
+def setup_files(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "files"
+    root.mkdir()
+    (tmp_path / "limits.yaml").write_text(LIMITS)
+    (tmp_path / "planned.yaml").write_text(PLANNED)
+    (tmp_path / "wp.csv").write_text(WAYPOINTS)
+    gen = subprocess.run([str(binary("lockstep")), "player", "generate", str(tmp_path / "wp.csv"), "--limits",
+                          str(tmp_path / "planned.yaml"), "-o", str(root / "move.csv")],
+                         capture_output=True, text=True, timeout=60)
+    assert gen.returncode == 0, gen.stderr
+    return root, tmp_path / "limits.yaml"
+
+
+def rows(path: Path) -> list[list[float]]:
+    return [[float(x) for x in line.split(",")] for line in path.read_text().splitlines()[2:]]
+
+
+def start(ros, tmp_path: Path, initial: str = "0,0", align: bool = True):
+    root, limits = setup_files(tmp_path)
+    mock = ros.start("lockstep_mock_joints", params={
+        "joints": ",".join(JOINTS), "initial_positions": initial, "limits_file": str(limits),
+        "command_period_s": PERIOD})
+    player = ros.start("lockstep_interpolation_player", params={
+        "roots": str(root), "limits_file": str(limits), "period_s": PERIOD, "align": align})
+    alarms = ros.collect(String, "/lockstep_mock_joints/alarm")
+    states = ros.collect(JointState, "/joint_states")
+    client = ros.action_client(MovePlay, "/move_play")
+    ros.wait_for_messages(states, 1, what="/joint_states from the mock")
+    return root, mock, player, alarms, states, client
+
+
+def goal(path: str, **kw) -> MovePlay.Goal:
+    g = MovePlay.Goal()
+    g.path = path
+    for k, v in kw.items():
+        setattr(g, k, v)
+    return g
+
+
+def test_a_generated_file_plays_and_the_joints_follow_it_without_alarm(ros, tmp_path):
+    root, mock, player, alarms, states, client = start(ros, tmp_path)
+    feedback: list = []
+    handle = ros.send_goal(client, goal("move.csv"), feedback)
+    assert handle.accepted
+    result = ros.result(handle, timeout=60).result
+    assert result.valid, result
+    assert result.alarm_count == 0 and not alarms, (result, alarms)
+    points = rows(root / "move.csv")
+    assert abs(result.points_played - len(points)) <= 2, (result.points_played, len(points))
+    assert max(result.peak_acceleration_fraction) <= 1.0 and max(result.peak_acceleration_fraction) > 0.3
+    assert result.max_tracking_error < 0.05
+    assert {f.state for f in feedback} >= {"playing"}
+    ros.wait_until(lambda: states and list(states[-1].position) == points[-1], 5, "the joints at the last point")
+    assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_pause_mid_motion_stops_on_the_path_and_resume_finishes(ros, tmp_path):
+    root, mock, player, alarms, states, client = start(ros, tmp_path)
+    feedback: list = []
+    handle = ros.send_goal(client, goal("move.csv"), feedback)
+    ros.wait_until(lambda: feedback and feedback[-1].tau_secs > 0.4, 10, "0.4 s into the file")
+    too_short = ros.call(PauseMotion, "/pause", PauseMotion.Request(stop_time_secs=0.001))
+    assert not too_short.success and "t_min" in too_short.message, too_short
+    assert too_short.t_feasible_secs >= too_short.t_min_secs > 0.001, too_short
+    answer = ros.call(PauseMotion, "/pause", PauseMotion.Request())
+    assert answer.success and answer.stop_time_secs > 0, answer
+    ros.wait_until(lambda: feedback[-1].state == "paused", answer.stop_time_secs + 2, "paused")
+    # Joint states already on their way when the feedback said "paused" may predate the last stop commands.
+    ros.wait_for_messages(states, len(states) + 5, what="joint states after the stop")
+    held = list(states[-1].position)
+    count = len(states)
+    ros.wait_for_messages(states, count + 20, what="joint states while paused")
+    assert all(list(s.position) == held for s in list(states)[count:]), "the joints moved while paused"
+    # On the file's path: the seed's interpolation at the tau the feedback reports.
+    points = rows(root / "move.csv")
+    ros.wait_until(lambda: len(feedback) >= 2 and feedback[-1].state == "paused", 5, "feedback while paused")
+    tau = feedback[-1].tau_secs
+    k = int(tau // PERIOD)
+    w = tau / PERIOD - k
+    on_path = [(1 - w) * a + w * b for a, b in zip(points[k], points[min(k + 1, len(points) - 1)])]
+    assert max(abs(h - p) for h, p in zip(held, on_path)) < 1e-9, (held, on_path, tau)
+    resumed = ros.call(ResumeMotion, "/resume", ResumeMotion.Request())
+    assert resumed.success and resumed.speed_factor == 1.0, resumed
+    result = ros.result(handle, timeout=60).result
+    assert result.valid and result.alarm_count == 0 and not alarms, (result, alarms)
+    assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_speed_override_and_its_bound(ros, tmp_path):
+    root, mock, player, alarms, states, client = start(ros, tmp_path)
+    duration = (len(rows(root / "move.csv")) - 1) * PERIOD
+    feedback: list = []
+    handle = ros.send_goal(client, goal("move.csv"), feedback)
+    ros.wait_for_messages(feedback, 1, what="the first feedback (the goal is playing)")
+    above = ros.call(SetSpeed, "/set_speed", SetSpeed.Request(speed_factor=50.0))
+    assert not above.success and "s_max" in above.message and 1.2 < above.s_max < 50, above
+    started = time.monotonic()
+    faster = ros.call(SetSpeed, "/set_speed", SetSpeed.Request(speed_factor=1.2))
+    assert faster.success, faster
+    result = ros.result(handle, timeout=60).result
+    took = time.monotonic() - started
+    assert result.valid and not alarms, (result, alarms)
+    assert took < duration, (took, duration)
+    assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_alignment_is_inserted_when_the_joints_are_elsewhere(ros, tmp_path):
+    root, mock, player, alarms, states, client = start(ros, tmp_path, initial="0.3,-0.2")
+    feedback: list = []
+    result = ros.result(ros.send_goal(client, goal("move.csv"), feedback), timeout=60).result
+    assert result.valid and not alarms, (result, alarms)
+    assert feedback and feedback[0].state == "aligning", [f.state for f in feedback[:3]]
+    assert "playing" in {f.state for f in feedback}
+    assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_without_alignment_the_first_command_jumps_and_the_hardware_alarms(ros, tmp_path):
+    root, mock, player, alarms, states, client = start(ros, tmp_path, initial="0.3,-0.2", align=False)
+    ros.result(ros.send_goal(client, goal("move.csv")), timeout=60)
+    ros.wait_for_messages(alarms, 1, what="the mock's overspeed alarm")
+    assert "overspeed alarm 1: joint `shoulder` commanded velocity" in alarms[0].data, alarms[0].data
+    assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_bad_files_and_paths_outside_the_roots_are_refused_and_the_node_keeps_serving(ros, tmp_path):
+    root, mock, player, alarms, states, client = start(ros, tmp_path)
+    (root / "ragged.csv").write_text("# period_s: 0.002\nshoulder,elbow\n0,0\n0,0,0\n")
+    (tmp_path / "outside.csv").write_text((root / "move.csv").read_text())
+    (root / "link.csv").symlink_to(tmp_path / "outside.csv")
+    cases = [
+        ("ragged.csv", "ragged.csv:4: 3 values for 2 joints"),
+        (str(tmp_path / "outside.csv"), "outside the configured roots"),
+        ("../outside.csv", "outside the configured roots"),
+        ("link.csv", "outside the configured roots"),
+        ("missing.csv", "missing.csv"),
+    ]
+    for path, expected in cases:
+        result = ros.result(ros.send_goal(client, goal(path)), timeout=30).result
+        assert not result.valid and expected in result.message, (path, result.message)
+    result = ros.result(ros.send_goal(client, goal("move.csv")), timeout=60).result
+    assert result.valid, result
+    assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_cancel_stops_along_the_path_like_a_pause(ros, tmp_path):
+    root, mock, player, alarms, states, client = start(ros, tmp_path)
+    feedback: list = []
+    handle = ros.send_goal(client, goal("move.csv"), feedback)
+    ros.wait_until(lambda: feedback and feedback[-1].tau_secs > 0.5, 10, "0.5 s into the file")
+    ros.cancel(handle)
+    result = ros.result(handle, timeout=30)
+    assert result.status == 5, result.status  # CANCELED
+    assert result.result.message.startswith("cancelled") and result.result.valid, result.result
+    assert not alarms, alarms
+    final = list(states[-1].position)
+    assert final != rows(root / "move.csv")[-1], "it stopped before the end"
+    assert player.stop() == 0 and mock.stop() == 0
