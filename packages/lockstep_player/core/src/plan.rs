@@ -305,7 +305,8 @@ pub fn set_speed(stream: &mut Stream, factor: f64, s_max: f64) -> Result<Plan, R
     }
 }
 
-fn valid_factor(factor: f64, s_max: f64) -> Result<(), Refusal> {
+/// A speed factor must be positive, finite and at most `s_max`.
+pub(crate) fn valid_factor(factor: f64, s_max: f64) -> Result<(), Refusal> {
     if !(factor.is_finite() && factor > 0.0) {
         return Err(Refusal::Invalid(format!(
             "speed factor {factor} must be a positive number (pause stops the motion)"

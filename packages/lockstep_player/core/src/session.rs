@@ -221,12 +221,7 @@ impl Session {
 
     pub fn set_speed(&mut self, factor: f64) -> Result<Plan, Refusal> {
         if self.state != State::Playing {
-            if factor > self.s_max {
-                return Err(Refusal::AboveMax {
-                    requested: factor,
-                    s_max: self.s_max,
-                });
-            }
+            plan::valid_factor(factor, self.s_max)?;
             self.options.factor = factor;
             return Ok(Plan::NOTHING);
         }
@@ -236,17 +231,12 @@ impl Session {
 
     pub fn cancel(&mut self) -> Result<Plan, Refusal> {
         if self.state == State::Settling {
+            // Nothing of the section was sent yet: cancelling it (at rest) ends it at the next tick.
             self.state = State::Playing;
-            self.main_done_now();
         }
         let plan = plan::cancel(self.active())?;
         self.cancelled = true;
         Ok(plan)
-    }
-
-    /// Nothing of the section was sent yet: a cancel ends it at once.
-    fn main_done_now(&mut self) {
-        let _ = plan::cancel(&mut self.main);
     }
 
     /// Whether a cancel was accepted.
