@@ -7,6 +7,7 @@ from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
+from rclpy.serialization import deserialize_message
 
 from lockstep_interfaces.msg import CalibrationResult, CalibrationStatus
 from lockstep_testing.harness import REPO_ROOT, reliable
@@ -80,17 +81,30 @@ class Outputs:
 
     def __init__(self, ros):
         deep = reliable(depth=5000)
-        self.odom = ros.collect(Odometry, "/odom", deep)
-        self.truth = ros.collect(PoseStamped, "/ground_truth", deep)
+        # Raw bytes, deserialized when read: the simulator publishes 400 odometry and 400 ground-truth
+        # messages a second at time_scale 4, and deserializing each in the callback made rclpy fall more than
+        # the writer's history (1000) behind on a loaded CI machine, losing seconds of pairs.
+        self._odom = ros.collect(Odometry, "/odom", deep, raw=True)
+        self._truth = ros.collect(PoseStamped, "/ground_truth", deep, raw=True)
         self.status = ros.collect(CalibrationStatus, f"/{CALIBRATOR}/status", reliable(depth=1000))
         self.results = ros.collect(CalibrationResult, f"/{CALIBRATOR}/parameters",
                                    reliable(depth=100, latched=True))
 
+    @property
+    def odom(self) -> list:
+        return [deserialize_message(b, Odometry) for b in list(self._odom)]
+
+    @property
+    def truth(self) -> list:
+        return [deserialize_message(b, PoseStamped) for b in list(self._truth)]
+
     def sim_secs(self) -> float:
         """Simulated time both the ground truth and the odometry have reached here."""
-        if not self.truth or not self.odom:
+        if not self._truth or not self._odom:
             return -1.0
-        return min(secs(self.truth[-1].header), secs(self.odom[-1].header))
+        last_truth = deserialize_message(self._truth[-1], PoseStamped)
+        last_odom = deserialize_message(self._odom[-1], Odometry)
+        return min(secs(last_truth.header), secs(last_odom.header))
 
     def accepted(self):
         return [r for r in list(self.results) if r.accepted]
