@@ -22,6 +22,7 @@ pub mod ramp;
 pub mod roots;
 pub mod session;
 pub mod stream;
+pub mod timing;
 pub mod validate;
 
 pub use file::{FileError, InterpolationFile};

@@ -21,6 +21,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::{future, StreamExt};
 use lockstep_player::session::{Options, Session};
+use lockstep_player::timing::Summary;
 use lockstep_player::{validate, InterpolationFile, JointLimits, Plan, Refusal};
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::lockstep_interfaces::action::MovePlay;
@@ -42,6 +43,9 @@ struct Active {
     goal: r2r::ActionServerGoal<MovePlay::Action>,
     joints: Vec<String>,
     ticks: u64,
+    /// Wall time between two ticks of this goal (s), for the timing line at its end.
+    intervals: Vec<f64>,
+    last_tick: Option<std::time::Instant>,
 }
 
 #[derive(Default)]
@@ -277,6 +281,8 @@ async fn serve_goals(
                         goal,
                         joints,
                         ticks: 0,
+                        intervals: Vec::new(),
+                        last_tick: None,
                     });
                     None
                 }
@@ -390,6 +396,10 @@ async fn tick_loop(
             }
         };
         a.ticks += 1;
+        let now = std::time::Instant::now();
+        if let Some(last) = a.last_tick.replace(now) {
+            a.intervals.push((now - last).as_secs_f64());
+        }
         let order = if controller_joints.is_empty() {
             &a.joints
         } else {

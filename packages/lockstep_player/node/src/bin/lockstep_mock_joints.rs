@@ -6,10 +6,11 @@
 //! a log line and a message on `~/alarm` (std_msgs/String) naming the joint, the quantity and the values.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use futures::{future, StreamExt};
+use lockstep_player::timing::Summary;
 use lockstep_player::{JointLimits, Monitor};
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::sensor_msgs::msg::JointState;
@@ -50,7 +51,13 @@ struct Joints {
     positions: Vec<f64>,
     monitor: Monitor,
     alarms: u64,
+    /// Time between two commands of the current burst (s); summarised once commands pause.
+    intervals: Vec<f64>,
+    last_command: Option<Instant>,
 }
+
+/// Commands stopping this long ends a burst: its arrival timing is logged.
+const BURST_GAP: Duration = Duration::from_millis(500);
 
 type Shared = Arc<Mutex<Joints>>;
 
@@ -106,6 +113,8 @@ fn setup(
         positions,
         monitor,
         alarms: 0,
+        intervals: Vec::new(),
+        last_command: None,
     }));
     let logger = lockstep_ros::logger_name(&node)?;
     let mut n = lock(&node)?;
@@ -157,7 +166,13 @@ fn setup(
         let mut interval = tokio::time::interval(Duration::from_secs_f64(p.state_period_s));
         loop {
             interval.tick().await;
-            let Ok(j) = shared.lock() else { return };
+            let Ok(mut j) = shared.lock() else { return };
+            if j.last_command.is_some_and(|t| t.elapsed() > BURST_GAP) && !j.intervals.is_empty() {
+                let mut intervals = std::mem::take(&mut j.intervals);
+                if let Some(timing) = Summary::of(&mut intervals, p.command_period_s) {
+                    r2r::log_info!(&logger, "command arrivals: {timing}");
+                }
+            }
             let stamp = clock
                 .lock()
                 .ok()
@@ -190,6 +205,12 @@ fn command(shared: &Shared, positions: &[f64], alarm: &r2r::Publisher<StringMsg>
             j.names.len()
         );
         return;
+    }
+    let now = Instant::now();
+    if let Some(last) = j.last_command.replace(now) {
+        if now - last < BURST_GAP {
+            j.intervals.push((now - last).as_secs_f64());
+        }
     }
     if let Some(v) = j.monitor.push(positions) {
         j.alarms += 1;
