@@ -1,7 +1,7 @@
 """Streaming figures of lockstep_interpolation_player (issue 12, "Performance"): a 60 s interpolation file
 played at 500 Hz (T_c = 2 ms) to lockstep_mock_joints, release builds, over real DDS. Prints the player's tick
 intervals (producer side), the command arrival intervals at the mock (what a ros2_control controller would
-see), missed cycles (intervals over 1.5 periods) and the player's CPU use. Run by scripts/bench/player.sh."""
+see), missed cycles (intervals over 1.5 periods) and the player's CPU use. Run by scripts/bench/interpolation_player.sh."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@
 //! The logic (file, limits, planning, alignment) is `lockstep_player`; this file wires it to ROS.
 
 mod params;
+mod ticker;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -21,16 +22,16 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::{future, StreamExt};
 use lockstep_player::session::{Options, Session};
-use lockstep_player::timing::Summary;
 use lockstep_player::{validate, InterpolationFile, JointLimits, Plan, Refusal};
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::lockstep_interfaces::action::MovePlay;
 use r2r::lockstep_interfaces::srv::{PauseMotion, ResumeMotion, SetSpeed};
 use r2r::sensor_msgs::msg::JointState;
 use r2r::std_msgs::msg::Float64MultiArray;
-use r2r::trajectory_msgs::msg::{JointTrajectory, JointTrajectoryPoint};
+use r2r::trajectory_msgs::msg::JointTrajectory;
 
-use params::{list, Output, PlayerParams};
+use params::PlayerParams;
+use ticker::{Outputs, Ticker};
 
 fn main() -> anyhow::Result<()> {
     lockstep_ros::run_node("lockstep_interpolation_player", |node| Ok(setup(node)?))
@@ -38,7 +39,7 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// The goal being played.
-struct Active {
+pub(crate) struct Active {
     session: Session,
     goal: r2r::ActionServerGoal<MovePlay::Action>,
     joints: Vec<String>,
@@ -49,16 +50,16 @@ struct Active {
 }
 
 #[derive(Default)]
-struct Engine {
+pub(crate) struct Engine {
     active: Option<Active>,
     /// Latest /joint_states position per joint name.
     measured: BTreeMap<String, f64>,
 }
 
-type Shared = Arc<Mutex<Engine>>;
+pub(crate) type Shared = Arc<Mutex<Engine>>;
 
 /// Everything a goal needs besides the engine.
-struct Config {
+pub(crate) struct Config {
     params: PlayerParams,
     limits: JointLimits,
     logger: String,
@@ -119,7 +120,16 @@ fn setup(
         })
     };
     let goals_task = serve_goals(goals, shared.clone(), config.clone());
-    let tick_task = tick_loop(shared.clone(), config.clone(), output, forward, trajectory);
+    let ticker = Ticker::start(
+        shared.clone(),
+        config.clone(),
+        Outputs {
+            output,
+            forward,
+            trajectory,
+        },
+    )
+    .context("starting the output thread")?;
     let pause_task = {
         let shared = shared.clone();
         pause.for_each(move |req| {
@@ -223,14 +233,9 @@ fn setup(
         })
     };
     Ok(async move {
-        tokio::join!(
-            states_task,
-            goals_task,
-            tick_task,
-            pause_task,
-            resume_task,
-            speed_task
-        );
+        // Owned by the node's main future: dropped (thread stopped and joined) when it ends, before the node.
+        let _ticker = ticker;
+        tokio::join!(states_task, goals_task, pause_task, resume_task, speed_task);
         Ok(())
     })
 }
@@ -364,119 +369,4 @@ async fn start_goal(
         options,
     )?;
     Ok((session, joints))
-}
-
-/// Every `period_s`: one tick of the goal being played, its command published, feedback now and then, and
-/// the result once it ends. A late tick is not caught up (tau never jumps ahead).
-async fn tick_loop(
-    shared: Shared,
-    config: Arc<Config>,
-    output: Output,
-    forward: r2r::Publisher<Float64MultiArray>,
-    trajectory: r2r::Publisher<JointTrajectory>,
-) {
-    let period = Duration::from_secs_f64(config.params.period_s);
-    let mut interval = tokio::time::interval(period);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let feedback_every = (config.params.feedback_period_s / config.params.period_s)
-        .round()
-        .max(1.0) as u64;
-    let controller_joints = list(&config.params.controller_joints);
-    loop {
-        interval.tick().await;
-        let Ok(mut engine) = shared.lock() else { return };
-        let Engine { active, measured } = &mut *engine;
-        let Some(a) = active.as_mut() else { continue };
-        let now: Option<Vec<f64>> = a.joints.iter().map(|j| measured.get(j).copied()).collect();
-        let command = match a.session.tick(now.as_deref()) {
-            Ok(positions) => positions.to_vec(),
-            Err(e) => {
-                finish(active, &config, Some(e.to_string()));
-                continue;
-            }
-        };
-        a.ticks += 1;
-        let now = std::time::Instant::now();
-        if let Some(last) = a.last_tick.replace(now) {
-            a.intervals.push((now - last).as_secs_f64());
-        }
-        let order = if controller_joints.is_empty() {
-            &a.joints
-        } else {
-            &controller_joints
-        };
-        let values: Vec<f64> = order
-            .iter()
-            .map(|j| {
-                a.joints
-                    .iter()
-                    .position(|k| k == j)
-                    .map_or(f64::NAN, |i| command[i])
-            })
-            .collect();
-        let sent = match output {
-            Output::Forward => forward.publish(&Float64MultiArray {
-                data: values,
-                ..Default::default()
-            }),
-            Output::Trajectory => trajectory.publish(&JointTrajectory {
-                joint_names: order.clone(),
-                points: vec![JointTrajectoryPoint {
-                    positions: values,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }),
-        };
-        if let Err(e) = sent {
-            r2r::log_error!(&config.logger, "publishing a command: {e}");
-        }
-        if a.ticks % feedback_every == 0 {
-            let main = a.session.main();
-            let _ = a.goal.publish_feedback(MovePlay::Feedback {
-                state: a.session.state_name().to_owned(),
-                point_index: main.point_index() as u64,
-                tau_secs: main.tau(),
-                speed_factor: main.speed(),
-            });
-        }
-        if a.session.finished() {
-            finish(active, &config, None);
-        }
-    }
-}
-
-/// End the goal being played: its result, succeeded (or cancelled) or aborted with `error`.
-fn finish(active: &mut Option<Active>, config: &Config, error: Option<String>) {
-    let Some(mut a) = active.take() else { return };
-    let main = a.session.main();
-    let peaks = main.peaks();
-    let alarms = a.session.alarms();
-    let valid = error.is_none() && alarms == 0 && peaks.iter().all(|p| p.iter().all(|f| *f <= 1.0 + 1e-6));
-    let cancelled = a.session.cancelled();
-    let message = match (&error, cancelled) {
-        (Some(e), _) => e.clone(),
-        (None, true) => "cancelled: stopped along the path".to_owned(),
-        (None, false) => "played to the end".to_owned(),
-    };
-    let result = MovePlay::Result {
-        points_played: a.session.points_played(),
-        alarm_count: alarms as u32,
-        joint_names: a.joints.clone(),
-        peak_velocity_fraction: peaks.iter().map(|p| p[0]).collect(),
-        peak_acceleration_fraction: peaks.iter().map(|p| p[1]).collect(),
-        peak_jerk_fraction: peaks.iter().map(|p| p[2]).collect(),
-        max_tracking_error: a.session.max_tracking_error(),
-        valid,
-        message: message.clone(),
-    };
-    r2r::log_info!(
-        &config.logger,
-        "goal ended: {message} (valid {valid}, {alarms} alarms)"
-    );
-    let _ = match (error.is_some(), cancelled) {
-        (true, _) => a.goal.abort(result),
-        (false, true) => a.goal.cancel(result),
-        (false, false) => a.goal.succeed(result),
-    };
 }

@@ -1,5 +1,5 @@
 //! How late each message was published against its schedule (the wall time the playback clock gave its
-//! log time), summarised per play: the figure `scripts/bench/player.sh` reports.
+//! log time), summarised per play: the figure `scripts/bench/bag_player.sh` reports.
 
 /// Lateness samples of one play (the first `CAP` kept exactly; beyond, only the count and the maximum).
 #[derive(Debug, Default, Clone)]

@@ -168,8 +168,8 @@ fn setup(
             interval.tick().await;
             let Ok(mut j) = shared.lock() else { return };
             if j.last_command.is_some_and(|t| t.elapsed() > BURST_GAP) && !j.intervals.is_empty() {
-                let mut intervals = std::mem::take(&mut j.intervals);
-                if let Some(timing) = Summary::of(&mut intervals, p.command_period_s) {
+                let intervals = std::mem::take(&mut j.intervals);
+                if let Some(timing) = Summary::of(&intervals, p.command_period_s) {
                     r2r::log_info!(&logger, "command arrivals: {timing}");
                 }
             }

@@ -1,4 +1,4 @@
-"""Bag player benchmark (see player.sh). Both players read the same MCAP bag (written here by rosbags) and
+"""Bag player benchmark (see bag_player.sh). Both players read the same MCAP bag (written here by rosbags) and
 publish every message as serialized CDR with the QoS recorded in the bag (reliable, volatile, keep last 10),
 with nothing subscribed, on a domain of their own. Ours reports, at the end of a play, the wall time from its
 first to its last publish and the lateness of each publish against its schedule; the Python player is timed

@@ -5,7 +5,7 @@
 # as a fraction of its limit, alarms, and the time one plan takes. Exits non-zero if ours breaks a limit.
 # Then streams a 60 s file at 500 Hz to the mock joints and prints tick and arrival jitter, missed cycles and
 # CPU use (scripts/bench/player_jitter.py).
-#   Usage: player.sh [--requests N (100)] [--seed S (7)]
+#   Usage: interpolation_player.sh [--requests N (100)] [--seed S (7)]
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
