@@ -3,68 +3,15 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
-from pathlib import Path
 
-from lockstep_interfaces.action import MovePlay
 from lockstep_interfaces.srv import PauseMotion, ResumeMotion, SetSpeed
-from sensor_msgs.msg import JointState
-from std_msgs.msg import String
+from rclpy.serialization import deserialize_message
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
 
-from lockstep_testing.harness import binary
-
-PERIOD = 0.002
-JOINTS = ["shoulder", "elbow"]
-# The player's limits; the file is generated at half of them so s_max is above 1.
-LIMITS = """joint_limits:
-  shoulder: {max_velocity: 2.0, max_acceleration: 8.0}
-  elbow: {max_velocity: 1.6, max_acceleration: 6.0}
-"""
-PLANNED = """joint_limits:
-  shoulder: {max_velocity: 1.0, max_acceleration: 4.0}
-  elbow: {max_velocity: 0.8, max_acceleration: 3.0}
-"""
-WAYPOINTS = "shoulder,elbow\n0,0\n0.8,-0.5\n0.2,0.4\n"
-
-
-def setup_files(tmp_path: Path) -> tuple[Path, Path]:
-    root = tmp_path / "files"
-    root.mkdir()
-    (tmp_path / "limits.yaml").write_text(LIMITS)
-    (tmp_path / "planned.yaml").write_text(PLANNED)
-    (tmp_path / "wp.csv").write_text(WAYPOINTS)
-    gen = subprocess.run([str(binary("lockstep")), "player", "generate", str(tmp_path / "wp.csv"), "--limits",
-                          str(tmp_path / "planned.yaml"), "-o", str(root / "move.csv")],
-                         capture_output=True, text=True, timeout=60)
-    assert gen.returncode == 0, gen.stderr
-    return root, tmp_path / "limits.yaml"
-
-
-def rows(path: Path) -> list[list[float]]:
-    return [[float(x) for x in line.split(",")] for line in path.read_text().splitlines()[2:]]
-
-
-def start(ros, tmp_path: Path, initial: str = "0,0", align: bool = True):
-    root, limits = setup_files(tmp_path)
-    mock = ros.start("lockstep_mock_joints", params={
-        "joints": ",".join(JOINTS), "initial_positions": initial, "limits_file": str(limits),
-        "command_period_s": PERIOD})
-    player = ros.start("lockstep_interpolation_player", params={
-        "roots": str(root), "limits_file": str(limits), "period_s": PERIOD, "align": align})
-    alarms = ros.collect(String, "/lockstep_mock_joints/alarm")
-    states = ros.collect(JointState, "/joint_states")
-    client = ros.action_client(MovePlay, "/move_play")
-    ros.wait_for_messages(states, 1, what="/joint_states from the mock")
-    return root, mock, player, alarms, states, client
-
-
-def goal(path: str, **kw) -> MovePlay.Goal:
-    g = MovePlay.Goal()
-    g.path = path
-    for k, v in kw.items():
-        setattr(g, k, v)
-    return g
+from lockstep_testing.harness import reliable
+from player_support import PERIOD, goal, rows, start
 
 
 def test_a_generated_file_plays_and_the_joints_follow_it_without_alarm(ros, tmp_path):
@@ -185,3 +132,39 @@ def test_cancel_stops_along_the_path_like_a_pause(ros, tmp_path):
     final = list(states[-1].position)
     assert final != rows(root / "move.csv")[-1], "it stopped before the end"
     assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_trajectory_output_in_the_controllers_joint_order(ros, tmp_path):
+    root, mock, player, alarms, states, client = start(ros, tmp_path, output="trajectory",
+                                                       controller_joints="elbow,shoulder")
+    # Raw and deep: 500 messages a second, deserialized after the fact, so rclpy keeps up.
+    received, subscription = ros.subscribe(JointTrajectory, "/forward_position_controller/joint_trajectory",
+                                           reliable(depth=5000), raw=True)
+    forward = ros.collect(Float64MultiArray, "/forward_position_controller/commands")
+    ros.wait_for_publishers(subscription)
+    result = ros.result(ros.send_goal(client, goal("move.csv")), timeout=60).result
+    assert result.valid, result
+    points = rows(root / "move.csv")
+    last = [points[-1][1], points[-1][0]]
+    ros.wait_until(lambda: received and list(deserialize_message(received[-1][0], JointTrajectory).points[0]
+                                             .positions) == last, 10, "the last point as a JointTrajectory")
+    sent = [deserialize_message(m, JointTrajectory) for m, _ in list(received)]
+    assert not forward, "nothing on the forward controller's topic"
+    assert all(list(m.joint_names) == ["elbow", "shoulder"] and len(m.points) == 1 for m in sent)
+    # Each command, swapped back to the file's order, is on the file's path, in order, ending on its last point.
+    commanded = [list(reversed(m.points[0].positions)) for m in sent]
+    assert commanded[-1] == points[-1], (commanded[-1], points[-1])
+    k = 0
+    for n, c in enumerate(commanded):
+        while k + 1 < len(points) and distance_to_segment(c, points[k], points[k + 1]) > 1e-9:
+            k += 1
+        assert k + 1 < len(points), f"command {n} {c} is not on the path after point {k}"
+    assert player.stop() == 0 and mock.stop() == 0
+
+
+def distance_to_segment(c: list[float], a: list[float], b: list[float]) -> float:
+    """Distance from c to the segment a-b."""
+    ab = [y - x for x, y in zip(a, b)]
+    length2 = sum(d * d for d in ab)
+    w = 0.0 if length2 == 0 else max(0.0, min(1.0, sum((ci - ai) * d for ci, ai, d in zip(c, a, ab)) / length2))
+    return max(abs(ci - (ai + w * d)) for ci, ai, d in zip(c, a, ab))

@@ -1,7 +1,9 @@
 //! 100 random pause / resume / speed changes on one generated file: the largest |v| and |a| per axis as a
 //! fraction of its limit, ours (ramps planned and checked by simulation) against the naive baseline (s jumps
 //! to the requested factor at the next tick, like the joint_trajectory_controller's speed scaling), same
-//! file, same requests at the same ticks, same output period. Also the time one plan takes.
+//! file, same requests at the same ticks, same output period. Also the time one plan takes. Run twice:
+//! without jerk limits (the seed's linear interpolation), then with jerk limits (the cubic spline, for both,
+//! and |j| in the table).
 //!
 //!   cargo bench -p lockstep_player --bench changes [-- --requests N --seed S]
 #![allow(clippy::expect_used)]
@@ -10,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use lockstep_player::generate::generate;
-use lockstep_player::{plan, AxisLimits, Phase, Stream};
+use lockstep_player::{plan, AxisLimits, Interpolation, Phase, Stream};
 use rand::{Rng, SeedableRng};
 
 const PERIOD: f64 = 0.002;
@@ -33,13 +35,22 @@ enum Request {
 fn main() {
     let requests = arg("--requests", 100) as usize;
     let seed = arg("--seed", 7);
+    let over = run(requests, seed, false) | run(requests, seed, true);
+    if over {
+        eprintln!("changes: ours went over a limit");
+        std::process::exit(1);
+    }
+}
+
+/// One comparison; true if ours went over a limit.
+fn run(requests: usize, seed: u64, jerk: bool) -> bool {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let joints: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
     let limits: Vec<AxisLimits> = (0..6)
         .map(|i| AxisLimits {
             max_velocity: 1.0 + 0.25 * i as f64,
             max_acceleration: 3.0 + i as f64,
-            max_jerk: None,
+            max_jerk: jerk.then_some(30.0 + 10.0 * i as f64),
         })
         .collect();
     let waypoints: Vec<Vec<f64>> = (0..12)
@@ -51,12 +62,17 @@ fn main() {
         .map(|l| AxisLimits {
             max_velocity: 0.7 * l.max_velocity,
             max_acceleration: 0.7 * l.max_acceleration,
-            max_jerk: None,
+            max_jerk: l.max_jerk.map(|j| 0.7 * j),
         })
         .collect();
     let file = Arc::new(generate(&joints, &waypoints, &planned, PERIOD).expect("generate"));
     let end = file.points.len() - 1;
-    let fresh = || Stream::new(file.clone(), limits.clone(), PERIOD, 0, end);
+    let interpolation = if jerk {
+        Interpolation::Cubic
+    } else {
+        Interpolation::Linear
+    };
+    let fresh = || Stream::new(file.clone(), limits.clone(), PERIOD, 0, end).interpolated(interpolation);
     let s_max = plan::s_max(&fresh());
     let schedule: Vec<(u32, Request)> = (0..requests)
         .map(|_| {
@@ -112,43 +128,63 @@ fn main() {
     let median = plan_times[plan_times.len() / 2];
     let max = plan_times[plan_times.len() - 1];
 
-    println!("### Player: {requests} random pause / resume / speed changes (seed {seed})\n");
+    let title = if jerk {
+        "with jerk limits (cubic spline between points, for both)"
+    } else {
+        "without jerk limits (linear interpolation)"
+    };
+    println!("### Player: {requests} random pause / resume / speed changes (seed {seed}), {title}\n");
     println!(
         "File: 6 joints through 12 random waypoints, generated at 70 % of the limits, {} points at {} ms \
          ({:.1} s); output period {} ms; s_max {:.3}. Requests every 20-400 ticks: pause, resume at a random \
          factor, or set_speed to a random factor in [0.3, s_max). Ours: {accepted} accepted, {refused} refused \
-         (a resume while playing, a pause while paused). Peak |v| and |a| per joint as a fraction of its limit \
-         (finite differences at the output period); alarms = ticks over any limit.\n",
+         (a resume while playing, a pause while paused). Peak |v|, |a| (and |j|) per joint as a fraction of \
+         its limit (finite differences at the output period); alarms = ticks over any limit.\n",
         file.points.len(),
         PERIOD * 1e3,
         file.duration_secs(),
         PERIOD * 1e3,
         s_max
     );
-    println!("| joint | ours peak v | ours peak a | baseline peak v | baseline peak a |");
-    println!("|---|---|---|---|---|");
+    let slots = if jerk { 3 } else { 2 };
+    let names = ["v", "a", "j"];
+    let header: Vec<String> = ["ours", "baseline"]
+        .iter()
+        .flat_map(|who| names[..slots].iter().map(move |q| format!("{who} peak {q}")))
+        .collect();
+    println!("| joint | {} |", header.join(" | "));
+    println!("|---|{}", "---|".repeat(2 * slots));
     for (i, joint) in joints.iter().enumerate() {
         let (o, n) = (ours.peaks()[i], naive.peaks()[i]);
-        println!(
-            "| {joint} | {:.3} | {:.3} | {:.3} | {:.1} |",
-            o[0], o[1], n[0], n[1]
-        );
+        let ours_cells = o[..slots].iter().map(|f| format!("{f:.3}"));
+        let naive_cells = n[..slots].iter().enumerate().map(|(q, f)| {
+            if q == 0 {
+                format!("{f:.3}")
+            } else {
+                format!("{f:.1}")
+            }
+        });
+        let cells: Vec<String> = ours_cells.chain(naive_cells).collect();
+        println!("| {joint} | {} |", cells.join(" | "));
     }
-    let worst = |s: &Stream| s.peaks().iter().map(|p| p[1]).fold(0.0, f64::max);
+    let worst = |s: &Stream, slot: usize| s.peaks().iter().map(|p| p[slot]).fold(0.0, f64::max);
+    let worst_cells = |s: &Stream, digits: usize| -> String {
+        (1..slots)
+            .map(|q| format!("worst {}: **{:.digits$}**", names[q], worst(s, q)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     println!(
-        "| **all** | alarms: **{}** | worst a: **{:.3}** | alarms: **{}** | worst a: **{:.1}** |\n",
+        "| **all** | alarms: **{}** | {} | alarms: **{}** | {} |\n",
         ours.alarms(),
-        worst(&ours),
+        worst_cells(&ours, 3),
         naive.alarms(),
-        worst(&naive)
+        worst_cells(&naive, 1),
     );
     println!(
         "Planning one change (release build, simulation search included): median {median:.2} ms, max {max:.2} ms \
-         over {} requests.",
+         over {} requests.\n",
         plan_times.len()
     );
-    if ours.alarms() > 0 || worst(&ours) > 1.0 + 1e-6 {
-        eprintln!("changes: ours went over a limit");
-        std::process::exit(1);
-    }
+    ours.alarms() > 0 || (0..slots).any(|q| worst(&ours, q) > 1.0 + 1e-6)
 }

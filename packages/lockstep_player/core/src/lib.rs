@@ -6,6 +6,7 @@
 //! - [`validate`]: what a file asks of each axis at speed 1, with the line at fault.
 //! - [`monitor`]: finite differences of a commanded stream against the limits (shared with the mock hardware).
 //! - [`ramp`]: changes of the speed factor s (linear, or S-curves under jerk limits).
+//! - [`spline`]: the interpolation between file points: the seed's linear one, or a C2 cubic spline.
 //! - [`stream`]: one time variable tau advanced by s * T_c per output tick.
 //! - [`plan`]: pause, resume, speed override and cancel, each checked by simulation before it is applied.
 //! - [`roots`]: files only from configured directories.
@@ -21,6 +22,7 @@ pub mod plan;
 pub mod ramp;
 pub mod roots;
 pub mod session;
+pub mod spline;
 pub mod stream;
 pub mod timing;
 pub mod validate;
@@ -30,4 +32,5 @@ pub use limits::{AxisLimits, JointLimits, LimitsError};
 pub use monitor::{Monitor, Quantity, Violation};
 pub use plan::{Plan, Refusal};
 pub use ramp::{axis_stop_secs, Ramp};
+pub use spline::{Curve, Interpolation};
 pub use stream::{Phase, Stream};

@@ -54,7 +54,7 @@ pub enum Refusal {
         t_min_secs: f64,
         t_feasible_secs: f64,
     },
-    #[error("speed factor {requested} is above s_max = {s_max:.4}, the largest this file allows within the velocity and acceleration limits")]
+    #[error("speed factor {requested} is above s_max = {s_max:.4}, the largest this file allows within the joint limits")]
     AboveMax { requested: f64, s_max: f64 },
     #[error("{0}")]
     Invalid(String),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::file::InterpolationFile;
 use crate::limits::AxisLimits;
 use crate::plan::{self, Plan, Refusal};
+use crate::spline::Interpolation;
 use crate::stream::{Phase, Stream};
 
 /// What went wrong in a session.
@@ -42,6 +43,9 @@ pub struct Options {
     pub tolerance: f64,
     /// Longest wait for the measured positions to reach the first point after the alignment (s).
     pub settle_timeout_secs: f64,
+    /// Between file points (and the alignment motion's): the seed's linear interpolation, or the cubic
+    /// spline jerk limits need (see [`crate::spline`]).
+    pub interpolation: Interpolation,
 }
 
 /// Where a session is.
@@ -113,7 +117,8 @@ impl Session {
             options.period_secs,
             first_index,
             last_index,
-        );
+        )
+        .interpolated(options.interpolation);
         let s_max = plan::s_max(&main);
         let away = current.filter(|c| max_difference(c, &first) > options.tolerance);
         let mut session = Self {
@@ -135,7 +140,8 @@ impl Session {
                     crate::generate::generate(&file.joints, &waypoints, &limits, session.options.period_secs)
                         .map_err(|e| SessionError::Alignment(e.to_string()))?;
                 let end = motion.points.len() - 1;
-                let mut stream = Stream::new(Arc::new(motion), limits, session.options.period_secs, 0, end);
+                let mut stream = Stream::new(Arc::new(motion), limits, session.options.period_secs, 0, end)
+                    .interpolated(session.options.interpolation);
                 let s_max = plan::s_max(&stream).max(1.0);
                 plan::start(&mut stream, 1.0, s_max).map_err(|e| SessionError::Alignment(e.to_string()))?;
                 session.alignment = Some(stream);

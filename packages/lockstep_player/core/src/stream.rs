@@ -1,5 +1,5 @@
 //! The stream of commanded positions: one time variable tau (file time) advanced by s * T_c each output tick,
-//! the position the seed's linear interpolation at tau, and s changed only by planned ramps (see `plan`).
+//! the position the file's interpolation at tau (the seed's linear one unless [`Stream::interpolated`]), and s changed only by planned ramps (see `plan`).
 //!
 //! Everything here is deterministic: the planner checks a change by running a copy of the stream through it,
 //! so what the stream then does is exactly what was checked.
@@ -10,6 +10,7 @@ use crate::file::InterpolationFile;
 use crate::limits::AxisLimits;
 use crate::monitor::{Monitor, Violation};
 use crate::ramp::Ramp;
+use crate::spline::{Curve, Interpolation};
 
 /// What the stream is doing (the MovePlay feedback's state, alignment aside).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +48,7 @@ pub struct Change {
 /// The playing part of the interpolation player.
 #[derive(Debug, Clone)]
 pub struct Stream {
-    file: Arc<InterpolationFile>,
+    curve: Curve,
     limits: Vec<AxisLimits>,
     /// Output period T_c (s).
     period_secs: f64,
@@ -85,7 +86,7 @@ impl Stream {
         let mut monitor = Monitor::new(period_secs, limits.clone());
         monitor.push(&position);
         Self {
-            file,
+            curve: Curve::new(file, Interpolation::Linear),
             limits,
             period_secs,
             tau,
@@ -102,6 +103,16 @@ impl Stream {
             steps: 0,
             position,
         }
+    }
+
+    /// The same stream with `interpolation` between the file's points (the seed's linear one by default).
+    /// Both pass through every point, so the position at rest on the start point is unchanged.
+    #[must_use]
+    pub fn interpolated(mut self, interpolation: Interpolation) -> Self {
+        if interpolation != self.curve.interpolation() {
+            self.curve = Curve::new(self.curve.file_arc(), interpolation);
+        }
+        self
     }
 
     /// Advance one output tick; the position to send (the hold point while paused or done).
@@ -136,7 +147,7 @@ impl Stream {
         }
         self.steps += 1;
         let mut position = std::mem::take(&mut self.position);
-        self.file.position_at(self.tau, &mut position);
+        self.curve.position_at(self.tau, &mut position);
         self.position = position;
         if let Some(v) = self.monitor.push(&self.position) {
             self.alarms += 1;
@@ -232,14 +243,18 @@ impl Stream {
         self.period_secs
     }
     pub fn file(&self) -> &InterpolationFile {
-        &self.file
+        self.curve.file()
+    }
+    pub fn interpolation(&self) -> Interpolation {
+        self.curve.interpolation()
     }
     pub fn limits(&self) -> &[AxisLimits] {
         &self.limits
     }
     /// The index of the file point at or before tau.
     pub fn point_index(&self) -> usize {
-        ((self.tau / self.file.period_secs).floor().max(0.0) as usize).min(self.file.points.len() - 1)
+        let f = self.curve.file();
+        ((self.tau / f.period_secs).floor().max(0.0) as usize).min(f.points.len() - 1)
     }
     /// The last position sent.
     pub fn position(&self) -> &[f64] {
@@ -266,7 +281,7 @@ impl Stream {
     }
     /// The file's own velocity (per axis, at s = 1) at tau.
     pub fn path_velocity(&self) -> Vec<f64> {
-        let f = &self.file;
+        let f = self.curve.file();
         let k = self.point_index().min(f.points.len().saturating_sub(2));
         if f.points.len() < 2 {
             return vec![0.0; f.joints.len()];

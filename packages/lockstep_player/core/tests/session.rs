@@ -16,6 +16,7 @@ fn options(align: bool) -> Options {
         align,
         tolerance: 1e-4,
         settle_timeout_secs: 1.0,
+        interpolation: lockstep_player::Interpolation::Linear,
     }
 }
 

@@ -6,7 +6,7 @@ mod common;
 
 use common::{limits_for, quintic_file, run_until, stream, WAYPOINTS};
 use lockstep_player::plan::{self, Refusal};
-use lockstep_player::{InterpolationFile, Phase};
+use lockstep_player::{Interpolation, InterpolationFile, Phase};
 
 const T: f64 = 0.002;
 
@@ -143,10 +143,19 @@ fn speed_override_changes_the_duration_and_is_bounded_by_s_max() {
 /// Random requests at random instants (seeded), including resumes while still pausing and speed changes
 /// during ramps; every accepted plan is run, and no tick may break a limit. Returns (accepted, refused).
 fn random_requests(jerk: bool, seed: u64, requests: usize) -> (usize, usize) {
+    random_requests_with(jerk, Interpolation::Linear, seed, requests)
+}
+
+fn random_requests_with(
+    jerk: bool,
+    interpolation: Interpolation,
+    seed: u64,
+    requests: usize,
+) -> (usize, usize) {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let file = quintic_file(T, &WAYPOINTS, 0.5, 0.05);
-    let mut s = stream(file, limits_for(0.5, 0.4, jerk), T);
+    let mut s = stream(file, limits_for(0.5, 0.4, jerk), T).interpolated(interpolation);
     let s_max = plan::s_max(&s);
     plan::start(&mut s, 1.0, s_max).unwrap();
     let (mut accepted, mut refused) = (0, 0);
@@ -187,4 +196,47 @@ fn limits_hold_through_20_random_pause_resume_and_speed_changes() {
             "seed {seed}: only {accepted} of 20 requests accepted"
         );
     }
+}
+
+#[test]
+fn jerk_limits_hold_through_20_random_changes_on_the_cubic_spline() {
+    for seed in 0..10 {
+        let (accepted, _) = random_requests_with(true, Interpolation::Cubic, seed, 20);
+        assert!(
+            accepted >= 8,
+            "seed {seed}: only {accepted} of 20 requests accepted"
+        );
+    }
+}
+
+/// Why the spline: mid-move, the linear interpolation's velocity steps at every file point, so under a jerk
+/// limit a pause must wait for a stretch where the steps are small (or is refused); on the spline the same
+/// pause starts at once as an S-curve and ends sooner. (Linear interpolation at a steady s != 1 also breaks
+/// the jerk limit between changes: the node refuses `interpolation: linear` with jerk limits.)
+#[test]
+fn a_pause_mid_move_under_a_jerk_limit_starts_at_once_on_the_spline() {
+    let file = quintic_file(T, &WAYPOINTS, 0.5, 0.05);
+    let pause_at = |interpolation| {
+        let mut s = stream(file.clone(), limits_for(0.5, 0.4, true), T).interpolated(interpolation);
+        let s_max = plan::s_max(&s);
+        plan::start(&mut s, 1.0, s_max).unwrap();
+        // 0.1 s into the first move, near its largest acceleration (the velocity steps a * T at each point).
+        for _ in 0..((0.05 + 0.1) / T) as usize {
+            s.step();
+        }
+        (plan::pause(&mut s, None).unwrap(), s)
+    };
+    let (linear, _) = pause_at(Interpolation::Linear);
+    let (cubic, mut s) = pause_at(Interpolation::Cubic);
+    assert!(
+        linear.delay_secs > 0.0 && cubic.delay_secs == 0.0,
+        "{linear:?} {cubic:?}"
+    );
+    assert!(
+        cubic.total_secs() < 0.6 * linear.total_secs(),
+        "{linear:?} {cubic:?}"
+    );
+    run_until(&mut s, Phase::Paused, 20_000);
+    assert_eq!(s.alarms(), 0, "{:?}", s.first_alarm());
+    assert!(s.peaks().iter().all(|p| p[2] <= 1.0 + 1e-9), "{:?}", s.peaks());
 }

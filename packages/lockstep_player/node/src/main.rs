@@ -359,6 +359,7 @@ async fn start_goal(
         align: p.align,
         tolerance: p.align_tolerance,
         settle_timeout_secs: p.settle_timeout_secs,
+        interpolation: p.interpolation(&joints, &limits)?,
     };
     let session = Session::new(
         Arc::new(file),

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::ensure;
+use lockstep_player::{AxisLimits, Interpolation};
 
 #[derive(r2r::RosParams, Debug, Clone)]
 pub struct PlayerParams {
@@ -29,6 +30,8 @@ pub struct PlayerParams {
     pub settle_timeout_secs: f64,
     /// Seconds between two MovePlay feedback messages.
     pub feedback_period_s: f64,
+    /// Between file points: `linear` (the seed's), `cubic` (a C2 spline through the same points, whose jerk is bounded) or `auto` (cubic when a played joint has a jerk limit, else linear).
+    pub interpolation: String,
 }
 
 impl Default for PlayerParams {
@@ -45,6 +48,7 @@ impl Default for PlayerParams {
             joint_states_timeout_secs: 2.0,
             settle_timeout_secs: 5.0,
             feedback_period_s: 0.05,
+            interpolation: "auto".into(),
         }
     }
 }
@@ -78,6 +82,30 @@ impl PlayerParams {
         }
     }
 
+    /// The interpolation for joints `names` with `limits`: `auto` is cubic when one of them has a jerk limit.
+    /// `linear` with a jerk limit is refused: between file points its velocity steps, so at any s but 1 its
+    /// commands break the jerk limit (see `lockstep_player::spline`).
+    pub fn interpolation(&self, names: &[String], limits: &[AxisLimits]) -> anyhow::Result<Interpolation> {
+        let jerk_limited = names.iter().zip(limits).find(|(_, l)| l.max_jerk.is_some());
+        if self.interpolation == "auto" {
+            return Ok(if jerk_limited.is_some() {
+                Interpolation::Cubic
+            } else {
+                Interpolation::Linear
+            });
+        }
+        let interpolation = self
+            .interpolation
+            .parse()
+            .map_err(|e| anyhow::anyhow!("parameter `interpolation` is {e} or `auto`"))?;
+        if let (Interpolation::Linear, Some((joint, _))) = (interpolation, jerk_limited) {
+            anyhow::bail!(
+                "joint `{joint}` has a jerk limit, which the linear interpolation breaks at any speed but 1: set parameter `interpolation` to `cubic` or `auto`"
+            );
+        }
+        Ok(interpolation)
+    }
+
     /// Check the numbers; an error names the parameter.
     pub fn check(&self) -> anyhow::Result<()> {
         for (name, v) in [
@@ -97,6 +125,7 @@ impl PlayerParams {
             "parameter `limits_file` is empty: the player needs joint limits"
         );
         self.output()?;
+        self.interpolation(&[], &[])?;
         Ok(())
     }
 }
