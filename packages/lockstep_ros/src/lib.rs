@@ -79,6 +79,16 @@ impl<T> RosContext<T> for std::result::Result<T, r2r::Error> {
 /// A node shared between the spinner and the node's tasks.
 pub type SharedNode = Arc<Mutex<r2r::Node>>;
 
+/// The items of a comma-separated string parameter (`joints:=a, b,c`): trimmed, empty ones dropped. ROS 2
+/// string-array parameters cannot be empty, so list parameters are strings.
+pub fn param_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Lock a shared node, mapping a poisoned mutex to [`Error::Poisoned`].
 pub fn lock(node: &SharedNode) -> Result<MutexGuard<'_, r2r::Node>> {
     node.lock().map_err(|_| Error::Poisoned)

@@ -60,14 +60,7 @@ pub enum Output {
     Trajectory,
 }
 
-/// Comma-separated names, trimmed, empty ones dropped.
-pub fn list(text: &str) -> Vec<String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
+pub use lockstep_ros::param_list as list;
 
 impl PlayerParams {
     pub fn roots(&self) -> Vec<PathBuf> {

@@ -193,9 +193,8 @@ fn count_param(name: &str, value: i64, min: usize) -> anyhow::Result<usize> {
 
 /// The rule files of a comma-separated list.
 pub fn rule_paths(list: &str) -> Vec<PathBuf> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
+    lockstep_ros::param_list(list)
+        .into_iter()
         .map(PathBuf::from)
         .collect()
 }

@@ -74,22 +74,15 @@ fn setup(
         .lock()
         .map_err(|_| lockstep_ros::Error::Poisoned)?
         .clone();
-    let names: Vec<String> = p
-        .joints
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let names = lockstep_ros::param_list(&p.joints);
     anyhow::ensure!(!names.is_empty(), "parameter `joints` is empty");
     let positions: Vec<f64> = if p.initial_positions.trim().is_empty() {
         vec![0.0; names.len()]
     } else {
-        p.initial_positions
-            .split(',')
+        lockstep_ros::param_list(&p.initial_positions)
+            .iter()
             .map(|v| {
-                v.trim()
-                    .parse::<f64>()
+                v.parse::<f64>()
                     .with_context(|| format!("parameter `initial_positions`: `{v}` is not a number"))
             })
             .collect::<anyhow::Result<_>>()?
