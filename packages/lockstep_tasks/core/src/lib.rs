@@ -1,0 +1,18 @@
+//! Hierarchical task execution (seed 003), without ROS.
+//!
+//! - [`config`]: levels, decomposition templates, parameter compatibility rules, attributes and the actuator
+//!   mapping, from YAML; errors name the key path and line.
+//! - [`params`]: parameters templated from the parent's and merged by rule (min, max, parent, child,
+//!   intersect).
+//! - [`status`]: the statuses and the transition table.
+//! - [`tree`]: eager decomposition into per-level subtask lists; status changes checked against the table.
+
+pub mod config;
+pub mod params;
+pub mod status;
+pub mod tree;
+
+pub use config::{Attribute, Config, ConfigError, Merge};
+pub use params::{ParamError, Params};
+pub use status::{EndReason, Status};
+pub use tree::{Change, DecomposeError, Id, Subtask, TransitionError, Tree};
