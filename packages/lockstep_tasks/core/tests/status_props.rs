@@ -2,56 +2,11 @@
 //! change, and no parent is completed while a child is not.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
+mod common;
 
-use lockstep_tasks::config::{Actuator, Child, Template};
-use lockstep_tasks::{Config, EndReason, Params, Status, Tree};
+use common::config;
+use lockstep_tasks::{EndReason, Params, Status, Tree};
 use proptest::prelude::*;
-
-/// A configuration with `fanouts.len() + 1` levels; each subtask at level i has `fanouts[i]` children.
-fn config(fanouts: &[usize]) -> Config {
-    let levels: Vec<String> = (0..=fanouts.len()).map(|i| format!("l{i}")).collect();
-    let mut templates = BTreeMap::new();
-    for (i, level) in levels.iter().enumerate() {
-        let last = i == fanouts.len();
-        templates.insert(
-            format!("t{i}"),
-            Template {
-                level: level.clone(),
-                parameters: BTreeMap::new(),
-                required: Vec::new(),
-                children: if last {
-                    Vec::new()
-                } else {
-                    (0..fanouts[i])
-                        .map(|_| Child {
-                            template: format!("t{}", i + 1),
-                            parameters: BTreeMap::new(),
-                            attributes: Vec::new(),
-                        })
-                        .collect()
-                },
-                parallel: false,
-                attributes: Vec::new(),
-                actuator: last.then(|| "a".to_owned()),
-            },
-        );
-    }
-    let actuators = BTreeMap::from([(
-        "a".to_owned(),
-        Actuator {
-            server: "/a".into(),
-            action_type: "x/action/A".into(),
-            goal: BTreeMap::new(),
-        },
-    )]);
-    Config {
-        levels,
-        parameters: BTreeMap::new(),
-        actuators,
-        templates,
-    }
-}
 
 fn status(k: u8) -> Status {
     match k % 8 {
@@ -71,7 +26,7 @@ proptest! {
         fanouts in prop::collection::vec(1usize..4, 1..4),
         events in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..300),
     ) {
-        let tree_config = config(&fanouts);
+        let tree_config = config(&fanouts, &[]);
         let mut tree = Tree::decompose(&tree_config, "t0", &Params::new()).unwrap();
         let expected: usize = (0..=fanouts.len()).map(|l| fanouts[..l].iter().product::<usize>()).sum();
         prop_assert_eq!(tree.nodes.len(), expected);
