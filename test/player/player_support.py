@@ -47,13 +47,13 @@ def rows(path: Path) -> list[list[float]]:
 
 
 def start(ros, tmp_path: Path, initial: str = "0,0", align: bool = True, files: dict | None = None,
-          **player_params):
-    """The mock and the player on generated files (`files`: setup_files' keyword arguments); (root, mock,
-    player, alarms, states, MovePlay client)."""
+          mock_params: dict | None = None, **player_params):
+    """The mock and the player on generated files (`files`: setup_files' keyword arguments; `mock_params`:
+    more parameters of the mock); (root, mock, player, alarms, states, MovePlay client)."""
     root, limits = setup_files(tmp_path, **(files or {}))
     mock = ros.start("lockstep_mock_joints", params={
         "joints": ",".join(JOINTS), "initial_positions": initial, "limits_file": str(limits),
-        "command_period_s": PERIOD})
+        "command_period_s": PERIOD, **(mock_params or {})})
     player = ros.start("lockstep_interpolation_player", params={
         "roots": str(root), "limits_file": str(limits), "period_s": PERIOD, "align": align, **player_params})
     alarms = ros.collect(String, "/lockstep_mock_joints/alarm")

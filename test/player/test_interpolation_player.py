@@ -31,6 +31,20 @@ def test_a_generated_file_plays_and_the_joints_follow_it_without_alarm(ros, tmp_
     assert player.stop() == 0 and mock.stop() == 0
 
 
+def test_a_lagging_drive_shows_in_the_tracking_error(ros, tmp_path):
+    """The mock as a drive with a 50 ms first-order lag: the result's tracking error is about v * tau (the
+    ramp-following error of a first-order lag), where the instant mock's is one tick of motion."""
+    root, mock, player, alarms, states, client = start(ros, tmp_path, mock_params={"lag_time_constant_s": 0.05})
+    result = ros.result(ros.send_goal(client, goal("move.csv")), timeout=60).result
+    # The file peaks at 1.0 rad/s (shoulder) and 0.8 (elbow): v * tau is about 0.05 rad.
+    assert 0.02 < result.max_tracking_error < 0.1, result.max_tracking_error
+    assert result.alarm_count == 0 and not alarms, alarms
+    last = rows(root / "move.csv")[-1]
+    ros.wait_until(lambda: states and max(abs(a - b) for a, b in zip(states[-1].position, last)) < 1e-4, 5,
+                   "the lagging joints settle on the last point")
+    assert player.stop() == 0 and mock.stop() == 0
+
+
 def test_pause_mid_motion_stops_on_the_path_and_resume_finishes(ros, tmp_path):
     root, mock, player, alarms, states, client = start(ros, tmp_path)
     feedback: list = []

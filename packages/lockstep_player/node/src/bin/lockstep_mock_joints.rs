@@ -1,9 +1,10 @@
 //! `lockstep_mock_joints`: position-controlled joints for tests and demos without hardware, like
 //! ros2_control's mock_components: takes `/<controller>/commands` (std_msgs/Float64MultiArray, `joints`
-//! order) or `/<controller>/joint_trajectory`, moves each joint to its command, publishes `/joint_states` every
-//! `state_period_s`, and raises the seed's overspeed alarm whenever a commanded step needs more than a joint's
-//! velocity, acceleration or jerk limit (finite differences at `command_period_s`, `lockstep_player::Monitor`):
-//! a log line and a message on `~/alarm` (std_msgs/String) naming the joint, the quantity and the values.
+//! order) or `/<controller>/joint_trajectory`, moves each joint to its command (at once, or with a first-order
+//! lag of `lag_time_constant_s`), publishes `/joint_states` every `state_period_s`, and raises the seed's
+//! overspeed alarm whenever a commanded step needs more than a joint's velocity, acceleration or jerk limit
+//! (finite differences at `command_period_s`, `lockstep_player::Monitor`): a log line and a message on
+//! `~/alarm` (std_msgs/String) naming the joint, the quantity and the values.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,6 +32,8 @@ struct MockParams {
     command_period_s: f64,
     /// Seconds between two /joint_states.
     state_period_s: f64,
+    /// Time constant of a first-order response to the commands [s] (a drive that lags); 0: the joints are at each command at once.
+    lag_time_constant_s: f64,
 }
 
 impl Default for MockParams {
@@ -42,13 +45,17 @@ impl Default for MockParams {
             controller: "forward_position_controller".into(),
             command_period_s: 0.002,
             state_period_s: 0.01,
+            lag_time_constant_s: 0.0,
         }
     }
 }
 
 struct Joints {
     names: Vec<String>,
+    /// Where the joints are (published on /joint_states).
     positions: Vec<f64>,
+    /// The last command.
+    targets: Vec<f64>,
     monitor: Monitor,
     alarms: u64,
     /// Time between two commands of the current burst (s); summarised once commands pause.
@@ -97,12 +104,19 @@ fn setup(
         p.command_period_s > 0.0 && p.state_period_s > 0.0,
         "parameters `command_period_s` and `state_period_s` must be > 0"
     );
+    anyhow::ensure!(
+        p.lag_time_constant_s.is_finite() && p.lag_time_constant_s >= 0.0,
+        "parameter `lag_time_constant_s` is {}; it must be >= 0",
+        p.lag_time_constant_s
+    );
+    let lagless = p.lag_time_constant_s == 0.0;
     let all = JointLimits::read(std::path::Path::new(&p.limits_file))?;
     let limits = all.for_joints(&names, &p.limits_file)?;
     let mut monitor = Monitor::new(p.command_period_s, limits);
     monitor.push(&positions);
     let shared: Shared = Arc::new(Mutex::new(Joints {
         names: names.clone(),
+        targets: positions.clone(),
         positions,
         monitor,
         alarms: 0,
@@ -126,7 +140,7 @@ fn setup(
     let command_task = {
         let (shared, alarm, logger) = (shared.clone(), alarm.clone(), logger.clone());
         commands.for_each(move |msg| {
-            command(&shared, &msg.data, &alarm, &logger);
+            command(&shared, &msg.data, &alarm, &logger, lagless);
             future::ready(())
         })
     };
@@ -146,7 +160,7 @@ fn setup(
                     .collect()
             });
             match order {
-                Some(positions) => command(&shared, &positions, &alarm, &logger),
+                Some(positions) => command(&shared, &positions, &alarm, &logger, lagless),
                 None => r2r::log_warn!(
                     &logger,
                     "a JointTrajectory without a point for every joint: ignored"
@@ -160,6 +174,16 @@ fn setup(
         loop {
             interval.tick().await;
             let Ok(mut j) = shared.lock() else { return };
+            if !lagless {
+                // First order: each state period closes 1 - exp(-dt / tau) of the gap to the command.
+                let gain = 1.0 - (-p.state_period_s / p.lag_time_constant_s).exp();
+                let Joints {
+                    positions, targets, ..
+                } = &mut *j;
+                for (x, target) in positions.iter_mut().zip(targets.iter()) {
+                    *x += gain * (target - *x);
+                }
+            }
             if j.last_command.is_some_and(|t| t.elapsed() > BURST_GAP) && !j.intervals.is_empty() {
                 let intervals = std::mem::take(&mut j.intervals);
                 if let Some(timing) = Summary::of(&intervals, p.command_period_s) {
@@ -187,8 +211,15 @@ fn setup(
     })
 }
 
-/// Move to `positions`; raise the alarm when the step needs more than a limit.
-fn command(shared: &Shared, positions: &[f64], alarm: &r2r::Publisher<StringMsg>, logger: &str) {
+/// Move to `positions` (at once when `lagless`, else the state loop follows them); raise the alarm when the
+/// step needs more than a limit.
+fn command(
+    shared: &Shared,
+    positions: &[f64],
+    alarm: &r2r::Publisher<StringMsg>,
+    logger: &str,
+    lagless: bool,
+) {
     let Ok(mut j) = shared.lock() else { return };
     if positions.len() != j.names.len() || positions.iter().any(|p| !p.is_finite()) {
         r2r::log_warn!(
@@ -214,5 +245,8 @@ fn command(shared: &Shared, positions: &[f64], alarm: &r2r::Publisher<StringMsg>
         r2r::log_warn!(logger, "{text}");
         let _ = alarm.publish(&StringMsg { data: text });
     }
-    j.positions = positions.to_vec();
+    j.targets = positions.to_vec();
+    if lagless {
+        j.positions = positions.to_vec();
+    }
 }
