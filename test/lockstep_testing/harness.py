@@ -317,9 +317,20 @@ class RosTestContext:
     def send_goal(self, client: ActionClient, goal, feedback: list | None = None, timeout: float = 15.0):
         """Send a goal; returns the goal handle (accepted or not). Feedback messages go into `feedback`."""
         callback = (lambda msg: feedback.append(msg.feedback)) if feedback is not None else None
-        future = client.send_goal_async(goal, feedback_callback=callback)
-        self.wait_until(future.done, timeout, "the goal response")
-        return future.result()
+        # DDS discovery race: right after the server appears, it may not yet know the client's response
+        # reader; the server's answer then fails (its log says RCL_RET_TIMEOUT) and the goal is dropped
+        # unstarted. Sending it again is safe, and what a ROS 2 client does after a lost goal response.
+        attempts = 3
+        for attempt in range(1, attempts + 1):
+            future = client.send_goal_async(goal, feedback_callback=callback)
+            try:
+                self.wait_until(future.done, timeout / attempts, "the goal response")
+                return future.result()
+            except TimeoutError:
+                if attempt == attempts:
+                    raise TimeoutError(f"no goal response in {attempts} attempts over {timeout:.1f} s") from None
+                print(f"send_goal: no response to attempt {attempt} within {timeout / attempts:.1f} s; sending again")
+        raise AssertionError("unreachable")
 
     def result(self, goal_handle, timeout: float = 30.0):
         future = goal_handle.get_result_async()

@@ -267,7 +267,12 @@ async fn serve_goals(
         let (goal, mut cancels) = match request.accept() {
             Ok(accepted) => accepted,
             Err(e) => {
-                r2r::log_error!(&config.logger, "accepting a goal: {e}");
+                // RCL_RET_TIMEOUT here: the client's response reader is not discovered yet. The goal is
+                // dropped unstarted; the client sees no response and may send it again.
+                r2r::log_error!(
+                    &config.logger,
+                    "could not answer a goal request ({e}); it is dropped, unstarted: the client may send it again"
+                );
                 continue;
             }
         };
