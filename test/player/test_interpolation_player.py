@@ -56,20 +56,22 @@ def test_pause_mid_motion_stops_on_the_path_and_resume_finishes(ros, tmp_path):
     answer = ros.call(PauseMotion, "/pause", PauseMotion.Request())
     assert answer.success and answer.stop_time_secs > 0, answer
     ros.wait_until(lambda: feedback[-1].state == "paused", answer.stop_time_secs + 2, "paused")
-    # Joint states already on their way when the feedback said "paused" may predate the last stop commands.
-    ros.wait_for_messages(states, len(states) + 5, what="joint states after the stop")
-    held = list(states[-1].position)
-    count = len(states)
-    ros.wait_for_messages(states, count + 20, what="joint states while paused")
-    assert all(list(s.position) == held for s in list(states)[count:]), "the joints moved while paused"
-    # On the file's path: the seed's interpolation at the tau the feedback reports.
+    # The hold point: the seed's interpolation at the tau the feedback reports while paused, on the file's path.
     points = rows(root / "move.csv")
     ros.wait_until(lambda: len(feedback) >= 2 and feedback[-1].state == "paused", 5, "feedback while paused")
     tau = feedback[-1].tau_secs
     k = int(tau // PERIOD)
     w = tau / PERIOD - k
     on_path = [(1 - w) * a + w * b for a, b in zip(points[k], points[min(k + 1, len(points) - 1)])]
-    assert max(abs(h - p) for h, p in zip(held, on_path)) < 1e-9, (held, on_path, tau)
+    # The joints get there (commands still on their way when the feedback said "paused" arrive first)...
+    ros.wait_until(lambda: max(abs(h - p) for h, p in zip(states[-1].position, on_path)) < 1e-9, 5,
+                   f"the joints at the hold point {on_path} (tau {tau})")
+    # ...and stay there: the hold point keeps arriving.
+    count = len(states)
+    ros.wait_for_messages(states, count + 20, what="joint states while paused")
+    moved = [list(s.position) for s in list(states)[count:]
+             if max(abs(h - p) for h, p in zip(s.position, on_path)) >= 1e-9]
+    assert not moved, ("the joints moved while paused", on_path, moved[:3])
     resumed = ros.call(ResumeMotion, "/resume", ResumeMotion.Request())
     assert resumed.success and resumed.speed_factor == 1.0, resumed
     result = ros.result(handle, timeout=60).result
@@ -160,8 +162,13 @@ def test_trajectory_output_in_the_controllers_joint_order(ros, tmp_path):
     assert result.valid, result
     points = rows(root / "move.csv")
     last = [points[-1][1], points[-1][0]]
-    ros.wait_until(lambda: received and list(deserialize_message(received[-1][0], JointTrajectory).points[0]
-                                             .positions) == last, 10, "the last point as a JointTrajectory")
+
+    def last_received():
+        return list(deserialize_message(received[-1][0], JointTrajectory).points[0].positions) if received else None
+    try:
+        ros.wait_until(lambda: last_received() == last, 30, "the last point as a JointTrajectory")
+    except TimeoutError as e:
+        raise AssertionError(f"{e}: {len(received)} received, the last {last_received()}, expected {last}") from None
     sent = [deserialize_message(m, JointTrajectory) for m, _ in list(received)]
     assert not forward, "nothing on the forward controller's topic"
     assert all(list(m.joint_names) == ["elbow", "shoulder"] and len(m.points) == 1 for m in sent)

@@ -52,8 +52,9 @@ def test_no_jerk_alarm_through_20_random_pause_resume_and_speed_changes(ros, tmp
     # The ones refused are a resume while playing, a pause while paused or a factor above s_max; never a ramp.
     assert all(any(k in m for k in ("not paused", "already paused", "above s_max")) for _, ok, m in answers if not ok), \
         answers
-    if feedback[-1].state in ("paused", "pausing"):
-        assert ros.call(ResumeMotion, "/resume", ResumeMotion.Request(speed_factor=1.0)).success
+    # Play to the end: resume if the player is paused (its own state: feedback may predate the last request).
+    last = ros.call(ResumeMotion, "/resume", ResumeMotion.Request(speed_factor=1.0))
+    assert last.success or "not paused" in last.message, last
     result = ros.result(handle, timeout=120).result
     assert result.valid and result.alarm_count == 0 and not alarms, (result, [a.data for a in alarms])
     # The jerk was measured and used: at most the limit, and not far below it.
