@@ -6,9 +6,11 @@ import threading
 import time
 
 import pytest
+import rclpy
 from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Time
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.executors import MultiThreadedExecutor
 from std_msgs.msg import String
 
 from lockstep_interfaces.action import Countdown
@@ -118,7 +120,19 @@ def test_r2r_rejects_a_bad_goal_and_keeps_serving(ros):
 
 @pytest.fixture
 def remote_servers(ros):
-    """rclpy plays the server side: a GetTopology service and a Countdown action server."""
+    """rclpy plays the server side: a GetTopology service and a Countdown action server, on their own node
+    and multi-threaded executor (the countdown's execute callback sleeps while a cancel must get through;
+    the harness's executor is single-threaded)."""
+    node = rclpy.create_node("e2e_remote_servers", context=ros.context)
+    executor = MultiThreadedExecutor(num_threads=2, context=ros.context)
+    executor.add_node(node)
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=0.05)
+    spinner = threading.Thread(target=spin, daemon=True)
+    spinner.start()
     def topology(request, response):
         response.success = True
         response.topology = ModuleTopology()
@@ -127,7 +141,7 @@ def remote_servers(ros):
                                         ComponentTopology(module_name="rclpy_b")]
         return response
 
-    ros.node.create_service(GetTopology, "/e2e/remote_topology", topology)
+    node.create_service(GetTopology, "/e2e/remote_topology", topology)
     cancelled = threading.Event()
 
     def execute(goal_handle):
@@ -143,11 +157,15 @@ def remote_servers(ros):
         goal_handle.succeed()
         return Countdown.Result(steps_done=steps, cancelled=False)
 
-    server = ActionServer(ros.node, Countdown, "/e2e/remote_countdown", execute,
+    server = ActionServer(node, Countdown, "/e2e/remote_countdown", execute,
                           goal_callback=lambda goal: GoalResponse.ACCEPT,
                           cancel_callback=lambda handle: CancelResponse.ACCEPT)
     yield cancelled
+    stop.set()
+    spinner.join(timeout=5)
+    executor.shutdown(timeout_sec=2)
     server.destroy()
+    node.destroy_node()
 
 
 def command_and_report(ros, command):
