@@ -130,18 +130,27 @@ impl Scheduler {
     /// Schedule at time `now_secs`: top-down, each level's running subtasks dispatch what may go.
     pub fn step(&mut self, now_secs: f64, conditions: &dyn Conditions) -> Vec<Output> {
         let mut out = Vec::new();
-        if self.paused || self.outcome.is_some() {
+        // An interrupt reaches the root: while the task is interrupted nothing is dispatched.
+        if self.paused
+            || self.outcome.is_some()
+            || matches!(self.tree.nodes[0].status, Status::Interrupted(_))
+        {
             return out;
         }
         if matches!(self.tree.nodes[0].status, Status::Sendable | Status::Delayed) {
             self.consider(0, now_secs, conditions, &mut out);
         }
+        // Only down a chain of running subtasks from the root: a running group under a parent that is not
+        // running (delayed again after a resume, say) waits for it.
+        let mut active = vec![false; self.tree.nodes.len()];
         for level in 0..self.tree.levels.len() {
             for i in 0..self.tree.levels[level].len() {
                 let id = self.tree.levels[level][i];
-                if self.tree.nodes[id].status != Status::Running || self.paused {
+                let parent_active = self.tree.nodes[id].parent.is_none_or(|p| active[p]);
+                if !parent_active || self.tree.nodes[id].status != Status::Running || self.paused {
                     continue;
                 }
+                active[id] = true;
                 for child in self.ready_children(id) {
                     self.consider(child, now_secs, conditions, &mut out);
                 }
@@ -288,9 +297,9 @@ impl Scheduler {
         }
         let mut out = Vec::new();
         self.paused = true;
-        let live: Vec<Id> = self.live.iter().copied().collect();
-        for leaf in live {
-            self.interrupt_branch(leaf, reason, &mut out);
+        // From the first live leaf: its branch up to the root, then every other live leaf.
+        if let Some(&first) = self.live.iter().next() {
+            self.interrupt_branch(first, reason, &mut out);
         }
         Ok(out)
     }
@@ -341,17 +350,13 @@ impl Scheduler {
         let is_leaf = node.actuator.is_some();
         match attribute {
             Attribute::Interrupt { reason } => {
-                let leaves: Vec<Id> = self
+                // From a live leaf under it (one report per level from there), else from the group itself.
+                let from = self
                     .subtree(id)
                     .into_iter()
-                    .filter(|l| self.live.contains(l))
-                    .collect();
-                if leaves.is_empty() {
-                    self.interrupt_branch(id, &reason, &mut out);
-                }
-                for leaf in leaves {
-                    self.interrupt_branch(leaf, &reason, &mut out);
-                }
+                    .find(|l| self.live.contains(l))
+                    .unwrap_or(id);
+                self.interrupt_branch(from, &reason, &mut out);
             }
             _ if is_leaf => return Err(Refused::RunningLeaf(path.to_owned())),
             attribute @ Attribute::Delay { .. } => {
@@ -389,8 +394,8 @@ impl Scheduler {
         all
     }
 
-    /// Interrupt `id` (cancelling its goal if it is a live leaf) and every ancestor not yet interrupted; one
-    /// report per subtask, from `id` up to the root.
+    /// Interrupt `id` (cancelling its goal if it is a live leaf) and every ancestor not yet interrupted, one
+    /// report per subtask from `id` up to the root; then every other live leaf (its goal cancelled).
     fn interrupt_branch(&mut self, id: Id, reason: &str, out: &mut Vec<Output>) {
         if self.live.remove(&id) {
             out.push(Output::CancelGoal {
@@ -410,6 +415,15 @@ impl Scheduler {
                 reason: reason.to_owned(),
             });
             at = self.tree.nodes[n].parent;
+        }
+        // The task is interrupted up to its root: nothing of it may run on (a parallel branch's goal would
+        // otherwise complete a group under an interrupted parent). Resume sends these again.
+        for leaf in std::mem::take(&mut self.live) {
+            out.push(Output::CancelGoal {
+                leaf,
+                path: self.tree.nodes[leaf].path.clone(),
+            });
+            self.set(leaf, Status::Interrupted(reason.to_owned()), out);
         }
     }
 
