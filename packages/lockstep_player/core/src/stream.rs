@@ -1,5 +1,6 @@
 //! The stream of commanded positions: one time variable tau (file time) advanced by s * T_c each output tick,
-//! the position the file's interpolation at tau (the seed's linear one unless [`Stream::interpolated`]), and s changed only by planned ramps (see `plan`).
+//! the position the file's interpolation at tau (the seed's linear one unless [`Stream::interpolated`]), and s
+//! changed only by planned ramps (see `plan`).
 //!
 //! Everything here is deterministic: the planner checks a change by running a copy of the stream through it,
 //! so what the stream then does is exactly what was checked.

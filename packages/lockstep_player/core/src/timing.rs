@@ -2,6 +2,31 @@
 //! jitter (|interval - period|) at the median, 99th percentile and worst, and missed cycles (intervals
 //! longer than 1.5 periods).
 
+/// The intervals between the instants a loop marks (s), for a [`Summary`].
+#[derive(Debug, Clone, Default)]
+pub struct Intervals {
+    last: Option<std::time::Instant>,
+    pub secs: Vec<f64>,
+}
+
+impl Intervals {
+    /// The last instant marked.
+    pub fn last(&self) -> Option<std::time::Instant> {
+        self.last
+    }
+
+    /// Mark `now`; the interval since the last mark is kept unless it is `max_gap` or longer (a pause
+    /// between bursts, not a late tick).
+    pub fn mark(&mut self, now: std::time::Instant, max_gap: Option<std::time::Duration>) {
+        if let Some(last) = self.last.replace(now) {
+            let gap = now - last;
+            if max_gap.is_none_or(|max| gap < max) {
+                self.secs.push(gap.as_secs_f64());
+            }
+        }
+    }
+}
+
 /// A summary of the tick intervals of a loop meant to run every `period_secs`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {

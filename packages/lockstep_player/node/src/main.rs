@@ -22,6 +22,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::{future, StreamExt};
 use lockstep_player::session::{Options, Session};
+use lockstep_player::timing::Intervals;
 use lockstep_player::{validate, InterpolationFile, JointLimits, Plan, Refusal};
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::lockstep_interfaces::action::MovePlay;
@@ -44,9 +45,8 @@ pub(crate) struct Active {
     goal: r2r::ActionServerGoal<MovePlay::Action>,
     joints: Vec<String>,
     ticks: u64,
-    /// Wall time between two ticks of this goal (s), for the timing line at its end.
-    intervals: Vec<f64>,
-    last_tick: Option<std::time::Instant>,
+    /// Wall time between two ticks of this goal, for the timing line at its end.
+    intervals: Intervals,
 }
 
 #[derive(Default)]
@@ -291,8 +291,7 @@ async fn serve_goals(
                         goal,
                         joints,
                         ticks: 0,
-                        intervals: Vec::new(),
-                        last_tick: None,
+                        intervals: Intervals::default(),
                     });
                     None
                 }

@@ -108,9 +108,7 @@ fn tick(
         }
     };
     a.ticks += 1;
-    if let Some(last) = a.last_tick.replace(woke) {
-        a.intervals.push((woke - last).as_secs_f64());
-    }
+    a.intervals.mark(woke, None);
     let order = if controller_joints.is_empty() {
         &a.joints
     } else {
@@ -184,7 +182,7 @@ pub fn finish(active: &mut Option<Active>, config: &Config, error: Option<String
         &config.logger,
         "goal ended: {message} (valid {valid}, {alarms} alarms)"
     );
-    if let Some(timing) = Summary::of(&a.intervals, config.params.period_s) {
+    if let Some(timing) = Summary::of(&a.intervals.secs, config.params.period_s) {
         r2r::log_info!(&config.logger, "tick timing: {timing}");
     }
     let _ = match (error.is_some(), cancelled) {

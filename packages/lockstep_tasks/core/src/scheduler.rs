@@ -418,22 +418,21 @@ impl Scheduler {
         }
         // The task is interrupted up to its root: nothing of it may run on (a parallel branch's goal would
         // otherwise complete a group under an interrupted parent). Resume sends these again.
-        for leaf in std::mem::take(&mut self.live) {
-            out.push(Output::CancelGoal {
-                leaf,
-                path: self.tree.nodes[leaf].path.clone(),
-            });
+        for leaf in self.cancel_live(out) {
             self.set(leaf, Status::Interrupted(reason.to_owned()), out);
         }
     }
 
-    fn cancel_live(&mut self, out: &mut Vec<Output>) {
-        for leaf in std::mem::take(&mut self.live) {
+    /// Cancel every goal out; the leaves whose goals they were.
+    fn cancel_live(&mut self, out: &mut Vec<Output>) -> BTreeSet<Id> {
+        let live = std::mem::take(&mut self.live);
+        for &leaf in &live {
             out.push(Output::CancelGoal {
                 leaf,
                 path: self.tree.nodes[leaf].path.clone(),
             });
         }
+        live
     }
 
     /// End everything not yet final, leaves first so no parent ends before its subtasks.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use futures::{future, StreamExt};
-use lockstep_player::timing::Summary;
+use lockstep_player::timing::{Intervals, Summary};
 use lockstep_player::{JointLimits, Monitor};
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::sensor_msgs::msg::JointState;
@@ -58,9 +58,8 @@ struct Joints {
     targets: Vec<f64>,
     monitor: Monitor,
     alarms: u64,
-    /// Time between two commands of the current burst (s); summarised once commands pause.
-    intervals: Vec<f64>,
-    last_command: Option<Instant>,
+    /// Time between two commands of the current burst; summarised once commands pause.
+    intervals: Intervals,
 }
 
 /// Commands stopping this long ends a burst: its arrival timing is logged.
@@ -120,8 +119,7 @@ fn setup(
         positions,
         monitor,
         alarms: 0,
-        intervals: Vec::new(),
-        last_command: None,
+        intervals: Intervals::default(),
     }));
     let logger = lockstep_ros::logger_name(&node)?;
     let mut n = lock(&node)?;
@@ -184,8 +182,8 @@ fn setup(
                     *x += gain * (target - *x);
                 }
             }
-            if j.last_command.is_some_and(|t| t.elapsed() > BURST_GAP) && !j.intervals.is_empty() {
-                let intervals = std::mem::take(&mut j.intervals);
+            if j.intervals.last().is_some_and(|t| t.elapsed() > BURST_GAP) && !j.intervals.secs.is_empty() {
+                let intervals = std::mem::take(&mut j.intervals.secs);
                 if let Some(timing) = Summary::of(&intervals, p.command_period_s) {
                     r2r::log_info!(&logger, "command arrivals: {timing}");
                 }
@@ -230,12 +228,7 @@ fn command(
         );
         return;
     }
-    let now = Instant::now();
-    if let Some(last) = j.last_command.replace(now) {
-        if now - last < BURST_GAP {
-            j.intervals.push((now - last).as_secs_f64());
-        }
-    }
+    j.intervals.mark(Instant::now(), Some(BURST_GAP));
     if let Some(v) = j.monitor.push(positions) {
         j.alarms += 1;
         let text = format!(
