@@ -60,6 +60,18 @@ pub fn secs_to_time(secs: f64) -> Time {
     ns_to_time(whole as i64 * NS_PER_SEC + fraction_ns)
 }
 
+/// The time on a node's clock (ROS time: simulated under `use_sim_time`), if it can be read.
+pub fn clock_now(clock: &std::sync::Mutex<r2r::Clock>) -> Option<std::time::Duration> {
+    clock.lock().ok().and_then(|mut c| c.get_now().ok())
+}
+
+/// [`clock_now`] as a message stamp; zero if the clock cannot be read.
+pub fn clock_stamp(clock: &std::sync::Mutex<r2r::Clock>) -> Time {
+    clock_now(clock)
+        .map(|d| r2r::Clock::to_builtin_time(&d))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,11 +146,7 @@ fn setup(
         let (shared, logger) = (shared.clone(), logger.clone());
         commands.for_each(move |(stamp, twist)| {
             let t = stamp.unwrap_or_else(|| {
-                clock
-                    .lock()
-                    .ok()
-                    .and_then(|mut c| c.get_now().ok())
-                    .map_or(f64::NAN, |d| d.as_secs_f64())
+                lockstep_ros::time::clock_now(&clock).map_or(f64::NAN, |d| d.as_secs_f64())
             });
             take(&shared, &logger, |s| s.push_command(inputs::command(t, &twist)));
             future::ready(())

@@ -55,9 +55,23 @@ pub enum Outcome {
     Cancelled,
 }
 
-/// Evaluates `condition` attributes (a Datalog query over facts from topics, in the node).
+/// What the environment says at dispatch time: `condition` attributes (a Datalog query over facts from topics,
+/// evaluated in the node) and whether an actuator is busy.
 pub trait Conditions {
     fn holds(&self, query: &str) -> bool;
+
+    /// Seconds `actuator` stays busy (seed para. 134: an arm in use), if it is: the action about to be sent to
+    /// it gets a delay attribute of that length instead.
+    fn busy_secs(&self, _actuator: &str) -> Option<f64> {
+        None
+    }
+
+    /// Whether `actuator` may take a goal now. An action whose actuator may not stays sendable (no attribute,
+    /// no status change) and is considered again at the next step: the node holds dispatch back while a
+    /// goal it cancelled on that actuator has not ended yet.
+    fn available(&self, _actuator: &str) -> bool {
+        true
+    }
 }
 
 impl<F: Fn(&str) -> bool> Conditions for F {
@@ -208,6 +222,21 @@ impl Scheduler {
                     }
                 }
             }
+        }
+        if (self.tree.nodes[id].actuator.as_deref()).is_some_and(|a| !conditions.available(a)) {
+            return;
+        }
+        let busy = (self.tree.nodes[id].actuator.as_deref())
+            .and_then(|actuator| conditions.busy_secs(actuator))
+            .filter(|secs| *secs > 0.0 && secs.is_finite());
+        if let Some(secs) = busy {
+            // An attribute from the environment, applied at once: the action waits out the busy time.
+            let k = self.tree.nodes[id].attributes.len();
+            self.tree.nodes[id].attributes.push(Attribute::Delay { secs });
+            self.used.insert((id, k));
+            self.until.insert(id, now_secs + secs);
+            self.set(id, Status::Delayed, out);
+            return;
         }
         self.set(id, Status::Running, out);
         let node = &self.tree.nodes[id];

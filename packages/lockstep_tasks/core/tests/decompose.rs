@@ -46,7 +46,7 @@ fn move_material_from_a_to_b_decomposes_like_the_seed() {
     assert_eq!(leaf("task/duty[0]/message[1]/action[1]").params["to"], json!("B"));
     assert_eq!(
         leaf("task/duty[0]/message[1]/action[0]").params["route"],
-        json!([[6.0, 6.0], [6.0, 9.0], [10.0, 9.0]])
+        json!([{"x": 9.5, "y": 2.5}, {"x": 12.5, "y": 2.5}])
     );
     assert_eq!(
         leaf("task/duty[0]/message[1]/action[1]").actuator.as_deref(),

@@ -105,6 +105,55 @@ fn a_delay_holds_the_subtask_delayed_then_it_goes() {
     assert_eq!(s.outcome(), Some(&Outcome::Completed));
 }
 
+/// The loader is busy for 3 s when asked at t = 0, then free.
+struct LoaderBusy;
+
+impl lockstep_tasks::Conditions for LoaderBusy {
+    fn holds(&self, _: &str) -> bool {
+        true
+    }
+
+    fn busy_secs(&self, actuator: &str) -> Option<f64> {
+        (actuator == "loader").then_some(3.0)
+    }
+}
+
+#[test]
+fn a_busy_actuator_turns_into_a_delay_of_its_busy_time() {
+    let mut s = task();
+    assert!(sent(&s.step(0.0, &LoaderBusy)).is_empty());
+    let load = s.tree().find("task/duty[0]/message[0]/action[0]").unwrap();
+    assert_eq!(s.tree().nodes[load].status, Status::Delayed);
+    assert_eq!(
+        s.tree().nodes[load].attributes.last(),
+        Some(&Attribute::Delay { secs: 3.0 })
+    );
+    assert!(sent(&s.step(2.9, &always)).is_empty(), "not before the busy time");
+    assert_eq!(sent(&s.step(3.0, &always)), ["task/duty[0]/message[0]/action[0]"]);
+}
+
+/// The loader is still ending a cancelled goal.
+struct LoaderDraining;
+
+impl lockstep_tasks::Conditions for LoaderDraining {
+    fn holds(&self, _: &str) -> bool {
+        true
+    }
+
+    fn available(&self, actuator: &str) -> bool {
+        actuator != "loader"
+    }
+}
+
+#[test]
+fn an_unavailable_actuator_holds_its_action_sendable() {
+    let mut s = task();
+    assert!(sent(&s.step(0.0, &LoaderDraining)).is_empty());
+    let load = s.tree().find("task/duty[0]/message[0]/action[0]").unwrap();
+    assert_eq!(s.tree().nodes[load].status, Status::Sendable);
+    assert_eq!(sent(&s.step(0.1, &always)), ["task/duty[0]/message[0]/action[0]"]);
+}
+
 #[test]
 fn a_condition_waits_until_its_query_holds() {
     let mut s = task();

@@ -188,12 +188,7 @@ fn setup(
                     r2r::log_info!(&logger, "command arrivals: {timing}");
                 }
             }
-            let stamp = clock
-                .lock()
-                .ok()
-                .and_then(|mut c| c.get_now().ok())
-                .map(|d| r2r::Clock::to_builtin_time(&d))
-                .unwrap_or_default();
+            let stamp = lockstep_ros::time::clock_stamp(&clock);
             let mut msg = JointState {
                 name: j.names.clone(),
                 position: j.positions.clone(),

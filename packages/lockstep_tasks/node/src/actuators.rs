@@ -1,0 +1,249 @@
+//! Actuator action clients: one typed r2r client per actuator of the configuration, chosen by its action
+//! type. Goals are built from the action's parameters through the configuration's goal mapping and checked
+//! against the goal type before anything is sent (a bad field is an error naming the subtask and the field,
+//! never a panic). Each goal reports back to the manager as [`LeafEvent`]s.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use lockstep_tasks::config::Actuator;
+use lockstep_tasks::Params;
+use r2r::lockstep_interfaces::action::{Display, Lift, Load, Localize, Navigate, Prompt, Roll};
+use serde_json::Value;
+
+/// The action types the manager can drive (their goals are type-checked before sending).
+pub const KNOWN_TYPES: [&str; 7] = [
+    "lockstep_interfaces/action/Navigate",
+    "lockstep_interfaces/action/Localize",
+    "lockstep_interfaces/action/Lift",
+    "lockstep_interfaces/action/Roll",
+    "lockstep_interfaces/action/Load",
+    "lockstep_interfaces/action/Display",
+    "lockstep_interfaces/action/Prompt",
+];
+
+/// Goal requests sent before an actuator is given up on (each waits `server_wait_s` for its response).
+const GOAL_ATTEMPTS: u32 = 3;
+
+/// What happens to one goal, as the manager hears it.
+pub enum LeafEvent {
+    /// The server accepted it; `cancel` sends a cancel request for it.
+    Accepted(CancelHandle),
+    /// Feedback from the server (JSON).
+    Feedback(Value),
+    /// It could not be sent or was refused, or the server is not there.
+    Refused(String),
+    /// It ended: succeeded or not (aborted, cancelled), with the result's message.
+    Done { success: bool, message: String },
+}
+
+/// Sends a cancel request for an accepted goal.
+pub struct CancelHandle(Box<dyn Fn() + Send>);
+
+impl CancelHandle {
+    pub fn cancel(&self) {
+        (self.0)();
+    }
+}
+
+/// Where a goal's events go: the manager's channel, tagged by the caller.
+pub type Report = Box<dyn Fn(LeafEvent) + Send + Sync>;
+
+/// One actuator's client.
+pub trait Client: Send {
+    /// The goal type's field names.
+    fn goal_fields(&self) -> Vec<String>;
+    /// Whether `goal` (JSON) is a valid goal of this type; the serde error otherwise.
+    fn check(&self, goal: &Value) -> Result<(), String>;
+    /// Wait (at most `wait`) for the server, send `goal`, and report what becomes of it.
+    fn send(&self, goal: Value, wait: Duration, report: Report);
+}
+
+struct Typed<T: r2r::WrappedActionTypeSupport> {
+    client: r2r::ActionClient<T>,
+    server: String,
+}
+
+impl<T> Client for Typed<T>
+where
+    T: r2r::WrappedActionTypeSupport + 'static,
+    T::Goal: serde::de::DeserializeOwned + serde::Serialize + Default + Clone + Send,
+    T::Result: serde::Serialize + Send,
+    T::Feedback: serde::Serialize + Send,
+{
+    fn goal_fields(&self) -> Vec<String> {
+        match serde_json::to_value(T::Goal::default()) {
+            Ok(Value::Object(fields)) => fields.keys().cloned().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn check(&self, goal: &Value) -> Result<(), String> {
+        serde_json::from_value::<T::Goal>(goal.clone())
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    fn send(&self, goal: Value, wait: Duration, report: Report) {
+        let client = self.client.clone();
+        let server = self.server.clone();
+        tokio::spawn(async move {
+            let goal: T::Goal = match serde_json::from_value(goal) {
+                Ok(goal) => goal,
+                Err(e) => return report(LeafEvent::Refused(format!("goal for {server}: {e}"))),
+            };
+            let available = match r2r::Node::is_available(&client) {
+                Ok(future) => tokio::time::timeout(wait, future).await,
+                Err(e) => return report(LeafEvent::Refused(format!("{server}: {e}"))),
+            };
+            if !matches!(available, Ok(Ok(()))) {
+                return report(LeafEvent::Refused(format!(
+                    "no action server {server} within {} s",
+                    wait.as_secs_f64()
+                )));
+            }
+            // A lost goal response (the server could not answer: it had not discovered this client's reader
+            // yet) leaves the goal unstarted there; sending it again is what a ROS 2 client does.
+            let mut attempt = 0;
+            let (handle, result, mut feedback) = loop {
+                attempt += 1;
+                let response = match client.send_goal_request(goal.clone()) {
+                    Ok(response) => response,
+                    Err(e) => return report(LeafEvent::Refused(format!("sending to {server}: {e}"))),
+                };
+                match tokio::time::timeout(wait, response).await {
+                    Ok(Ok(accepted)) => break accepted,
+                    Ok(Err(r2r::Error::RCL_RET_ACTION_GOAL_REJECTED)) => {
+                        return report(LeafEvent::Refused(format!("{server} rejected the goal")))
+                    }
+                    Ok(Err(e)) => return report(LeafEvent::Refused(format!("{server}: {e}"))),
+                    Err(_) if attempt < GOAL_ATTEMPTS => r2r::log_warn!(
+                        "lockstep_task_manager",
+                        "no goal response from {server} within {} s; sending the goal again",
+                        wait.as_secs_f64()
+                    ),
+                    Err(_) => {
+                        return report(LeafEvent::Refused(format!(
+                            "no goal response from {server} in {GOAL_ATTEMPTS} attempts of {} s",
+                            wait.as_secs_f64()
+                        )))
+                    }
+                }
+            };
+            let cancel_handle = handle.clone();
+            let cancel_server = server.clone();
+            report(LeafEvent::Accepted(CancelHandle(Box::new(move || {
+                match cancel_handle.cancel() {
+                    Ok(answer) => {
+                        // The answer (accepted, or already finished) matters less than the goal's end,
+                        // which comes as its result.
+                        tokio::spawn(answer);
+                    }
+                    Err(e) => r2r::log_warn!("lockstep_task_manager", "cancel to {cancel_server}: {e}"),
+                }
+            }))));
+            let report = std::sync::Arc::new(report);
+            let feedback_report = report.clone();
+            // Drained always, so the client's channel never fills; the manager keeps the latest.
+            tokio::spawn(async move {
+                while let Some(f) = feedback.next().await {
+                    feedback_report(LeafEvent::Feedback(
+                        serde_json::to_value(f).unwrap_or(Value::Null),
+                    ));
+                }
+            });
+            let event = match result.await {
+                Ok((status, result)) => {
+                    let result = serde_json::to_value(result).unwrap_or(Value::Null);
+                    let message = result
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    let success = status == r2r::GoalStatus::Succeeded
+                        && result.get("success").and_then(Value::as_bool).unwrap_or(true);
+                    let message = if success || !message.is_empty() {
+                        message
+                    } else {
+                        format!("{server}: goal {status:?}")
+                    };
+                    LeafEvent::Done { success, message }
+                }
+                Err(e) => LeafEvent::Done {
+                    success: false,
+                    message: format!("{server}: no result ({e})"),
+                },
+            };
+            report(event);
+        });
+    }
+}
+
+fn typed<T>(node: &mut r2r::Node, server: &str) -> r2r::Result<Box<dyn Client>>
+where
+    T: r2r::WrappedActionTypeSupport + 'static,
+    T::Goal: serde::de::DeserializeOwned + serde::Serialize + Default + Clone + Send,
+    T::Result: serde::Serialize + Send,
+    T::Feedback: serde::Serialize + Send,
+{
+    Ok(Box::new(Typed::<T> {
+        client: node.create_action_client::<T>(server)?,
+        server: server.to_owned(),
+    }))
+}
+
+/// Make the clients of every actuator, checking each goal mapping against its goal type. Errors name the
+/// configuration key (`actuators.navigation.type`, `actuators.navigation.goal.rout`).
+pub fn clients(
+    node: &mut r2r::Node,
+    actuators: &BTreeMap<String, Actuator>,
+) -> Result<BTreeMap<String, Box<dyn Client>>, String> {
+    let mut out = BTreeMap::new();
+    for (name, actuator) in actuators {
+        let made = match actuator.action_type.as_str() {
+            "lockstep_interfaces/action/Navigate" => typed::<Navigate::Action>(node, &actuator.server),
+            "lockstep_interfaces/action/Localize" => typed::<Localize::Action>(node, &actuator.server),
+            "lockstep_interfaces/action/Lift" => typed::<Lift::Action>(node, &actuator.server),
+            "lockstep_interfaces/action/Roll" => typed::<Roll::Action>(node, &actuator.server),
+            "lockstep_interfaces/action/Load" => typed::<Load::Action>(node, &actuator.server),
+            "lockstep_interfaces/action/Display" => typed::<Display::Action>(node, &actuator.server),
+            "lockstep_interfaces/action/Prompt" => typed::<Prompt::Action>(node, &actuator.server),
+            other => {
+                return Err(format!(
+                    "actuators.{name}.type: `{other}` is not an action type the manager drives (known: {})",
+                    KNOWN_TYPES.join(", ")
+                ))
+            }
+        };
+        let client = made.map_err(|e| format!("actuators.{name}.server: `{}`: {e}", actuator.server))?;
+        let fields = client.goal_fields();
+        for field in actuator.goal.keys() {
+            if !fields.contains(field) {
+                return Err(format!(
+                    "actuators.{name}.goal.{field}: {} goals have no field `{field}` (fields: {})",
+                    actuator.action_type,
+                    fields.join(", ")
+                ));
+            }
+        }
+        out.insert(name.clone(), client);
+    }
+    Ok(out)
+}
+
+/// The goal (JSON) of an action at `path` for `actuator`: each mapped goal field takes its parameter's value.
+pub fn goal(path: &str, actuator: &Actuator, params: &Params) -> Result<Value, String> {
+    let mut goal = serde_json::Map::new();
+    for (field, param) in &actuator.goal {
+        let value = params.get(param).ok_or_else(|| {
+            let have: Vec<&str> = params.keys().map(String::as_str).collect();
+            format!(
+                "{path}: goal field `{field}` takes parameter `{param}`, which this action does not have (it has: {})",
+                have.join(", ")
+            )
+        })?;
+        goal.insert(field.clone(), value.clone());
+    }
+    Ok(Value::Object(goal))
+}

@@ -1,0 +1,171 @@
+//! `lockstep_actuator`: one simulated actuator for `lockstep_task_manager` (seed 003). The parameter `kind`
+//! picks which; each kind serves one typed action server (relative names, so in the root namespace they are
+//! `/navigate`, `/localize`, ...; parameter `server` renames it):
+//!
+//! - `navigation`: action `navigate` (lockstep_interfaces/Navigate). Follows the goal's route (map frame)
+//!   waypoint by waypoint, publishing geometry_msgs/Twist on `cmd_vel` every 1/`control_rate_hz` s from the
+//!   poses on `ground_truth` (geometry_msgs/PoseStamped): turn toward the waypoint, drive at
+//!   min(speed_mps, `max_linear_mps`) scaled by the cosine of the heading error (none beyond 60 degrees),
+//!   slower on the approach to the last waypoint; never faster than the goal's speed_mps. Feedback every
+//!   control step: waypoint index, the route still ahead, its length, the commanded speed. Result: distance
+//!   travelled (from ground truth), duration. On success or cancel a zero Twist goes out at once (three
+//!   times). No pose for `pose_timeout_s`: aborted, naming the topic.
+//! - `localization` (`localize`, Localize), `lift` (`lift`, Lift), `roller` (`roll`, Roll), `loader` (`load`,
+//!   Load), `display` (`display`, Display): timed, each goal takes `duration_s` of wall time with feedback
+//!   (progress 0..1, remaining_s) every 0.1 s.
+//! - `hmi`: action `prompt` (Prompt). Logs the prompt and waits for a std_msgs/String on `hmi/reply` (the
+//!   first one after the goal started is the reply), feedback `waited_s` every 0.1 s; a goal `timeout_s` > 0
+//!   that elapses aborts it.
+//!
+//! Common to every kind:
+//! - One goal at a time. While busy (a goal running or waiting for its acceptance, or occupied) a new goal is
+//!   rejected. A goal is accepted `accept_delay_s` after its request. A cancel of the running goal is
+//!   accepted and the goal ends canceled (success false, message "cancelled"). A bad goal is accepted and
+//!   aborted with a message naming the field. With `fail`, every goal ends aborted with success false and
+//!   "simulated failure (parameter fail)" after its normal duration (navigation: at once).
+//! - Service `~/occupy` (lockstep_interfaces/Occupy): busy for `duration_s` from now (0: free again).
+//! - Topic `/actuator_states` (lockstep_interfaces/ActuatorState, reliable, depth 10): the action server's
+//!   fully qualified name, busy, busy_remaining_s (the occupation, the timed goal's remaining duration, or
+//!   the remaining route over the speed), stamped with the node's clock; at 10 Hz and on every change.
+//!
+//! Parameters (see [`params::ActuatorParams`]): `kind` (required), `server`, `fail`, `accept_delay_s`,
+//! `duration_s`, and for navigation `control_rate_hz`, `max_linear_mps`, `max_angular_radps`, `k_heading`,
+//! `waypoint_tolerance_m`, `approach_decel_mps2`, `pose_timeout_s`. An unknown or missing `kind` (or a bad
+//! number) stops the process with one error line.
+//!
+//! Modules: [`params`], [`busy`] (busy state, `/actuator_states`, `~/occupy`), [`serve`] (goal requests,
+//! acceptance, ending goals), [`timed`], [`control`] (the route follower), [`navigation`], [`hmi`].
+
+mod busy;
+mod control;
+mod hmi;
+mod navigation;
+mod params;
+mod serve;
+mod timed;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use lockstep_ros::{lock, qos, SharedNode};
+use r2r::geometry_msgs::msg::{PoseStamped, Twist};
+use r2r::lockstep_interfaces::action::{Display, Lift, Load, Localize, Navigate, Prompt, Roll};
+use r2r::lockstep_interfaces::msg::ActuatorState;
+use r2r::lockstep_interfaces::srv::Occupy;
+use r2r::std_msgs::msg::String as StringMsg;
+
+use busy::Status;
+use params::{qualified, ActuatorParams, Kind};
+use serve::{serve_goals, Common};
+use timed::{run_timed, Timed};
+
+const NODE: &str = "lockstep_actuator";
+
+type Task = Pin<Box<dyn Future<Output = ()>>>;
+
+fn main() -> ExitCode {
+    match lockstep_ros::run_node(NODE, |node| Ok(setup(node)?)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{NODE}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), lockstep_ros::BoxError>>> {
+    let declared = lockstep_ros::declare_parameters(&node, ActuatorParams::default())?;
+    let p = declared
+        .values
+        .lock()
+        .map_err(|_| lockstep_ros::Error::Poisoned)?
+        .clone();
+    let kind = p.kind()?;
+    p.check()?;
+    let logger = lockstep_ros::logger_name(&node)?;
+    let mut n = lock(&node)?;
+    let namespace = n.namespace()?;
+    let server_name = p.server_name(kind);
+    let server = qualified(&namespace, &server_name);
+    let states = n.create_publisher::<ActuatorState>("/actuator_states", qos::reliable(10))?;
+    let occupy = n.create_service::<Occupy::Service>("~/occupy", qos::reliable(10))?;
+    let clock = n.get_ros_clock();
+    let status = Status::default();
+    let common = Arc::new(Common {
+        params: p.clone(),
+        status: status.clone(),
+        logger: logger.clone(),
+        server: server.clone(),
+    });
+    let goals: Task = match kind {
+        Kind::Navigation => {
+            let requests = n.create_action_server::<Navigate::Action>(&server_name)?;
+            let poses = n.subscribe::<PoseStamped>("ground_truth", qos::reliable(10))?;
+            let cmd_vel = n.create_publisher::<Twist>("cmd_vel", qos::reliable(10))?;
+            let pose_topic = qualified(&namespace, "ground_truth");
+            let (nav, feed) = navigation::Navigation::new(poses, cmd_vel, pose_topic);
+            let serve = serve_goals(requests, common.clone(), None, move |goal, cancels, common| {
+                navigation::run_navigation(goal, cancels, common, nav.clone())
+            });
+            Box::pin(async move {
+                tokio::join!(feed, serve);
+            })
+        }
+        Kind::Localization => timed_server::<Localize::Action>(&mut n, &server_name, &common)?,
+        Kind::Lift => timed_server::<Lift::Action>(&mut n, &server_name, &common)?,
+        Kind::Roller => timed_server::<Roll::Action>(&mut n, &server_name, &common)?,
+        Kind::Loader => timed_server::<Load::Action>(&mut n, &server_name, &common)?,
+        Kind::Display => timed_server::<Display::Action>(&mut n, &server_name, &common)?,
+        Kind::Hmi => {
+            let requests = n.create_action_server::<Prompt::Action>(&server_name)?;
+            let subscription = n.subscribe::<StringMsg>("hmi/reply", qos::reliable(10))?;
+            let (replies, forward) = hmi::replies(subscription, qualified(&namespace, "hmi/reply"));
+            let serve = serve_goals(requests, common.clone(), None, move |goal, cancels, common| {
+                hmi::run_prompt(goal, cancels, common, replies.clone())
+            });
+            Box::pin(async move {
+                tokio::join!(forward, serve);
+            })
+        }
+    };
+    drop(n);
+    r2r::log_info!(
+        &logger,
+        "{} actuator: action {server}{}{}{}",
+        kind.name(),
+        match kind {
+            Kind::Navigation | Kind::Hmi => String::new(),
+            _ => format!(", {} s per goal", p.duration_s),
+        },
+        if p.accept_delay_s > 0.0 {
+            format!(", accepting {} s late", p.accept_delay_s)
+        } else {
+            String::new()
+        },
+        if p.fail {
+            ", every goal fails (parameter fail)"
+        } else {
+            ""
+        }
+    );
+    let states_task = busy::publish_states(status.clone(), states, clock, server, logger.clone());
+    let occupy_task = busy::serve_occupy(occupy, status, logger);
+    Ok(async move {
+        tokio::join!(goals, states_task, occupy_task);
+        Ok(())
+    })
+}
+
+/// The action server of a timed kind, serving goals of action type `A`.
+fn timed_server<A: Timed>(n: &mut r2r::Node, name: &str, common: &Arc<Common>) -> anyhow::Result<Task> {
+    let requests = n.create_action_server::<A>(name)?;
+    let expected = Some(common.params.duration_s);
+    Ok(Box::pin(serve_goals(
+        requests,
+        common.clone(),
+        expected,
+        run_timed::<A>,
+    )))
+}

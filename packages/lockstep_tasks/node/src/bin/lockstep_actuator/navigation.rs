@@ -1,0 +1,228 @@
+//! The navigation kind: a Navigate goal drives the vehicle along its route, publishing geometry_msgs/Twist on
+//! `cmd_vel` at `control_rate_hz` from the poses on `ground_truth` (the follower is [`crate::control`]).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::{Stream, StreamExt};
+use r2r::geometry_msgs::msg::{Point, PoseStamped, Twist, Vector3};
+use r2r::lockstep_interfaces::action::Navigate;
+use r2r::ActionServerGoal;
+
+use crate::control::{check_goal, yaw_of, Follower, Gains, Pose};
+use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
+
+/// Zero commands sent when stopping (one could be lost; three make sure).
+const STOP_REPEATS: usize = 3;
+
+#[derive(Default)]
+struct Feed {
+    /// The latest pose and when it came (wall time).
+    latest: Option<(Pose, Instant)>,
+    /// Distance travelled, summed over consecutive poses [m].
+    odometer_m: f64,
+}
+
+/// What the navigation goals share: the pose feed and the command publisher.
+pub struct Navigation {
+    feed: Mutex<Feed>,
+    cmd_vel: Mutex<r2r::Publisher<Twist>>,
+    /// The pose topic's name, for messages.
+    pub pose_topic: String,
+}
+
+impl Navigation {
+    /// The shared state and the future that keeps the pose feed up to date from `poses`.
+    pub fn new(
+        poses: impl Stream<Item = PoseStamped> + Unpin,
+        cmd_vel: r2r::Publisher<Twist>,
+        pose_topic: String,
+    ) -> (Arc<Navigation>, impl std::future::Future<Output = ()>) {
+        let nav = Arc::new(Navigation {
+            feed: Mutex::default(),
+            cmd_vel: Mutex::new(cmd_vel),
+            pose_topic,
+        });
+        let feed_task = {
+            let nav = nav.clone();
+            poses.for_each(move |msg| {
+                let p = &msg.pose;
+                let q = &p.orientation;
+                let pose = Pose {
+                    x: p.position.x,
+                    y: p.position.y,
+                    yaw: yaw_of(q.x, q.y, q.z, q.w),
+                };
+                if let Ok(mut feed) = nav.feed.lock() {
+                    if let Some((last, _)) = feed.latest {
+                        let step = (pose.x - last.x).hypot(pose.y - last.y);
+                        if step.is_finite() {
+                            feed.odometer_m += step;
+                        }
+                    }
+                    feed.latest = Some((pose, Instant::now()));
+                }
+                futures::future::ready(())
+            })
+        };
+        (nav, feed_task)
+    }
+
+    /// The latest pose and how old it is, and the odometer.
+    fn latest(&self) -> (Option<(Pose, Duration)>, f64) {
+        self.feed
+            .lock()
+            .map(|f| (f.latest.map(|(p, at)| (p, at.elapsed())), f.odometer_m))
+            .unwrap_or((None, 0.0))
+    }
+
+    fn command(&self, linear: f64, angular: f64) -> Result<(), String> {
+        let twist = Twist {
+            linear: Vector3 {
+                x: linear,
+                ..Default::default()
+            },
+            angular: Vector3 {
+                z: angular,
+                ..Default::default()
+            },
+        };
+        let publisher = self
+            .cmd_vel
+            .lock()
+            .map_err(|_| "cmd_vel publisher lock poisoned".to_owned())?;
+        publisher
+            .publish(&twist)
+            .map_err(|e| format!("could not publish on cmd_vel: {e}"))
+    }
+
+    fn stop(&self, common: &Common) {
+        for _ in 0..STOP_REPEATS {
+            if let Err(e) = self.command(0.0, 0.0) {
+                r2r::log_error!(&common.logger, "{}: stopping: {e}", common.server);
+            }
+        }
+    }
+}
+
+fn result(success: bool, message: String, distance_m: f64, duration_s: f64) -> Navigate::Result {
+    Navigate::Result {
+        success,
+        message,
+        distance_m,
+        duration_s,
+    }
+}
+
+/// Run one Navigate goal: wait for a pose, follow the route, stop; or abort (bad goal, no pose, parameter
+/// `fail`), or stop and end as canceled on a cancel.
+pub async fn run_navigation(
+    mut goal: ActionServerGoal<Navigate::Action>,
+    cancels: Cancels,
+    common: Arc<Common>,
+    nav: Arc<Navigation>,
+) {
+    let started = Instant::now();
+    let server = &common.server;
+    let p = &common.params;
+    let abort = |goal: &mut ActionServerGoal<Navigate::Action>, message: String, distance_m: f64| {
+        r2r::log_warn!(&common.logger, "{server}: goal aborted: {message}");
+        let took = started.elapsed().as_secs_f64();
+        end(
+            goal,
+            End::Aborted,
+            result(false, message, distance_m, took),
+            &common,
+        );
+    };
+    let points: Vec<_> = goal.goal.route.iter().map(|p: &Point| (p.x, p.y, p.z)).collect();
+    let route = match check_goal(&points, goal.goal.speed_mps) {
+        Ok(route) => route,
+        Err(reason) => return abort(&mut goal, reason, 0.0),
+    };
+    if p.fail {
+        return abort(&mut goal, SIMULATED_FAILURE.to_owned(), 0.0);
+    }
+    let gains = Gains {
+        k_heading: p.k_heading,
+        max_angular_radps: p.max_angular_radps,
+        max_linear_mps: p.max_linear_mps,
+        tolerance_m: p.waypoint_tolerance_m,
+        approach_decel_mps2: p.approach_decel_mps2,
+    };
+    let mut follower = Follower::new(route, goal.goal.speed_mps, gains);
+    r2r::log_info!(
+        &common.logger,
+        "{server}: driving {} waypoint(s) at {} m/s",
+        follower.remaining_route().len(),
+        follower.cruise_mps()
+    );
+    let pose_timeout = Duration::from_secs_f64(p.pose_timeout_s);
+    let mut cancels = Some(cancels);
+    let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / p.control_rate_hz));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut odometer_start = None;
+    loop {
+        tokio::select! {
+            cancel = next_cancel(&mut cancels) => {
+                nav.stop(&common);
+                accept_cancel(cancel, &common).await;
+                let travelled = odometer_start.map_or(0.0, |s| nav.latest().1 - s);
+                let took = started.elapsed().as_secs_f64();
+                r2r::log_info!(&common.logger, "{server}: cancelled after {travelled:.2} m, {took:.2} s");
+                end(&mut goal, End::Canceled, result(false, CANCELLED.to_owned(), travelled, took), &common);
+                return;
+            }
+            _ = ticks.tick() => {}
+        }
+        let (latest, odometer) = nav.latest();
+        let pose = match latest {
+            Some((pose, age)) if age <= pose_timeout => pose,
+            _ if odometer_start.is_none() && started.elapsed() <= pose_timeout => continue,
+            _ => {
+                let travelled = odometer_start.map_or(0.0, |s| odometer - s);
+                if odometer_start.is_some() {
+                    nav.stop(&common);
+                }
+                let message = format!("no pose on {} for {} s", nav.pose_topic, p.pose_timeout_s);
+                return abort(&mut goal, message, travelled);
+            }
+        };
+        let start_odometer = *odometer_start.get_or_insert(odometer);
+        let travelled = odometer - start_odometer;
+        let step = follower.step(pose);
+        if step.arrived {
+            nav.stop(&common);
+            let took = started.elapsed().as_secs_f64();
+            let message = format!(
+                "arrived at ({:.2}, {:.2}) after {travelled:.2} m in {took:.2} s",
+                pose.x, pose.y
+            );
+            r2r::log_info!(&common.logger, "{server}: {message}");
+            end(
+                &mut goal,
+                End::Succeeded,
+                result(true, message, travelled, took),
+                &common,
+            );
+            return;
+        }
+        if let Err(e) = nav.command(step.linear, step.angular) {
+            nav.stop(&common);
+            return abort(&mut goal, e, travelled);
+        }
+        let remaining_route = follower
+            .remaining_route()
+            .iter()
+            .map(|&(x, y)| Point { x, y, z: 0.0 })
+            .collect();
+        let _ = goal.publish_feedback(Navigate::Feedback {
+            waypoint_index: u32::try_from(step.index).unwrap_or(u32::MAX),
+            remaining_route,
+            remaining_m: step.remaining_m,
+            speed_mps: step.linear,
+        });
+        let estimate = Duration::from_secs_f64((step.remaining_m / follower.cruise_mps()).min(1e6));
+        common.status.set_goal_deadline(Some(Instant::now() + estimate));
+    }
+}

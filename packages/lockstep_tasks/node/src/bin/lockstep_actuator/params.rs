@@ -1,0 +1,191 @@
+//! Parameters of the simulated actuator and the kinds it can be. The names are contracts (tests, launch files,
+//! the task manager's actuator mapping); each doc string is what `ros2 param describe` shows.
+
+use anyhow::{bail, ensure};
+
+#[derive(r2r::RosParams, Debug, Clone)]
+pub struct ActuatorParams {
+    /// Which actuator this process is (required): navigation, localization, lift, roller, loader, display or hmi.
+    pub kind: String,
+    /// The action server's name; empty: the kind's default (navigate, localize, lift, roll, load, display, prompt).
+    pub server: String,
+    /// Every goal ends aborted (success false, "simulated failure (parameter fail)") after its normal duration; navigation aborts at once.
+    pub fail: bool,
+    /// Wall time to wait before accepting each goal [s] (a late acceptance); 0 = at once.
+    pub accept_delay_s: f64,
+    /// Timed kinds (localization, lift, roller, loader, display): wall time each goal takes [s].
+    pub duration_s: f64,
+    /// Navigation: cmd_vel commands (and feedback) per second.
+    pub control_rate_hz: f64,
+    /// Navigation: the largest linear speed ever commanded [m/s] (the goal's speed_mps caps it further).
+    pub max_linear_mps: f64,
+    /// Navigation: the largest |angular speed| commanded [rad/s].
+    pub max_angular_radps: f64,
+    /// Navigation: angular command per radian of heading error [1/s].
+    pub k_heading: f64,
+    /// Navigation: a waypoint counts as reached within this distance [m].
+    pub waypoint_tolerance_m: f64,
+    /// Navigation: the deceleration the approach to the last waypoint plans with [m/s^2] (speed <= sqrt(2 a d)).
+    pub approach_decel_mps2: f64,
+    /// Navigation: abort when no ground_truth pose came for this long [s] (also the wait for the first one).
+    pub pose_timeout_s: f64,
+}
+
+impl Default for ActuatorParams {
+    fn default() -> Self {
+        Self {
+            kind: String::new(),
+            server: String::new(),
+            fail: false,
+            accept_delay_s: 0.0,
+            duration_s: 1.0,
+            control_rate_hz: 20.0,
+            max_linear_mps: 1.0,
+            max_angular_radps: 1.5,
+            k_heading: 2.0,
+            waypoint_tolerance_m: 0.15,
+            approach_decel_mps2: 0.5,
+            pose_timeout_s: 5.0,
+        }
+    }
+}
+
+/// What one actuator process simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Navigation,
+    Localization,
+    Lift,
+    Roller,
+    Loader,
+    Display,
+    Hmi,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::Navigation,
+        Kind::Localization,
+        Kind::Lift,
+        Kind::Roller,
+        Kind::Loader,
+        Kind::Display,
+        Kind::Hmi,
+    ];
+
+    /// The parameter value naming this kind.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Navigation => "navigation",
+            Kind::Localization => "localization",
+            Kind::Lift => "lift",
+            Kind::Roller => "roller",
+            Kind::Loader => "loader",
+            Kind::Display => "display",
+            Kind::Hmi => "hmi",
+        }
+    }
+
+    /// The action server's default (relative) name.
+    pub fn default_server(self) -> &'static str {
+        match self {
+            Kind::Navigation => "navigate",
+            Kind::Localization => "localize",
+            Kind::Lift => "lift",
+            Kind::Roller => "roll",
+            Kind::Loader => "load",
+            Kind::Display => "display",
+            Kind::Hmi => "prompt",
+        }
+    }
+
+    pub fn parse(text: &str) -> anyhow::Result<Kind> {
+        let names = || Kind::ALL.map(Kind::name).join(", ");
+        if text.trim().is_empty() {
+            bail!("parameter `kind` is required: one of {}", names());
+        }
+        match Kind::ALL.into_iter().find(|k| k.name() == text.trim()) {
+            Some(kind) => Ok(kind),
+            None => bail!("parameter `kind` is `{text}`; it must be one of {}", names()),
+        }
+    }
+}
+
+impl ActuatorParams {
+    pub fn kind(&self) -> anyhow::Result<Kind> {
+        Kind::parse(&self.kind)
+    }
+
+    /// The action server's name as given (relative unless it starts with `/`).
+    pub fn server_name(&self, kind: Kind) -> String {
+        match self.server.trim() {
+            "" => kind.default_server().to_owned(),
+            name => name.to_owned(),
+        }
+    }
+
+    /// Check the numbers; an error names the parameter.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for (name, v) in [
+            ("duration_s", self.duration_s),
+            ("accept_delay_s", self.accept_delay_s),
+        ] {
+            ensure!(
+                v.is_finite() && v >= 0.0,
+                "parameter `{name}` is {v}; it must be >= 0"
+            );
+        }
+        for (name, v) in [
+            ("control_rate_hz", self.control_rate_hz),
+            ("max_linear_mps", self.max_linear_mps),
+            ("max_angular_radps", self.max_angular_radps),
+            ("k_heading", self.k_heading),
+            ("waypoint_tolerance_m", self.waypoint_tolerance_m),
+            ("approach_decel_mps2", self.approach_decel_mps2),
+            ("pose_timeout_s", self.pose_timeout_s),
+        ] {
+            ensure!(
+                v.is_finite() && v > 0.0,
+                "parameter `{name}` is {v}; it must be > 0"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `name` resolved against the node's namespace, as ROS resolves a relative name (no remapping).
+pub fn qualified(namespace: &str, name: &str) -> String {
+    if name.starts_with('/') {
+        name.to_owned()
+    } else if namespace.is_empty() || namespace == "/" {
+        format!("/{name}")
+    } else {
+        format!("{}/{name}", namespace.trim_end_matches('/'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_parse_and_an_unknown_one_lists_them_all() {
+        assert_eq!(Kind::parse("loader").ok(), Some(Kind::Loader));
+        let e = Kind::parse("forklift").err().map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "parameter `kind` is `forklift`; it must be one of navigation, localization, lift, roller, \
+                 loader, display, hmi"
+            )
+        );
+        assert!(Kind::parse("").is_err());
+    }
+
+    #[test]
+    fn names_resolve_against_the_namespace() {
+        assert_eq!(qualified("/", "load"), "/load");
+        assert_eq!(qualified("/robot", "load"), "/robot/load");
+        assert_eq!(qualified("/robot", "/load"), "/load");
+    }
+}

@@ -1,0 +1,142 @@
+//! What every kind's action server does the same way: reject a goal while busy, accept late by
+//! `accept_delay_s`, hand the accepted goal to the kind's executor, end goals and accept cancels.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
+use r2r::{ActionServerCancelRequest, ActionServerGoal, ActionServerGoalRequest, WrappedActionTypeSupport};
+
+use crate::busy::Status;
+use crate::params::ActuatorParams;
+
+/// The cancel requests of one accepted goal.
+pub type Cancels = BoxStream<'static, ActionServerCancelRequest>;
+
+/// The message of every goal ended by parameter `fail`.
+pub const SIMULATED_FAILURE: &str = "simulated failure (parameter fail)";
+
+/// The message of every cancelled goal.
+pub const CANCELLED: &str = "cancelled";
+
+/// What every goal executor needs.
+pub struct Common {
+    pub params: ActuatorParams,
+    pub status: Status,
+    pub logger: String,
+    /// The action server's fully qualified name (e.g. `/load`).
+    pub server: String,
+}
+
+/// How a goal ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Succeeded,
+    Aborted,
+    Canceled,
+}
+
+/// Send the goal's result with the status `end`; a failure to do so is logged (the client then sees none).
+pub fn end<A>(goal: &mut ActionServerGoal<A>, end: End, result: A::Result, common: &Common)
+where
+    A: WrappedActionTypeSupport + 'static,
+{
+    let sent = match end {
+        End::Succeeded => goal.succeed(result),
+        End::Aborted => goal.abort(result),
+        End::Canceled => goal.cancel(result),
+    };
+    if let Err(e) = sent {
+        r2r::log_warn!(
+            &common.logger,
+            "{}: could not end goal {} as {end:?}: {e}",
+            common.server,
+            goal.uuid
+        );
+    }
+}
+
+/// Accept a cancel request for the running goal, and give the node a moment to answer it (r2r answers the
+/// request and moves the goal to CANCELING on its next spin) before the caller ends the goal as canceled.
+pub async fn accept_cancel(cancel: ActionServerCancelRequest, common: &Common) {
+    r2r::log_info!(
+        &common.logger,
+        "{}: cancel requested for goal {}",
+        common.server,
+        cancel.uuid
+    );
+    cancel.accept();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+/// The next cancel request, or never once the stream has ended (for `tokio::select!`).
+pub async fn next_cancel(cancels: &mut Option<Cancels>) -> ActionServerCancelRequest {
+    if let Some(stream) = cancels.as_mut() {
+        if let Some(cancel) = stream.next().await {
+            return cancel;
+        }
+    }
+    *cancels = None;
+    futures::future::pending().await
+}
+
+/// Serve the goal requests of one action server: while the actuator is busy a request is rejected; otherwise
+/// it is reserved, accepted after `accept_delay_s` and run by `run` (spawned, so the next requests are
+/// answered meanwhile). `expected_s`: the goal's expected duration, for `busy_remaining_s` until `run`
+/// updates it.
+pub async fn serve_goals<A, F, Fut>(
+    mut requests: impl Stream<Item = ActionServerGoalRequest<A>> + Unpin,
+    common: Arc<Common>,
+    expected_s: Option<f64>,
+    run: F,
+) where
+    A: WrappedActionTypeSupport + 'static,
+    F: Fn(ActionServerGoal<A>, Cancels, Arc<Common>) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    while let Some(request) = requests.next().await {
+        let delay = Duration::from_secs_f64(common.params.accept_delay_s);
+        let deadline = expected_s.map(|s| Instant::now() + delay + Duration::from_secs_f64(s));
+        if let Err(reason) = common.status.try_reserve(deadline) {
+            let uuid = request.uuid;
+            r2r::log_info!(
+                &common.logger,
+                "{}: goal {uuid} rejected ({reason})",
+                common.server
+            );
+            if let Err(e) = request.reject() {
+                r2r::log_warn!(
+                    &common.logger,
+                    "{}: could not reject goal {uuid}: {e}",
+                    common.server
+                );
+            }
+            continue;
+        }
+        let (common, run) = (common.clone(), run.clone());
+        tokio::spawn(async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            let uuid = request.uuid;
+            match request.accept() {
+                Ok((goal, cancels)) => {
+                    r2r::log_info!(&common.logger, "{}: goal {uuid} accepted", common.server);
+                    run(goal, cancels.boxed(), common.clone()).await;
+                }
+                Err(e) => {
+                    // RCL_RET_TIMEOUT here: the client's response reader is not discovered yet. The goal is
+                    // dropped unstarted; the client sees no response and may send it again.
+                    r2r::log_error!(
+                        &common.logger,
+                        "{}: could not answer goal request {uuid} ({e}); it is dropped, unstarted: the client may send it again",
+                        common.server
+                    );
+                }
+            }
+            common.status.release();
+        });
+    }
+}

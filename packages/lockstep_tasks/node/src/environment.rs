@@ -1,0 +1,155 @@
+//! What the environment tells the schedulers: facts for `condition` attributes (Datalog, evaluated by
+//! `lockstep_rules` over the rule files and the latest facts from `/task_facts`) and which actuators are busy
+//! (from `/actuator_states`).
+//!
+//! A condition's query is a rule body: `clear(dock_b)`, `door(d1, open), !alarm`. It holds when the rule
+//! `condition :- <query>.` derives `condition` from the rules and facts in force.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use lockstep_rules::{Engine, RuleSet};
+use lockstep_tasks::Conditions;
+
+const HEAD: &str = "lockstep_condition__";
+
+/// The rule that asks `query`.
+fn rule(query: &str) -> String {
+    format!("{HEAD} :- {}.", query.trim().trim_end_matches('.'))
+}
+
+/// Check a query's syntax (an AddAttribute or a configuration's condition), with the reason if it is bad.
+pub fn check_query(query: &str) -> Result<(), String> {
+    RuleSet::parse(&rule(query), "condition")
+        .map(drop)
+        .map_err(|e| format!("condition `{query}`: {e}"))
+}
+
+#[derive(Default)]
+pub struct Environment {
+    /// Rule files' (origin, text), loaded at start.
+    rules: Vec<(String, String)>,
+    /// The latest /task_facts message (Datalog facts and rules).
+    facts: String,
+    /// Query -> whether it holds, for the facts in force; cleared when they change.
+    answers: RefCell<BTreeMap<String, bool>>,
+    /// Problems evaluating a query, reported once each by the node.
+    pub errors: RefCell<Vec<String>>,
+    /// Actuator name (configuration key) -> its action server.
+    pub servers: BTreeMap<String, String>,
+    /// Action server -> (busy seconds left, when that was reported).
+    busy: BTreeMap<String, (f64, Instant)>,
+    /// Actuator name -> when each goal cancelled on it and not yet ended was cancelled.
+    draining: BTreeMap<String, Vec<Instant>>,
+    /// How long a cancelled goal may take to end before its actuator is used again anyway.
+    pub drain_timeout: std::time::Duration,
+}
+
+impl Environment {
+    pub fn new(rules: Vec<(String, String)>) -> Self {
+        Self {
+            rules,
+            ..Self::default()
+        }
+    }
+
+    /// New facts from /task_facts; refused (and the old ones kept) if they do not parse with the rules.
+    pub fn set_facts(&mut self, text: String) -> Result<(), String> {
+        let mut sources: Vec<(&str, &str)> =
+            self.rules.iter().map(|(o, t)| (t.as_str(), o.as_str())).collect();
+        sources.push((&text, "/task_facts"));
+        RuleSet::parse_sources(&sources).map_err(|e| e.to_string())?;
+        self.facts = text;
+        self.answers.borrow_mut().clear();
+        Ok(())
+    }
+
+    /// An actuator's state from /actuator_states.
+    pub fn set_busy(&mut self, server: &str, busy: bool, remaining_secs: f64) {
+        let remaining = if busy && remaining_secs.is_finite() {
+            remaining_secs.max(0.0)
+        } else {
+            0.0
+        };
+        self.busy.insert(server.to_owned(), (remaining, Instant::now()));
+    }
+
+    /// A goal on `actuator` was cancelled: hold its next goal back until this one ends.
+    pub fn draining(&mut self, actuator: &str) {
+        self.draining
+            .entry(actuator.to_owned())
+            .or_default()
+            .push(Instant::now());
+    }
+
+    /// A cancelled goal on `actuator` ended.
+    pub fn drained(&mut self, actuator: &str) {
+        if let Some(started) = self.draining.get_mut(actuator) {
+            if !started.is_empty() {
+                started.remove(0);
+            }
+        }
+    }
+
+    fn evaluate(&self, query: &str) -> Result<bool, String> {
+        let asked = rule(query);
+        let mut sources: Vec<(&str, &str)> =
+            self.rules.iter().map(|(o, t)| (t.as_str(), o.as_str())).collect();
+        sources.push((&self.facts, "/task_facts"));
+        sources.push((&asked, "condition"));
+        let rules = RuleSet::parse_sources(&sources).map_err(|e| e.to_string())?;
+        let mut engine = Engine::new(rules);
+        engine.evaluate().map_err(|e| e.to_string())?;
+        Ok(engine.count(HEAD).map_err(|e| e.to_string())? > 0)
+    }
+}
+
+impl Conditions for Environment {
+    fn holds(&self, query: &str) -> bool {
+        if let Some(answer) = self.answers.borrow().get(query) {
+            return *answer;
+        }
+        let answer = self.evaluate(query).unwrap_or_else(|e| {
+            self.errors.borrow_mut().push(format!("condition `{query}`: {e}"));
+            false
+        });
+        self.answers.borrow_mut().insert(query.to_owned(), answer);
+        answer
+    }
+
+    fn available(&self, actuator: &str) -> bool {
+        (self.draining.get(actuator))
+            .is_none_or(|started| started.iter().all(|t| t.elapsed() >= self.drain_timeout))
+    }
+
+    fn busy_secs(&self, actuator: &str) -> Option<f64> {
+        let (remaining, at) = self.busy.get(self.servers.get(actuator)?)?;
+        let left = remaining - at.elapsed().as_secs_f64();
+        (left > 0.0).then_some(left)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_holds_once_its_facts_arrive() {
+        let mut env = Environment::new(vec![(
+            "rules.dl".into(),
+            "clear(D) :- dock(D), !blocked(D).".into(),
+        )]);
+        assert!(!env.holds("clear(dock_b)"));
+        env.set_facts("dock(dock_b). blocked(dock_b).".into()).unwrap();
+        assert!(!env.holds("clear(dock_b)"));
+        env.set_facts("dock(dock_b).".into()).unwrap();
+        assert!(env.holds("clear(dock_b)"));
+        assert!(env.set_facts("dock(dock_b".into()).is_err());
+        assert!(
+            env.holds("clear(dock_b)"),
+            "bad facts are refused; the old ones stay"
+        );
+        assert!(check_query("clear(").is_err());
+    }
+}

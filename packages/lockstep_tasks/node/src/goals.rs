@@ -1,0 +1,98 @@
+//! A task's actuator goals: sending one (tagged so its events find their way back) and cancelling one (now if
+//! accepted, else the moment it is), and the stamps of the manager's messages.
+
+use std::time::Duration;
+
+use lockstep_tasks::{Id, Params};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::actuators;
+use crate::environment::Environment;
+use crate::manager::Event;
+use crate::task::{LeafGoal, Task};
+
+/// Send a leaf's goal; its events come back tagged with the task, leaf and generation.
+pub fn send_goal(
+    task: &mut Task,
+    leaf: Id,
+    path: &str,
+    actuator: &str,
+    params: &Params,
+    tx: &mpsc::UnboundedSender<Event>,
+    wait: Duration,
+) -> Result<(), String> {
+    let loaded = task.loaded.clone();
+    let (config, client) = loaded
+        .config
+        .actuators
+        .get(actuator)
+        .zip(loaded.clients.get(actuator))
+        .ok_or_else(|| format!("actuator `{actuator}` is not configured"))?;
+    let mut goal = actuators::goal(path, config, params)?;
+    if let (Some(fields), Value::Object(goal)) = (task.resume_with.remove(&leaf), &mut goal) {
+        goal.extend(fields);
+    }
+    task.generation += 1;
+    let generation = task.generation;
+    task.goals.insert(
+        leaf,
+        LeafGoal {
+            generation,
+            handle: None,
+            cancel_pending: false,
+            feedback: None,
+            actuator: actuator.to_owned(),
+        },
+    );
+    let tx = tx.clone();
+    let id = task.id.clone();
+    client.send(
+        goal,
+        wait,
+        Box::new(move |event| {
+            let _ = tx.send(Event::Leaf {
+                task: id.clone(),
+                leaf,
+                generation,
+                event,
+            });
+        }),
+    );
+    Ok(())
+}
+
+/// Cancel a leaf's goal: now if accepted, else the moment it is. A navigation cancelled part way is sent
+/// again (after a resume) with the route it had left.
+pub fn cancel_goal(task: &mut Task, leaf: Id, env: &mut Environment) {
+    let Some(g) = task.goals.get_mut(&leaf) else {
+        return;
+    };
+    task.cancelled.insert(g.generation, g.actuator.clone());
+    env.draining(&g.actuator);
+    let remaining = g
+        .feedback
+        .as_ref()
+        .and_then(|f| f.get("remaining_route"))
+        .filter(|r| r.as_array().is_some_and(|a| !a.is_empty()));
+    if let Some(route) = remaining {
+        let mut fields = serde_json::Map::new();
+        fields.insert("route".into(), route.clone());
+        task.resume_with.insert(leaf, fields);
+    }
+    match g.handle.take() {
+        Some(handle) => {
+            handle.cancel();
+            task.goals.remove(&leaf);
+        }
+        None => g.cancel_pending = true,
+    }
+}
+
+pub fn now_stamp() -> r2r::builtin_interfaces::msg::Time {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or_default();
+    lockstep_ros::time::ns_to_time(ns)
+}

@@ -1,0 +1,328 @@
+//! `lockstep_task_manager`: hierarchical task execution (seed 003) as a ROS 2 node.
+//!
+//! - Action `execute_task` (lockstep_interfaces/ExecuteTask): task type + parameters (JSON) + priority. The
+//!   task is decomposed at once from the configuration (`config_file`), then scheduled level by level down to
+//!   one goal per action on its actuator's action server. Feedback: per-level counts and the running paths.
+//!   Result: a summary and, on failure, the failing subtask's path. Cancel reaches every live actuator goal.
+//! - Topic `/task_events` (TaskEvent): every status change (path, old, new, reason), group-completion reports,
+//!   interrupts (one per level, leaf to root) and each task's end.
+//! - Services: `list_tasks` (ListTasks), `pause_task` (PauseTask), `resume_task` (ResumeTask),
+//!   `add_attribute` (AddAttribute), `~/reload` (std_srvs/Trigger: re-read `config_file`; a configuration
+//!   that fails to load is refused with the key path and the old one stays).
+//! - Inputs: `/task_facts` (std_msgs/String: Datalog facts, the latest message in force) for condition
+//!   attributes, over the rule files `rules_files`; `/actuator_states` (ActuatorState): a busy actuator
+//!   gives the action about to be sent to it a delay of the remaining busy time.
+//!
+//! The logic (configuration, decomposition, scheduling, statuses) is `lockstep_tasks`; this crate wires it.
+
+mod actuators;
+mod environment;
+mod goals;
+mod manager;
+mod task;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures::{future, StreamExt as _};
+use lockstep_ros::{lock, qos, SharedNode};
+use lockstep_tasks::{Attribute, Config};
+use r2r::lockstep_interfaces::action::ExecuteTask;
+use r2r::lockstep_interfaces::msg::{ActuatorState, TaskEvent};
+use r2r::lockstep_interfaces::srv::{AddAttribute, ListTasks, PauseTask, ResumeTask};
+use r2r::std_msgs::msg::String as StringMsg;
+use r2r::std_srvs::srv::Trigger;
+use tokio::sync::{mpsc, oneshot};
+
+use environment::Environment;
+use manager::{Event, Manager, Reply};
+
+/// Parameters of the task manager; each doc string is what `ros2 param describe` shows.
+#[derive(r2r::RosParams, Debug, Clone)]
+struct ManagerParams {
+    /// The task configuration (YAML): levels, templates, parameter rules, attributes, actuators.
+    config_file: String,
+    /// Comma-separated Datalog rule files the condition attributes are evaluated over (with /task_facts).
+    rules_files: String,
+    /// Seconds between two scheduling steps (delays and conditions are checked this often; actuator
+    /// outcomes are handled at once).
+    step_period_s: f64,
+    /// How long an action waits for its actuator's action server before it fails [s].
+    server_wait_s: f64,
+}
+
+impl Default for ManagerParams {
+    fn default() -> Self {
+        Self {
+            config_file: "config/tasks/warehouse.yaml".into(),
+            rules_files: String::new(),
+            step_period_s: 0.01,
+            server_wait_s: 5.0,
+        }
+    }
+}
+
+/// A loaded configuration and its actuator clients.
+pub struct Loaded {
+    pub config: Config,
+    pub clients: BTreeMap<String, Box<dyn actuators::Client>>,
+}
+
+impl Loaded {
+    fn load(node: &SharedNode, path: &Path) -> anyhow::Result<Self> {
+        let config = Config::read(path)?;
+        let clients = actuators::clients(&mut *lock(node)?, &config.actuators)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(Self { config, clients })
+    }
+
+    /// Actuator name -> action server.
+    pub fn servers(&self) -> BTreeMap<String, String> {
+        (self.config.actuators.iter())
+            .map(|(name, a)| (name.clone(), a.server.clone()))
+            .collect()
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    lockstep_ros::run_node("lockstep_task_manager", |node| Ok(setup(node)?)).context("lockstep_task_manager")
+}
+
+fn setup(
+    node: SharedNode,
+) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
+    let declared = lockstep_ros::declare_parameters(&node, ManagerParams::default())?;
+    let p = declared
+        .values
+        .lock()
+        .map_err(|_| lockstep_ros::Error::Poisoned)?
+        .clone();
+    anyhow::ensure!(
+        p.step_period_s > 0.0 && p.step_period_s.is_finite(),
+        "step_period_s must be > 0 (got {})",
+        p.step_period_s
+    );
+    let logger = lockstep_ros::logger_name(&node)?;
+    let config_path = PathBuf::from(&p.config_file);
+    let loaded = Rc::new(Loaded::load(&node, &config_path)?);
+    let mut rules = Vec::new();
+    for file in lockstep_ros::param_list(&p.rules_files) {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("rules_files: reading {file}"))?;
+        rules.push((file, text));
+    }
+    let mut env = Environment::new(rules);
+    env.set_facts(String::new())
+        .map_err(|e| anyhow::anyhow!("rules_files: {e}"))?;
+    env.servers = loaded.servers();
+    env.drain_timeout = Duration::from_secs_f64(p.server_wait_s.max(0.0));
+
+    let mut n = lock(&node)?;
+    let goals = n.create_action_server::<ExecuteTask::Action>("execute_task")?;
+    let events = n.create_publisher::<TaskEvent>("/task_events", qos::reliable(1000))?;
+    let facts = n.subscribe::<StringMsg>("/task_facts", qos::reliable(10))?;
+    let states = n.subscribe::<ActuatorState>("/actuator_states", qos::reliable(100))?;
+    let list = n.create_service::<ListTasks::Service>("list_tasks", qos::reliable(10))?;
+    let pause = n.create_service::<PauseTask::Service>("pause_task", qos::reliable(10))?;
+    let resume = n.create_service::<ResumeTask::Service>("resume_task", qos::reliable(10))?;
+    let add = n.create_service::<AddAttribute::Service>("add_attribute", qos::reliable(10))?;
+    let reload = n.create_service::<Trigger::Service>("~/reload", qos::reliable(10))?;
+    drop(n);
+    r2r::log_info!(
+        &logger,
+        "{}: levels [{}], task types [{}], actuators [{}]",
+        config_path.display(),
+        loaded.config.levels.join(", "),
+        loaded.config.task_types().join(", "),
+        loaded.servers().values().cloned().collect::<Vec<_>>().join(", ")
+    );
+
+    let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
+    let reloader = {
+        let node = node.clone();
+        let path = config_path.clone();
+        Box::new(move || {
+            Loaded::load(&node, &path)
+                .map(Rc::new)
+                .map_err(|e| format!("{e:#}"))
+        })
+    };
+    let mut manager = Manager::new(
+        loaded,
+        env,
+        events,
+        tx.clone(),
+        logger.clone(),
+        Duration::from_secs_f64(p.server_wait_s.max(0.0)),
+        reloader,
+    );
+
+    // Every input becomes an event for the manager's loop.
+    let forward = |tx: &mpsc::UnboundedSender<Event>| tx.clone();
+    let goals_task = {
+        let tx = forward(&tx);
+        goals.for_each(move |request| {
+            let _ = tx.send(Event::Goal(request));
+            future::ready(())
+        })
+    };
+    let facts_task = {
+        let tx = forward(&tx);
+        facts.for_each(move |msg| {
+            let _ = tx.send(Event::Facts(msg.data));
+            future::ready(())
+        })
+    };
+    let states_task = {
+        let tx = forward(&tx);
+        states.for_each(move |msg| {
+            let _ = tx.send(Event::ActuatorState {
+                server: msg.server,
+                busy: msg.busy,
+                remaining_secs: msg.busy_remaining_s,
+            });
+            future::ready(())
+        })
+    };
+    let list_task = {
+        let tx = forward(&tx);
+        list.for_each(move |req| {
+            let tx = tx.clone();
+            async move {
+                let (reply, answer) = oneshot::channel();
+                let _ = tx.send(Event::List(reply));
+                let tasks = answer.await.unwrap_or_default();
+                let _ = req.respond(ListTasks::Response { tasks });
+            }
+        })
+    };
+    let pause_task = serve(
+        pause,
+        forward(&tx),
+        |m: PauseTask::Request, reply| Event::Pause {
+            task: m.task_id,
+            reason: m.reason,
+            reply,
+        },
+        |success, message| PauseTask::Response { success, message },
+    );
+    let resume_task = serve(
+        resume,
+        forward(&tx),
+        |m: ResumeTask::Request, reply| Event::Resume {
+            task: m.task_id,
+            reply,
+        },
+        |success, message| ResumeTask::Response { success, message },
+    );
+    let add_task = serve(
+        add,
+        forward(&tx),
+        |m: AddAttribute::Request, reply| match attribute(&m) {
+            Ok(attribute) => Event::AddAttribute {
+                task: m.task_id,
+                path: m.path,
+                attribute,
+                reply,
+            },
+            Err(reason) => {
+                let _ = reply.send(Err(reason));
+                Event::Tick
+            }
+        },
+        |success, message| AddAttribute::Response { success, message },
+    );
+    let reload_task = serve(
+        reload,
+        forward(&tx),
+        |_: Trigger::Request, reply| Event::Reload(reply),
+        |success, message| Trigger::Response { success, message },
+    );
+    let ticker = {
+        let tx = forward(&tx);
+        let period = Duration::from_secs_f64(p.step_period_s);
+        async move {
+            let mut interval = tokio::time::interval(period);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                if tx.send(Event::Tick).is_err() {
+                    return;
+                }
+            }
+        }
+    };
+    drop(tx);
+    let run = async move {
+        while let Some(event) = rx.recv().await {
+            manager.handle(event);
+        }
+    };
+    Ok(async move {
+        tokio::join!(
+            run,
+            goals_task,
+            facts_task,
+            states_task,
+            list_task,
+            pause_task,
+            resume_task,
+            add_task,
+            reload_task,
+            ticker
+        );
+        Ok(())
+    })
+}
+
+/// Serve a request/answer service through the manager: `event` makes the event (with the reply channel),
+/// `response` the answer from (success, message).
+async fn serve<S, E, R>(
+    requests: impl futures::Stream<Item = r2r::ServiceRequest<S>> + Unpin,
+    tx: mpsc::UnboundedSender<Event>,
+    event: E,
+    response: R,
+) where
+    S: r2r::WrappedServiceTypeSupport + 'static,
+    E: Fn(S::Request, Reply) -> Event,
+    R: Fn(bool, String) -> S::Response,
+{
+    let mut requests = requests;
+    while let Some(req) = requests.next().await {
+        let (reply, answer) = oneshot::channel();
+        let _ = tx.send(event(req.message.clone(), reply));
+        let (success, message) = match answer.await {
+            Ok(Ok(message)) => (true, message),
+            Ok(Err(message)) => (false, message),
+            Err(_) => (false, "the manager stopped".to_owned()),
+        };
+        let _ = req.respond(response(success, message));
+    }
+}
+
+/// The attribute an AddAttribute request asks for, or why it is not one.
+fn attribute(m: &AddAttribute::Request) -> Result<Attribute, String> {
+    match m.kind.as_str() {
+        "delay" if m.delay_s >= 0.0 && m.delay_s.is_finite() => Ok(Attribute::Delay { secs: m.delay_s }),
+        "delay" => Err(format!(
+            "delay_s must be a finite number >= 0 (got {})",
+            m.delay_s
+        )),
+        "condition" if !m.query.trim().is_empty() => Ok(Attribute::Condition {
+            query: m.query.clone(),
+        }),
+        "condition" => Err("a condition needs a query (a Datalog rule body, e.g. clear(dock_b))".into()),
+        "interrupt" => Ok(Attribute::Interrupt {
+            reason: if m.reason.is_empty() {
+                "operator".into()
+            } else {
+                m.reason.clone()
+            },
+        }),
+        other => Err(format!(
+            "kind `{other}` is not one of delay, condition, interrupt"
+        )),
+    }
+}

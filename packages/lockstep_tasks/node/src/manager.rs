@@ -1,0 +1,534 @@
+//! The manager: every task, the queue, and what the schedulers ask for, owned by one loop that handles one
+//! event at a time (so each level's list is never scheduled while an event changes it: the seed's lock).
+//!
+//! - A new ExecuteTask goal is decomposed at once and every action's goal is built and type-checked before
+//!   the goal is accepted as a task; any error ends it as "rejected" with the key path or subtask path.
+//! - One task runs at a time (one robot); others queue by priority, then arrival. A task of higher priority
+//!   than the running one preempts it (pause, run, resume).
+//! - Cancels reach every live actuator goal; a goal not yet accepted is cancelled the moment it is.
+//! - An interrupted navigation is sent again with the route it had left (its last feedback).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt as _;
+use lockstep_tasks::{Attribute, Conditions as _, Id, Outcome, Output, Params, Scheduler, Tree};
+use r2r::lockstep_interfaces::action::ExecuteTask;
+use r2r::lockstep_interfaces::msg::{TaskEvent, TaskInfo};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::actuators::{self, LeafEvent};
+use crate::environment::{check_query, Environment};
+use crate::goals::{cancel_goal, now_stamp, send_goal};
+use crate::task::{State, Task};
+use crate::Loaded;
+
+pub type Reply = oneshot::Sender<Result<String, String>>;
+
+pub enum Event {
+    Goal(r2r::ActionServerGoalRequest<ExecuteTask::Action>),
+    Cancel(String),
+    Leaf {
+        task: String,
+        leaf: Id,
+        generation: u64,
+        event: LeafEvent,
+    },
+    Pause {
+        task: String,
+        reason: String,
+        reply: Reply,
+    },
+    Resume {
+        task: String,
+        reply: Reply,
+    },
+    AddAttribute {
+        task: String,
+        path: String,
+        attribute: Attribute,
+        reply: Reply,
+    },
+    List(oneshot::Sender<Vec<TaskInfo>>),
+    Reload(Reply),
+    Facts(String),
+    ActuatorState {
+        server: String,
+        busy: bool,
+        remaining_secs: f64,
+    },
+    Tick,
+}
+
+pub struct Manager {
+    pub loaded: Rc<Loaded>,
+    pub env: Environment,
+    pub tasks: BTreeMap<String, Task>,
+    pub events: r2r::Publisher<TaskEvent>,
+    pub tx: mpsc::UnboundedSender<Event>,
+    pub logger: String,
+    pub server_wait: Duration,
+    /// Reloads the configuration (the node's part: file, clients).
+    pub reload: Box<dyn FnMut() -> Result<Rc<Loaded>, String>>,
+    /// Finished tasks kept for ListTasks.
+    pub keep_finished: usize,
+    next_seq: u64,
+    epoch: Instant,
+}
+
+impl Manager {
+    pub fn new(
+        loaded: Rc<Loaded>,
+        env: Environment,
+        events: r2r::Publisher<TaskEvent>,
+        tx: mpsc::UnboundedSender<Event>,
+        logger: String,
+        server_wait: Duration,
+        reload: Box<dyn FnMut() -> Result<Rc<Loaded>, String>>,
+    ) -> Self {
+        Self {
+            loaded,
+            env,
+            tasks: BTreeMap::new(),
+            events,
+            tx,
+            logger,
+            server_wait,
+            reload,
+            keep_finished: 100,
+            next_seq: 0,
+            epoch: Instant::now(),
+        }
+    }
+
+    pub fn handle(&mut self, event: Event) {
+        match event {
+            Event::Goal(request) => self.new_goal(request),
+            Event::Cancel(task) => self.cancel(&task),
+            Event::Leaf {
+                task,
+                leaf,
+                generation,
+                event,
+            } => self.leaf_event(&task, leaf, generation, event),
+            Event::Pause { task, reason, reply } => {
+                let _ = reply.send(self.pause(&task, &reason));
+            }
+            Event::Resume { task, reply } => {
+                let _ = reply.send(self.resume(&task));
+            }
+            Event::AddAttribute {
+                task,
+                path,
+                attribute,
+                reply,
+            } => {
+                let _ = reply.send(self.add_attribute(&task, &path, attribute));
+            }
+            Event::List(reply) => {
+                let mut all: Vec<&Task> = self.tasks.values().collect();
+                all.sort_by_key(|t| (t.is_finished(), -t.priority, t.seq));
+                let _ = reply.send(all.into_iter().map(Task::info).collect());
+            }
+            Event::Reload(reply) => {
+                let answer = (self.reload)().map(|loaded| {
+                    let types = loaded.config.task_types().join(", ");
+                    self.env.servers = loaded.servers();
+                    self.loaded = loaded;
+                    format!("reloaded: task types {types}; running tasks keep the configuration they started with")
+                });
+                let _ = reply.send(answer);
+            }
+            Event::Facts(text) => {
+                if let Err(e) = self.env.set_facts(text) {
+                    r2r::log_warn!(&self.logger, "/task_facts refused, the previous facts stay: {e}");
+                }
+            }
+            Event::ActuatorState {
+                server,
+                busy,
+                remaining_secs,
+            } => self.env.set_busy(&server, busy, remaining_secs),
+            Event::Tick => {}
+        }
+        self.step();
+        for e in self.env.errors.borrow_mut().drain(..) {
+            r2r::log_warn!(&self.logger, "{e}");
+        }
+    }
+
+    /// Start the next task if none holds the robot, step the running one, send feedback where it changed.
+    fn step(&mut self) {
+        let holder = self
+            .tasks
+            .values()
+            .any(|t| matches!(t.state, State::Running | State::Paused));
+        if !holder {
+            let next = self
+                .tasks
+                .values()
+                .filter(|t| matches!(t.state, State::Queued | State::Preempted))
+                .min_by_key(|t| (-t.priority, t.seq))
+                .map(|t| t.id.clone());
+            if let Some(task) = next.and_then(|id| self.tasks.get_mut(&id)) {
+                let id = task.id.clone();
+                let was = std::mem::replace(&mut task.state, State::Running);
+                task.dirty = true;
+                r2r::log_info!(&self.logger, "{id}: {} -> running", was.name());
+                if was == State::Preempted {
+                    let out = task.sched.resume().unwrap_or_default();
+                    self.apply(&id, out);
+                }
+            }
+        }
+        let now = self.epoch.elapsed().as_secs_f64();
+        let running: Vec<String> = self
+            .tasks
+            .values()
+            .filter(|t| t.state == State::Running)
+            .map(|t| t.id.clone())
+            .collect();
+        for id in running {
+            let out = match self.tasks.get_mut(&id) {
+                Some(task) => task.sched.step(now, &self.env),
+                None => continue,
+            };
+            self.apply(&id, out);
+        }
+        for task in self.tasks.values_mut().filter(|t| t.dirty) {
+            task.dirty = false;
+            if let Some(goal) = &task.goal {
+                let _ = goal.publish_feedback(task.feedback());
+            }
+        }
+    }
+
+    fn new_goal(&mut self, request: r2r::ActionServerGoalRequest<ExecuteTask::Action>) {
+        self.next_seq += 1;
+        let seq = self.next_seq;
+        let id = format!("task-{seq}");
+        let wanted = request.goal.clone();
+        let began = Instant::now();
+        let checked = self.decompose(&wanted);
+        let decompose_ms = began.elapsed().as_secs_f64() * 1e3;
+        let (mut goal, mut cancels) = match request.accept() {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                r2r::log_error!(
+                    &self.logger,
+                    "could not answer goal {id} ({e}); dropped unstarted: the client may send it again"
+                );
+                return;
+            }
+        };
+        let tree = match checked {
+            Ok(tree) => tree,
+            Err(reason) => {
+                r2r::log_warn!(&self.logger, "{id} ({}) rejected: {reason}", wanted.task_type);
+                let _ = goal.abort(ExecuteTask::Result {
+                    outcome: "rejected".into(),
+                    summary: format!("{} rejected: {reason}", wanted.task_type),
+                    reason,
+                    task_id: id,
+                    ..Default::default()
+                });
+                return;
+            }
+        };
+        let tx = self.tx.clone();
+        let cancel_id = id.clone();
+        tokio::spawn(async move {
+            while let Some(request) = cancels.next().await {
+                request.accept();
+                if tx.send(Event::Cancel(cancel_id.clone())).is_err() {
+                    return;
+                }
+            }
+        });
+        let leaves = tree.leaves().count();
+        let preempt = self
+            .tasks
+            .values()
+            .find(|t| t.state == State::Running && t.priority < wanted.priority)
+            .map(|t| t.id.clone());
+        r2r::log_info!(
+            &self.logger,
+            "{id}: {} (priority {}), {} subtasks, {leaves} actions, decomposed and checked in {decompose_ms:.3} ms{}",
+            wanted.task_type,
+            wanted.priority,
+            tree.nodes.len(),
+            preempt.as_ref().map(|p| format!("; preempts {p}")).unwrap_or_default()
+        );
+        self.tasks.insert(
+            id.clone(),
+            Task {
+                id: id.clone(),
+                task_type: wanted.task_type.clone(),
+                priority: wanted.priority,
+                seq,
+                sched: Scheduler::new(tree),
+                state: State::Queued,
+                loaded: self.loaded.clone(),
+                goal: Some(goal),
+                goals: BTreeMap::new(),
+                cancelled: BTreeMap::new(),
+                generation: 0,
+                resume_with: BTreeMap::new(),
+                group_reports: 0,
+                leaves_executed: 0,
+                dirty: true,
+                started: Instant::now(),
+            },
+        );
+        if let Some(low) = preempt {
+            if let Some(task) = self.tasks.get_mut(&low) {
+                let out = task.sched.pause("preempted").unwrap_or_default();
+                task.state = State::Preempted;
+                task.dirty = true;
+                self.apply(&low, out);
+            }
+        }
+        self.prune();
+    }
+
+    /// Decompose and check every action's goal, before anything is accepted or sent.
+    fn decompose(&self, wanted: &ExecuteTask::Goal) -> Result<Tree, String> {
+        let text = if wanted.parameters_json.trim().is_empty() {
+            "{}"
+        } else {
+            wanted.parameters_json.as_str()
+        };
+        let params: Params =
+            serde_json::from_str(text).map_err(|e| format!("parameters_json is not a JSON object: {e}"))?;
+        let config = &self.loaded.config;
+        let tree = Tree::decompose(config, &wanted.task_type, &params).map_err(|e| e.to_string())?;
+        for node in &tree.nodes {
+            for attribute in &node.attributes {
+                if let Attribute::Condition { query } = attribute {
+                    check_query(query).map_err(|e| format!("{}: {e}", node.path))?;
+                }
+            }
+            let Some(name) = &node.actuator else { continue };
+            let (actuator, client) = config
+                .actuators
+                .get(name)
+                .zip(self.loaded.clients.get(name))
+                .ok_or_else(|| format!("{}: actuator `{name}` is not configured", node.path))?;
+            let goal = actuators::goal(&node.path, actuator, &node.params)?;
+            client
+                .check(&goal)
+                .map_err(|e| format!("{}: {} goal: {e}", node.path, actuator.action_type))?;
+        }
+        Ok(tree)
+    }
+
+    /// Carry out what a scheduler asked for.
+    fn apply(&mut self, id: &str, out: Vec<Output>) {
+        let Some(task) = self.tasks.get_mut(id) else {
+            return;
+        };
+        let stamp = now_stamp();
+        let mut follow_up = Vec::new();
+        for o in out {
+            task.dirty = true;
+            let mut event = TaskEvent {
+                stamp: stamp.clone(),
+                task_id: task.id.clone(),
+                ..Default::default()
+            };
+            match o {
+                Output::Status(change) => {
+                    event.kind = TaskEvent::STATUS as u8;
+                    event.level = task.sched.tree().nodes[change.id].level as u32;
+                    event.path = change.path;
+                    event.old_status = change.old.name().into();
+                    event.new_status = change.new.name().into();
+                    event.reason = change.new.reason().into();
+                }
+                Output::GroupCompleted { path, level } => {
+                    task.group_reports += 1;
+                    event.kind = TaskEvent::GROUP_COMPLETED as u8;
+                    event.path = path;
+                    event.level = level as u32;
+                }
+                Output::Interrupted { path, level, reason } => {
+                    event.kind = TaskEvent::INTERRUPTED as u8;
+                    event.path = path;
+                    event.level = level as u32;
+                    event.reason = reason;
+                }
+                Output::SendGoal {
+                    leaf,
+                    path,
+                    actuator,
+                    params,
+                } => {
+                    if let Err(reason) =
+                        send_goal(task, leaf, &path, &actuator, &params, &self.tx, self.server_wait)
+                    {
+                        follow_up.extend(task.sched.leaf_failed(leaf, &reason));
+                    }
+                    continue;
+                }
+                Output::CancelGoal { leaf, .. } => {
+                    cancel_goal(task, leaf, &mut self.env);
+                    continue;
+                }
+                Output::Finished(outcome) => {
+                    event.kind = TaskEvent::FINISHED as u8;
+                    event.path = task.sched.tree().root().path.clone();
+                    event.reason = State::Finished(outcome.clone()).name().into();
+                    let result = task.result(&outcome);
+                    r2r::log_info!(&self.logger, "{}: {}", task.id, result.summary);
+                    if let Some(mut goal) = task.goal.take() {
+                        let _ = match outcome {
+                            Outcome::Completed => goal.succeed(result),
+                            Outcome::Cancelled => goal.cancel(result),
+                            Outcome::Failed { .. } => goal.abort(result),
+                        };
+                    }
+                    task.state = State::Finished(outcome);
+                }
+            }
+            let _ = self.events.publish(&event);
+        }
+        if !follow_up.is_empty() {
+            self.apply(id, follow_up);
+        }
+    }
+
+    fn leaf_event(&mut self, id: &str, leaf: Id, generation: u64, event: LeafEvent) {
+        let Some(task) = self.tasks.get_mut(id) else {
+            return;
+        };
+        if matches!(event, LeafEvent::Refused(_) | LeafEvent::Done { .. }) {
+            if let Some(actuator) = task.cancelled.remove(&generation) {
+                self.env.drained(&actuator);
+            }
+        }
+        let current = task.goals.get(&leaf).is_some_and(|g| g.generation == generation);
+        let out = match event {
+            LeafEvent::Accepted(handle) => {
+                match task.goals.get_mut(&leaf).filter(|_| current) {
+                    Some(g) if !g.cancel_pending => g.handle = Some(handle),
+                    // Cancelled before it was accepted (or a goal of an earlier send): cancel it now.
+                    _ => {
+                        handle.cancel();
+                        task.goals.remove(&leaf);
+                    }
+                }
+                return;
+            }
+            LeafEvent::Feedback(feedback) => {
+                if let Some(g) = task.goals.get_mut(&leaf).filter(|_| current) {
+                    g.feedback = Some(feedback);
+                }
+                return;
+            }
+            LeafEvent::Refused(reason) if current => {
+                let Some(g) = task.goals.remove(&leaf) else { return };
+                if g.cancel_pending {
+                    return;
+                }
+                let reason = match self.env.busy_secs(&g.actuator) {
+                    Some(secs) => format!("{reason} (it reports busy for another {secs:.2} s)"),
+                    None => reason,
+                };
+                task.sched.leaf_failed(leaf, &reason)
+            }
+            LeafEvent::Done { success, message } if current => {
+                task.goals.remove(&leaf);
+                if success {
+                    task.leaves_executed += 1;
+                    task.sched.leaf_succeeded(leaf)
+                } else {
+                    task.sched.leaf_failed(leaf, &message)
+                }
+            }
+            _ => return,
+        };
+        self.apply(id, out);
+    }
+
+    fn cancel(&mut self, id: &str) {
+        let Some(task) = self.tasks.get_mut(id) else {
+            return;
+        };
+        if let Ok(out) = task.sched.cancel() {
+            r2r::log_info!(&self.logger, "{id}: cancel requested");
+            self.apply(id, out);
+        }
+    }
+
+    fn pause(&mut self, id: &str, reason: &str) -> Result<String, String> {
+        let task = self.task(id)?;
+        if task.state != State::Running {
+            return Err(format!(
+                "{id} is {}: only a running task pauses",
+                task.state.name()
+            ));
+        }
+        let reason = if reason.is_empty() { "paused" } else { reason };
+        let out = task.sched.pause(reason).map_err(|e| e.to_string())?;
+        task.state = State::Paused;
+        let cancelled = out
+            .iter()
+            .filter(|o| matches!(o, Output::CancelGoal { .. }))
+            .count();
+        self.apply(id, out);
+        Ok(format!(
+            "{id} paused ({reason}); {cancelled} actuator goal(s) cancelled"
+        ))
+    }
+
+    fn resume(&mut self, id: &str) -> Result<String, String> {
+        let task = self.task(id)?;
+        // Paused by an operator, or running but interrupted by an interrupt attribute.
+        if !matches!(task.state, State::Paused | State::Running) {
+            return Err(format!(
+                "{id} is {}: only a paused or interrupted task resumes",
+                task.state.name()
+            ));
+        }
+        let out = task.sched.resume().map_err(|e| e.to_string())?;
+        task.state = State::Running;
+        self.apply(id, out);
+        Ok(format!("{id} resumed"))
+    }
+
+    fn add_attribute(&mut self, id: &str, path: &str, attribute: Attribute) -> Result<String, String> {
+        if let Attribute::Condition { query } = &attribute {
+            check_query(query)?;
+        }
+        let task = self.task(id)?;
+        let what = format!("{attribute:?}");
+        let out = task
+            .sched
+            .add_attribute(path, attribute)
+            .map_err(|e| format!("{id}: {e}"))?;
+        self.apply(id, out);
+        Ok(format!("{id} {path}: {what} added"))
+    }
+
+    fn task(&mut self, id: &str) -> Result<&mut Task, String> {
+        let known = self.tasks.keys().cloned().collect::<Vec<_>>().join(", ");
+        self.tasks
+            .get_mut(id)
+            .ok_or_else(|| format!("no task `{id}` (tasks: {known})"))
+    }
+
+    /// Forget the oldest finished tasks beyond `keep_finished`.
+    fn prune(&mut self) {
+        let finished: Vec<(u64, String)> = self
+            .tasks
+            .values()
+            .filter(|t| t.is_finished())
+            .map(|t| (t.seq, t.id.clone()))
+            .collect();
+        let excess = finished.len().saturating_sub(self.keep_finished);
+        for (_, id) in finished.into_iter().take(excess) {
+            self.tasks.remove(&id);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! One task in the manager: its scheduler, its ExecuteTask goal, and the actuator goals it has out.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use lockstep_tasks::{Id, Outcome, Scheduler, Status};
+use r2r::lockstep_interfaces::action::ExecuteTask;
+use r2r::lockstep_interfaces::msg::TaskInfo;
+use serde_json::Value;
+
+use crate::actuators::CancelHandle;
+use crate::Loaded;
+
+/// Where a task is in the manager's queue.
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    /// Waiting for the running task (of equal or higher priority) to end.
+    Queued,
+    Running,
+    /// Paused by an operator (PauseTask); holds the robot until resumed or cancelled.
+    Paused,
+    /// Paused by a task of higher priority; resumes when that one ends.
+    Preempted,
+    Finished(Outcome),
+}
+
+impl State {
+    pub fn name(&self) -> &'static str {
+        match self {
+            State::Queued => "queued",
+            State::Running => "running",
+            State::Paused => "paused",
+            State::Preempted => "preempted",
+            State::Finished(Outcome::Completed) => "completed",
+            State::Finished(Outcome::Failed { .. }) => "failed",
+            State::Finished(Outcome::Cancelled) => "cancelled",
+        }
+    }
+}
+
+/// An actuator goal sent for a leaf.
+pub struct LeafGoal {
+    /// Tells this goal's events from those of an earlier goal of the same leaf (sent before a pause).
+    pub generation: u64,
+    /// Set once the server accepted it.
+    pub handle: Option<CancelHandle>,
+    /// Cancelled before it was accepted: cancel it the moment it is.
+    pub cancel_pending: bool,
+    /// The latest feedback (JSON), for resuming where it stopped.
+    pub feedback: Option<Value>,
+    /// The actuator (configuration key) it went to.
+    pub actuator: String,
+}
+
+pub struct Task {
+    pub id: String,
+    pub task_type: String,
+    pub priority: i32,
+    /// Arrival order (ties between equal priorities).
+    pub seq: u64,
+    pub sched: Scheduler,
+    pub state: State,
+    /// The configuration and clients it was decomposed with (a reload does not change a running task).
+    pub loaded: Rc<Loaded>,
+    pub goal: Option<r2r::ActionServerGoal<ExecuteTask::Action>>,
+    pub goals: BTreeMap<Id, LeafGoal>,
+    /// Goals cancelled and not yet ended: generation -> actuator.
+    pub cancelled: BTreeMap<u64, String>,
+    pub generation: u64,
+    /// Goal fields to replace when a leaf is sent again after an interrupt (the remaining route).
+    pub resume_with: BTreeMap<Id, serde_json::Map<String, Value>>,
+    pub group_reports: u32,
+    pub leaves_executed: u32,
+    /// Something changed since the last feedback.
+    pub dirty: bool,
+    pub started: std::time::Instant,
+}
+
+impl Task {
+    pub fn is_finished(&self) -> bool {
+        matches!(self.state, State::Finished(_))
+    }
+
+    /// Per-level counts and running paths, as ExecuteTask feedback.
+    pub fn feedback(&self) -> ExecuteTask::Feedback {
+        let tree = self.sched.tree();
+        let mut fb = ExecuteTask::Feedback {
+            task_id: self.id.clone(),
+            state: self.state.name().to_owned(),
+            level_names: self.loaded.config.levels.clone(),
+            ..Default::default()
+        };
+        for level in &tree.levels {
+            let count = |s: Status| level.iter().filter(|&&id| tree.nodes[id].status == s).count() as u32;
+            fb.level_total.push(level.len() as u32);
+            fb.level_completed.push(count(Status::Completed));
+            fb.level_running.push(count(Status::Running));
+        }
+        fb.running_paths = tree
+            .nodes
+            .iter()
+            .filter(|n| n.status == Status::Running)
+            .map(|n| n.path.clone())
+            .collect();
+        fb
+    }
+
+    pub fn info(&self) -> TaskInfo {
+        let tree = self.sched.tree();
+        let leaves: Vec<Id> = tree.leaves().collect();
+        TaskInfo {
+            task_id: self.id.clone(),
+            task_type: self.task_type.clone(),
+            priority: self.priority,
+            state: self.state.name().to_owned(),
+            leaves_total: leaves.len() as u32,
+            leaves_completed: leaves
+                .iter()
+                .filter(|&&id| tree.nodes[id].status == Status::Completed)
+                .count() as u32,
+            running_paths: self.feedback().running_paths,
+        }
+    }
+
+    /// The result for the ExecuteTask client.
+    pub fn result(&self, outcome: &Outcome) -> ExecuteTask::Result {
+        let secs = self.started.elapsed().as_secs_f64();
+        let mut result = ExecuteTask::Result {
+            task_id: self.id.clone(),
+            leaves_executed: self.leaves_executed,
+            group_reports: self.group_reports,
+            ..Default::default()
+        };
+        match outcome {
+            Outcome::Completed => {
+                result.success = true;
+                result.outcome = "completed".into();
+                result.summary = format!(
+                    "{} completed: {} actions, {} group reports, {secs:.2} s",
+                    self.task_type, self.leaves_executed, self.group_reports
+                );
+            }
+            Outcome::Failed { path, reason } => {
+                result.outcome = "failed".into();
+                result.summary = format!("{} failed at {path}: {reason}", self.task_type);
+                result.failed_path = path.clone();
+                result.reason = reason.clone();
+            }
+            Outcome::Cancelled => {
+                result.outcome = "cancelled".into();
+                result.summary = format!(
+                    "{} cancelled after {} actions, {secs:.2} s",
+                    self.task_type, self.leaves_executed
+                );
+            }
+        }
+        result
+    }
+}

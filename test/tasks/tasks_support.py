@@ -1,0 +1,117 @@
+"""Helpers of the task manager's black-box tests: lockstep_task_manager with simulated actuators
+(lockstep_actuator), the rclpy ends that watch them (/task_events, the actuators' action status topics) and
+ExecuteTask goals."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from action_msgs.msg import GoalStatus, GoalStatusArray
+from lockstep_interfaces.action import ExecuteTask
+from lockstep_interfaces.msg import TaskEvent
+
+from lockstep_testing.harness import REPO_ROOT, reliable
+
+WAREHOUSE = REPO_ROOT / "config/tasks/warehouse.yaml"
+
+# A task on timed actuators only (no simulator): load, raise; lower, unload.
+TIMED = """levels: [task, duty, message, action]
+actuators:
+  loader: {server: /load, type: lockstep_interfaces/action/Load, goal: {station: from}}
+  lift: {server: /lift, type: lockstep_interfaces/action/Lift, goal: {height_m: height}}
+  roller: {server: /roll, type: lockstep_interfaces/action/Roll, goal: {station: to}}
+templates:
+  shuttle:
+    level: task
+    required: [from, to]
+    children: [{type: run}]
+  run:
+    level: duty
+    children: [{type: pick}, {type: drop}]
+  pick:
+    level: message
+    parameters: {height: 0.5}
+    children: [{type: load}, {type: raise}]
+  drop:
+    level: message
+    parameters: {height: 0.0}
+    children: [{type: lower}, {type: unload}]
+  load: {level: action, actuator: loader}
+  raise: {level: action, actuator: lift}
+  lower: {level: action, actuator: lift}
+  unload: {level: action, actuator: roller}
+"""
+TIMED_LEAVES = 4
+TIMED_GROUPS = 4  # pick, drop, run, the task
+# The server took a cancel request for the goal: canceling (r2r's servers stop there: their cancel() does not
+# move the status on) or canceled.
+CANCELLED = (GoalStatus.STATUS_CANCELING, GoalStatus.STATUS_CANCELED)
+SERVERS = {"loader": "/load", "lift": "/lift", "roller": "/roll", "navigation": "/navigate"}
+
+
+def actuator(ros, kind: str, **params):
+    """A simulated actuator of `kind`, its node named after the kind (services under /<kind>/)."""
+    return ros.start("lockstep_actuator", name=kind, params={"kind": kind, **params}, remaps={"__node": kind})
+
+
+class Manager:
+    """lockstep_task_manager on `config` (a path), with /task_events and the actuators' goal statuses
+    collected."""
+
+    def __init__(self, ros, config: Path, **params):
+        self.ros = ros
+        self.events = ros.collect(TaskEvent, "/task_events", reliable(depth=1000))
+        # Per actuator: goal id -> [when this client first saw it (monotonic s), its latest status]. (r2r's
+        # servers leave the accepted stamp in the status at zero, so the order is the order seen here.)
+        self.seen: dict = {kind: {} for kind in SERVERS}
+        for kind, server in SERVERS.items():
+            ros.node.create_subscription(GoalStatusArray, f"{server}/_action/status",
+                                         lambda array, kind=kind: self._status(kind, array),
+                                         reliable(depth=100, latched=True))
+        self.proc = ros.start("lockstep_task_manager", params={"config_file": str(config), **params})
+        self.client = ros.action_client(ExecuteTask, "/execute_task", timeout=30)
+
+    def send(self, task_type: str, params: dict, priority: int = 0, feedback: list | None = None):
+        goal = ExecuteTask.Goal(task_type=task_type, parameters_json=json.dumps(params), priority=priority)
+        handle = self.ros.send_goal(self.client, goal, feedback)
+        assert handle.accepted
+        return handle
+
+    def result(self, handle, timeout: float = 60.0):
+        return self.ros.result(handle, timeout=timeout).result
+
+    def status_events(self, task_id: str | None = None, path: str | None = None, new: str | None = None):
+        return [e for e in list(self.events) if e.kind == TaskEvent.STATUS
+                and (task_id is None or e.task_id == task_id) and (path is None or e.path == path)
+                and (new is None or e.new_status == new)]
+
+    def wait_status(self, path: str, new: str, timeout: float = 30.0, task_id: str | None = None):
+        return self.ros.wait_until(lambda: self.status_events(task_id, path, new), timeout,
+                                   f"{path} -> {new} on /task_events", proc=self.proc)[0]
+
+    def _status(self, kind: str, array) -> None:
+        now = time.monotonic()
+        for s in array.status_list:
+            entry = self.seen[kind].setdefault(bytes(s.goal_info.goal_id.uuid), [now, s.status])
+            entry[1] = s.status
+
+    def goals(self, kind: str) -> dict:
+        """Goal id -> (first seen, monotonic s; latest status) for the actuator `kind`."""
+        return {k: tuple(v) for k, v in list(self.seen[kind].items())}
+
+    def succeeded(self, kind: str) -> int:
+        return sum(1 for _, status in self.goals(kind).values() if status == GoalStatus.STATUS_SUCCEEDED)
+
+
+def sim_params(**overrides) -> dict:
+    """The simulator on the sample warehouse scene, vehicle at A = column 2, row 9 = (2.5, 5.5), heading +x."""
+    return {"scene_file": str(REPO_ROOT / "config/scenes/warehouse.scene"),
+            "rule_files": f"{REPO_ROOT / 'config/rules/surface.dl'},{REPO_ROOT / 'config/rules/behaviour.dl'}",
+            "start_column": 2, "start_row": 9, "start_yaw_rad": 0.0, "destination_column": 17,
+            "destination_row": 9, "seed": 42, **overrides}
+
+
+def secs(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
