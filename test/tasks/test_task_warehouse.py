@@ -9,6 +9,7 @@ from geometry_msgs.msg import PoseStamped
 from lockstep_interfaces.action import Navigate
 from lockstep_interfaces.msg import TaskEvent
 from lockstep_interfaces.srv import PauseTask, ResumeTask
+from std_msgs.msg import String
 
 from lockstep_testing.harness import reliable
 from tasks_support import CANCELLED, WAREHOUSE, Manager, actuator, secs, sim_params
@@ -99,3 +100,31 @@ def test_pause_and_resume_mid_route_finish_each_action_once(ros):
     assert first_drive[0] == (4.5, 5.5) and (4.5, 5.5) not in resumed, (first_drive, resumed)
     assert paused_at.reason == "paused"
     assert m.succeeded("loader") == 1 and m.succeeded("roller") == 1 and m.succeeded("navigation") == 2
+
+
+def test_an_obstacle_fact_interrupts_the_drive_until_it_is_gone(ros):
+    """warehouse.yaml's navigation is `blocked_by: obstacle(_)`: an obstacle reported on /task_facts interrupts
+    the drive (one report per level), nothing drives while it is there, and the task resumes by itself."""
+    m, truth, _ = start(ros)
+    facts = ros.publisher(String, "/task_facts", reliable(depth=10))
+    handle = m.send("move_material", A_TO_B)
+    drive = "task/duty[0]/message[0]/action[1]"
+    m.wait_status(drive, "running")
+    ros.wait_until(lambda: speeds(truth) and speeds(truth)[-1][1] > 0.3, 30, "the vehicle driving")
+    ros.wait_for_matched(facts)
+    facts.publish(String(data="obstacle(pallet_3)."))
+
+    def interrupts():
+        return [(e.level, e.path, e.reason) for e in m.events if e.kind == TaskEvent.INTERRUPTED]
+    ros.wait_until(lambda: len(interrupts()) >= 4, 10, "interrupt reports")
+    reason = "blocked: obstacle(_)"
+    assert interrupts() == [(3, drive, reason), (2, "task/duty[0]/message[0]", reason), (1, "task/duty[0]", reason),
+                            (0, "task", reason)], interrupts()
+    blocked_at = secs(truth[-1].header.stamp)
+    ros.wait_until(lambda: secs(truth[-1].header.stamp) > blocked_at + 2.0, 20, "2 s of simulated time")
+    assert speeds(truth)[-1][1] < 0.05, "the vehicle stands while the obstacle is there"
+    assert len(m.status_events(path=drive, new="running")) == 1, "the drive is not sent again while blocked"
+    facts.publish(String(data=""))
+    result = m.result(handle, timeout=120)
+    assert result.success and result.leaves_executed == 4, result
+    assert len(m.status_events(path=drive, new="running")) == 2

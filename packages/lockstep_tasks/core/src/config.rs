@@ -10,7 +10,8 @@
 //!   navigation:
 //!     server: /navigate                      # action server name
 //!     type: lockstep_interfaces/action/Navigate
-//!     goal: {route: route, speed: speed}     # goal field: parameter
+//!     goal: {route: route, speed_mps: speed} # goal field: parameter
+//!     blocked_by: obstacle(_)                # optional: held back and interrupted while this holds
 //! templates:
 //!   move_material:                           # a task type: a template at the first level
 //!     level: task
@@ -121,6 +122,11 @@ pub struct Actuator {
     /// Goal field -> parameter name.
     #[serde(default)]
     pub goal: BTreeMap<String, String>,
+    /// While this condition (a Datalog rule body over the environment's facts, e.g. `obstacle(_)`) holds,
+    /// the actuator is blocked: its running action is interrupted (reason `blocked: <condition>`, reported up
+    /// every level) and no action goes to it; the task resumes by itself once the condition no longer holds.
+    #[serde(default)]
+    pub blocked_by: Option<String>,
 }
 
 fn default_levels() -> Vec<String> {

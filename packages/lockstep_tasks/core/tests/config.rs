@@ -29,17 +29,17 @@ fn the_shipped_example_loads() {
 fn each_broken_key_is_named_with_its_line() {
     let cases = [
         // A child template that does not exist.
-        ("- {type: load}", "- {type: lodd}", "warehouse.yaml:50: templates.pick_and_go.children[0].type: `lodd` is not a template"),
+        ("- {type: load}", "- {type: lodd}", "warehouse.yaml:51: templates.pick_and_go.children[0].type: `lodd` is not a template"),
         // The second child of a message, at the wrong level.
-        ("- {type: unload}", "- {type: transfer}", "warehouse.yaml:57: templates.go_and_drop.children[1].type: `transfer` is at level `duty`; children of a `message` must be at `action`"),
+        ("- {type: unload}", "- {type: transfer}", "warehouse.yaml:58: templates.go_and_drop.children[1].type: `transfer` is at level `duty`; children of a `message` must be at `action`"),
         // An unknown merge rule: serde's message, with the key path.
         ("speed: min ", "speed: smallest ", "warehouse.yaml:8: parameters.speed: unknown variant `smallest`, expected one of `min`, `max`, `parent`, `child`, `intersect`"),
         // A misspelt field.
-        ("    actuator: roller", "    actuatr: roller", "warehouse.yaml:67: templates.unload.actuatr: unknown field `actuatr`, expected one of `level`, `parameters`, `required`, `children`, `parallel`, `attributes`, `actuator`"),
+        ("    actuator: roller", "    actuatr: roller", "warehouse.yaml:68: templates.unload.actuatr: unknown field `actuatr`, expected one of `level`, `parameters`, `required`, `children`, `parallel`, `attributes`, `actuator`"),
         // An actuator that is not configured.
-        ("actuator: roller", "actuator: conveyor", "warehouse.yaml:67: templates.unload.actuator: `conveyor` is not one of the actuators [loader, navigation, roller]"),
+        ("actuator: roller", "actuator: conveyor", "warehouse.yaml:68: templates.unload.actuator: `conveyor` is not one of the actuators [loader, navigation, roller]"),
         ("levels: [task, duty, message, action]", "levels: [task, duty, duty, action]", "warehouse.yaml:4: levels[2]: `duty` is empty or repeated"),
-        ("level: duty", "level: mission", "warehouse.yaml:34: templates.transfer.level: `mission` is not one of the levels [task, duty, message, action]"),
+        ("level: duty", "level: mission", "warehouse.yaml:35: templates.transfer.level: `mission` is not one of the levels [task, duty, message, action]"),
     ];
     for (from, to, expected) in cases {
         assert_eq!(broken(from, to), expected, "{from} -> {to}");
@@ -53,10 +53,10 @@ fn attributes_are_checked() {
             "      - {type: drive}\n      - {type: unload}",
             "      - {type: drive}\n      - type: unload\n        attributes: [{kind: delay, secs: -1}]"
         ),
-        "warehouse.yaml:58: templates.go_and_drop.children[1].attributes[0].secs: -1: must be a finite number >= 0"
+        "warehouse.yaml:59: templates.go_and_drop.children[1].attributes[0].secs: -1: must be a finite number >= 0"
     );
     assert_eq!(
         broken("    actuator: navigation\n", "    actuator: navigation\n    attributes: [{kind: wait, secs: 1}]\n"),
-        "warehouse.yaml:65: templates.drive.attributes[0].kind: unknown variant `wait`, expected one of `delay`, `condition`, `interrupt`"
+        "warehouse.yaml:66: templates.drive.attributes[0].kind: unknown variant `wait`, expected one of `delay`, `condition`, `interrupt`"
     );
 }

@@ -38,6 +38,8 @@ pub struct Environment {
     pub errors: RefCell<Vec<String>>,
     /// Actuator name (configuration key) -> its action server.
     pub servers: BTreeMap<String, String>,
+    /// Actuator name -> the condition that blocks it (`blocked_by`).
+    pub blocked_by: BTreeMap<String, String>,
     /// Action server -> (busy seconds left, when that was reported).
     busy: BTreeMap<String, (f64, Instant)>,
     /// Actuator name -> when each goal cancelled on it and not yet ended was cancelled.
@@ -92,6 +94,12 @@ impl Environment {
         }
     }
 
+    /// The condition blocking `actuator` now, if one holds.
+    pub fn blocked(&self, actuator: &str) -> Option<&str> {
+        let query = self.blocked_by.get(actuator)?;
+        self.holds(query).then_some(query.as_str())
+    }
+
     fn evaluate(&self, query: &str) -> Result<bool, String> {
         let asked = rule(query);
         let mut sources: Vec<(&str, &str)> =
@@ -119,8 +127,9 @@ impl Conditions for Environment {
     }
 
     fn available(&self, actuator: &str) -> bool {
-        (self.draining.get(actuator))
-            .is_none_or(|started| started.iter().all(|t| t.elapsed() >= self.drain_timeout))
+        let drained = (self.draining.get(actuator))
+            .is_none_or(|started| started.iter().all(|t| t.elapsed() >= self.drain_timeout));
+        drained && self.blocked(actuator).is_none()
     }
 
     fn busy_secs(&self, actuator: &str) -> Option<f64> {

@@ -74,6 +74,12 @@ pub struct Loaded {
 impl Loaded {
     fn load(node: &SharedNode, path: &Path) -> anyhow::Result<Self> {
         let config = Config::read(path)?;
+        for (name, actuator) in &config.actuators {
+            if let Some(query) = &actuator.blocked_by {
+                environment::check_query(query)
+                    .map_err(|e| anyhow::anyhow!("{}: actuators.{name}.blocked_by: {e}", path.display()))?;
+            }
+        }
         let clients = actuators::clients(&mut *lock(node)?, &config.actuators)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         Ok(Self { config, clients })
@@ -83,6 +89,13 @@ impl Loaded {
     pub fn servers(&self) -> BTreeMap<String, String> {
         (self.config.actuators.iter())
             .map(|(name, a)| (name.clone(), a.server.clone()))
+            .collect()
+    }
+
+    /// Actuator name -> the condition that blocks it.
+    pub fn blocked_by(&self) -> BTreeMap<String, String> {
+        (self.config.actuators.iter())
+            .filter_map(|(name, a)| Some((name.clone(), a.blocked_by.clone()?)))
             .collect()
     }
 }
@@ -117,6 +130,7 @@ fn setup(
     env.set_facts(String::new())
         .map_err(|e| anyhow::anyhow!("rules_files: {e}"))?;
     env.servers = loaded.servers();
+    env.blocked_by = loaded.blocked_by();
     env.drain_timeout = Duration::from_secs_f64(p.server_wait_s.max(0.0));
 
     let mut n = lock(&node)?;

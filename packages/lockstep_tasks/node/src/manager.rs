@@ -135,6 +135,7 @@ impl Manager {
                 let answer = (self.reload)().map(|loaded| {
                     let types = loaded.config.task_types().join(", ");
                     self.env.servers = loaded.servers();
+                    self.env.blocked_by = loaded.blocked_by();
                     self.loaded = loaded;
                     format!("reloaded: task types {types}; running tasks keep the configuration they started with")
                 });
@@ -190,6 +191,7 @@ impl Manager {
             .map(|t| t.id.clone())
             .collect();
         for id in running {
+            self.check_blocked(&id);
             let out = match self.tasks.get_mut(&id) {
                 Some(task) => task.sched.step(now, &self.env),
                 None => continue,
@@ -202,6 +204,41 @@ impl Manager {
                 let _ = goal.publish_feedback(task.feedback());
             }
         }
+    }
+
+    /// An actuator's `blocked_by` condition (an obstacle reported, say) interrupts the action it runs, with
+    /// one report per level; once no such condition holds any more, the task resumes by itself.
+    fn check_blocked(&mut self, id: &str) {
+        let Some(task) = self.tasks.get_mut(id) else {
+            return;
+        };
+        let out = if let Some(query) = task.blocked.clone() {
+            let still = (self.env.blocked_by.values()).any(|q| *q == query && self.env.holds(q));
+            if still {
+                return;
+            }
+            r2r::log_info!(&self.logger, "{id}: `{query}` no longer holds: resuming");
+            task.blocked = None;
+            task.sched.resume().unwrap_or_default()
+        } else {
+            let tree = task.sched.tree();
+            let blocked = task.sched.live().find_map(|leaf| {
+                let actuator = tree.nodes[leaf].actuator.as_deref()?;
+                Some((
+                    tree.nodes[leaf].path.clone(),
+                    self.env.blocked(actuator)?.to_owned(),
+                ))
+            });
+            let Some((path, query)) = blocked else {
+                return;
+            };
+            r2r::log_info!(&self.logger, "{id}: {path} blocked while `{query}` holds");
+            let reason = format!("blocked: {query}");
+            let out = (task.sched.add_attribute(&path, Attribute::Interrupt { reason })).unwrap_or_default();
+            task.blocked = Some(query);
+            out
+        };
+        self.apply(id, out);
     }
 
     fn new_goal(&mut self, request: r2r::ActionServerGoalRequest<ExecuteTask::Action>) {
@@ -273,6 +310,7 @@ impl Manager {
                 goal: Some(goal),
                 goals: BTreeMap::new(),
                 cancelled: BTreeMap::new(),
+                blocked: None,
                 generation: 0,
                 resume_with: BTreeMap::new(),
                 group_reports: 0,
@@ -493,6 +531,7 @@ impl Manager {
         }
         let out = task.sched.resume().map_err(|e| e.to_string())?;
         task.state = State::Running;
+        task.blocked = None;
         self.apply(id, out);
         Ok(format!("{id} resumed"))
     }

@@ -66,6 +66,8 @@ pub struct Task {
     pub goals: BTreeMap<Id, LeafGoal>,
     /// Goals cancelled and not yet ended: generation -> actuator.
     pub cancelled: BTreeMap<u64, String>,
+    /// Interrupted because this actuator condition (`blocked_by`) held; resumes by itself when it does not.
+    pub blocked: Option<String>,
     pub generation: u64,
     /// Goal fields to replace when a leaf is sent again after an interrupt (the remaining route).
     pub resume_with: BTreeMap<Id, serde_json::Map<String, Value>>,

@@ -61,6 +61,7 @@ pub fn config(fanouts: &[usize], parallel: &[bool]) -> Config {
             server: "/a".into(),
             action_type: "x/action/A".into(),
             goal: BTreeMap::new(),
+            blocked_by: None,
         },
     )]);
     Config {
