@@ -14,7 +14,7 @@ from std_msgs.msg import String
 from lockstep_testing.harness import reliable
 from tasks_support import CANCELLED, WAREHOUSE, Manager, actuator, secs, sim_params
 
-TIME_SCALE = 2.0
+TIME_SCALE = 1.0
 LIMIT = 0.8  # the A-B area map's speed limit in warehouse.yaml
 B = (12.5, 2.5)
 A_TO_B = {"from": "A", "to": "B", "speed": 1.0}
