@@ -9,6 +9,7 @@ from geometry_msgs.msg import PoseStamped
 from lockstep_interfaces.action import Navigate
 from lockstep_interfaces.msg import TaskEvent
 from lockstep_interfaces.srv import PauseTask, ResumeTask
+from nav_msgs.msg import Path
 from std_msgs.msg import String
 
 from lockstep_testing.harness import reliable
@@ -45,6 +46,7 @@ def speeds(truth, window: float = 0.25):
 
 
 def test_a_to_b_runs_at_the_map_speed_limit_in_decomposition_order(ros):
+    plans = ros.collect(Path, "/plan", reliable(depth=100))
     m, truth, nav_feedback = start(ros)
     result = m.result(m.send("move_material", A_TO_B), timeout=120)
     assert result.success, result
@@ -60,6 +62,12 @@ def test_a_to_b_runs_at_the_map_speed_limit_in_decomposition_order(ros):
     assert fastest <= LIMIT * 1.1, fastest
     end = truth[-1].pose.position
     assert math.hypot(end.x - B[0], end.y - B[1]) < 0.3, (end.x, end.y)
+    # The path ahead on /plan (as Nav2 publishes it): from the vehicle at A through the first drive's
+    # waypoints, in the map frame; empty once a drive ended.
+    ros.wait_until(lambda: plans and not plans[-1].poses, 5, "an empty plan after the last drive")
+    first = [(round(p.pose.position.x, 1), round(p.pose.position.y, 1)) for p in plans[0].poses]
+    assert plans[0].header.frame_id == "map" and first[1:] == [(4.5, 5.5), (4.5, 2.5), (6.5, 2.5)], first
+    assert math.hypot(first[0][0] - 2.5, first[0][1] - 5.5) < 0.1, first
 
 
 def test_cancel_during_navigation_cancels_the_live_goal_and_the_vehicle_stops(ros):

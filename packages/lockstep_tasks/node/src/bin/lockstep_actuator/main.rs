@@ -9,7 +9,8 @@
 //!   slower on the approach to the last waypoint; never faster than the goal's speed_mps. Feedback every
 //!   control step: waypoint index, the route still ahead, its length, the commanded speed. Result: distance
 //!   travelled (from ground truth), duration. On success or cancel a zero Twist goes out at once (three
-//!   times). No pose for `pose_timeout_s`: aborted, naming the topic.
+//!   times). No pose for `pose_timeout_s`: aborted, naming the topic. The path ahead goes out on `plan`
+//!   (nav_msgs/Path, latched, like Nav2's) at each waypoint, and empty once the goal ends.
 //! - `localization` (`localize`, Localize), `lift` (`lift`, Lift), `roller` (`roll`, Roll), `loader` (`load`,
 //!   Load), `display` (`display`, Display): timed, each goal takes `duration_s` of wall time with feedback
 //!   (progress 0..1, remaining_s) every 0.1 s.
@@ -54,6 +55,7 @@ use r2r::geometry_msgs::msg::{PoseStamped, Twist};
 use r2r::lockstep_interfaces::action::{Display, Lift, Load, Localize, Navigate, Prompt, Roll};
 use r2r::lockstep_interfaces::msg::ActuatorState;
 use r2r::lockstep_interfaces::srv::Occupy;
+use r2r::nav_msgs::msg::Path;
 use r2r::std_msgs::msg::String as StringMsg;
 
 use busy::Status;
@@ -104,8 +106,9 @@ fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), loc
             let requests = n.create_action_server::<Navigate::Action>(&server_name)?;
             let poses = n.subscribe::<PoseStamped>("ground_truth", qos::reliable(10))?;
             let cmd_vel = n.create_publisher::<Twist>("cmd_vel", qos::reliable(10))?;
+            let plan = n.create_publisher::<Path>("plan", qos::latched())?;
             let pose_topic = qualified(&namespace, "ground_truth");
-            let (nav, feed) = navigation::Navigation::new(poses, cmd_vel, pose_topic);
+            let (nav, feed) = navigation::Navigation::new(poses, cmd_vel, plan, pose_topic);
             let serve = serve_goals(requests, common.clone(), None, move |goal, cancels, common| {
                 navigation::run_navigation(goal, cancels, common, nav.clone())
             });

@@ -1,5 +1,8 @@
 //! The navigation kind: a Navigate goal drives the vehicle along its route, publishing geometry_msgs/Twist on
-//! `cmd_vel` at `control_rate_hz` from the poses on `ground_truth` (the follower is [`crate::control`]).
+//! `cmd_vel` at `control_rate_hz` from the poses on `ground_truth` (the follower is [`crate::control`]). Like
+//! Nav2's `/plan`, the path still ahead (from the vehicle through the remaining waypoints) goes out on `plan`
+//! (nav_msgs/Path, in the pose's frame) whenever a waypoint is reached, and empty when the goal ends, for rviz
+//! or Foxglove.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -7,6 +10,7 @@ use std::time::{Duration, Instant};
 use futures::{Stream, StreamExt};
 use r2r::geometry_msgs::msg::{Point, PoseStamped, Twist, Vector3};
 use r2r::lockstep_interfaces::action::Navigate;
+use r2r::nav_msgs::msg::Path;
 use r2r::ActionServerGoal;
 
 use crate::control::{check_goal, yaw_of, Follower, Gains, Pose};
@@ -21,12 +25,15 @@ struct Feed {
     latest: Option<(Pose, Instant)>,
     /// Distance travelled, summed over consecutive poses [m].
     odometer_m: f64,
+    /// The poses' frame and stamp (the plan is published in it).
+    header: r2r::std_msgs::msg::Header,
 }
 
 /// What the navigation goals share: the pose feed and the command publisher.
 pub struct Navigation {
     feed: Mutex<Feed>,
     cmd_vel: Mutex<r2r::Publisher<Twist>>,
+    plan: Mutex<r2r::Publisher<Path>>,
     /// The pose topic's name, for messages.
     pub pose_topic: String,
 }
@@ -36,11 +43,13 @@ impl Navigation {
     pub fn new(
         poses: impl Stream<Item = PoseStamped> + Unpin,
         cmd_vel: r2r::Publisher<Twist>,
+        plan: r2r::Publisher<Path>,
         pose_topic: String,
     ) -> (Arc<Navigation>, impl std::future::Future<Output = ()>) {
         let nav = Arc::new(Navigation {
             feed: Mutex::default(),
             cmd_vel: Mutex::new(cmd_vel),
+            plan: Mutex::new(plan),
             pose_topic,
         });
         let feed_task = {
@@ -61,6 +70,7 @@ impl Navigation {
                         }
                     }
                     feed.latest = Some((pose, Instant::now()));
+                    feed.header = msg.header.clone();
                 }
                 futures::future::ready(())
             })
@@ -96,12 +106,47 @@ impl Navigation {
             .map_err(|e| format!("could not publish on cmd_vel: {e}"))
     }
 
+    /// Publish the path ahead: from `from` (the vehicle) through `waypoints`; empty without `from`.
+    fn publish_plan(&self, from: Option<Pose>, waypoints: &[(f64, f64)], common: &Common) {
+        let header = self.feed.lock().map(|f| f.header.clone()).unwrap_or_default();
+        let at = |x: f64, y: f64| {
+            let mut pose = PoseStamped {
+                header: header.clone(),
+                ..Default::default()
+            };
+            pose.pose.position = Point { x, y, z: 0.0 };
+            pose.pose.orientation.w = 1.0;
+            pose
+        };
+        let poses = match from {
+            Some(p) => std::iter::once((p.x, p.y))
+                .chain(waypoints.iter().copied())
+                .map(|(x, y)| at(x, y))
+                .collect(),
+            None => Vec::new(),
+        };
+        let path = Path {
+            header: header.clone(),
+            poses,
+        };
+        if let Ok(publisher) = self.plan.lock() {
+            if let Err(e) = publisher.publish(&path) {
+                r2r::log_warn!(
+                    &common.logger,
+                    "{}: could not publish the plan: {e}",
+                    common.server
+                );
+            }
+        }
+    }
+
     fn stop(&self, common: &Common) {
         for _ in 0..STOP_REPEATS {
             if let Err(e) = self.command(0.0, 0.0) {
                 r2r::log_error!(&common.logger, "{}: stopping: {e}", common.server);
             }
         }
+        self.publish_plan(None, &[], common);
     }
 }
 
@@ -162,6 +207,8 @@ pub async fn run_navigation(
     let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / p.control_rate_hz));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut odometer_start = None;
+    // Waypoints left when the plan was last published.
+    let mut planned: Option<usize> = None;
     loop {
         tokio::select! {
             cancel = next_cancel(&mut cancels) => {
@@ -210,6 +257,11 @@ pub async fn run_navigation(
         if let Err(e) = nav.command(step.linear, step.angular) {
             nav.stop(&common);
             return abort(&mut goal, e, travelled);
+        }
+        let left = follower.remaining_route().len();
+        if planned != Some(left) {
+            planned = Some(left);
+            nav.publish_plan(Some(pose), follower.remaining_route(), &common);
         }
         let remaining_route = follower
             .remaining_route()
