@@ -88,19 +88,6 @@ pub(crate) fn check(clauses: &[Clause]) -> Result<Checked<'_>> {
                     let id = b.use_pred(a);
                     ok &= id.is_some();
                     body_preds.push(id);
-                    for arg in &a.args {
-                        if matches!(arg, Expr::Neg(..) | Expr::Bin(..)) {
-                            ok = false;
-                            b.errors.push(Error::Unsupported {
-                                location: arg.location().clone(),
-                                message: format!(
-                                    "arithmetic is not allowed in an argument of body atom `{}`; bind a \
-                                     variable instead, e.g. `{}(..., M, ...), M = N + 1`",
-                                    a.pred, a.pred
-                                ),
-                            });
-                        }
-                    }
                 }
                 Literal::Cmp { .. } => body_preds.push(None),
             }
@@ -247,8 +234,15 @@ fn check_safety(clause: &Clause, errors: &mut Vec<Error>) {
                 }
             }
             Literal::Cmp { lhs, rhs, .. } => {
-                report(lhs, &VariableContext::Comparison, errors);
-                report(rhs, &VariableContext::Comparison, errors);
+                // An equation the parser lifted out of an atom's argument names that atom.
+                let context = match lhs {
+                    Expr::Var(v, _) if v.starts_with('#') => VariableContext::Argument {
+                        predicate: v.rsplit('#').next().unwrap_or_default().to_owned(),
+                    },
+                    _ => VariableContext::Comparison,
+                };
+                report(lhs, &context, errors);
+                report(rhs, &context, errors);
             }
         }
     }

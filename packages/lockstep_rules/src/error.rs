@@ -34,6 +34,11 @@ pub enum VariableContext {
     },
     /// A side of a comparison or assignment.
     Comparison,
+    /// An arithmetic argument of a body atom (`fib(N - 1, X)`).
+    Argument {
+        /// The atom's predicate.
+        predicate: String,
+    },
 }
 
 impl fmt::Display for VariableContext {
@@ -42,6 +47,7 @@ impl fmt::Display for VariableContext {
             VariableContext::Head => f.write_str("head"),
             VariableContext::Negation { predicate } => write!(f, "negated atom `{predicate}`"),
             VariableContext::Comparison => f.write_str("comparison"),
+            VariableContext::Argument { predicate } => write!(f, "an argument of `{predicate}`"),
         }
     }
 }

@@ -16,6 +16,10 @@
 //! unary      := '-' unary | primary
 //! primary    := INT | FLOAT | STRING | symbol | Variable | '_' | '(' expr ')'
 //! ```
+//!
+//! Arithmetic in a body atom's argument (`fib(N - 1, A)`) is lifted into a fresh variable and an equation
+//! (`fib(#0, A), #0 = N - 1`): a test once both sides are bound for a positive atom, so `2` matches `2.0` as in
+//! any comparison; bound before the atom for a negated one (`!p(N + 1)` is `#0 = N + 1, !p(#0)`).
 
 use std::sync::Arc;
 
@@ -101,6 +105,46 @@ pub(crate) struct Clause {
     pub is_fact: bool,
 }
 
+/// Replace each arithmetic argument of a body atom by a fresh variable (`#0#fib`, `#1#fib`, ...: a name no
+/// rule can write, carrying the predicate for messages) and an equation between them, placed after a
+/// positive atom and before a negated one.
+fn lift_arithmetic(body: Vec<Literal>) -> Vec<Literal> {
+    let mut fresh = 0;
+    let mut out = Vec::with_capacity(body.len());
+    for lit in body {
+        let (mut atom, negated) = match lit {
+            Literal::Pos(a) => (a, false),
+            Literal::Neg(a) => (a, true),
+            cmp @ Literal::Cmp { .. } => {
+                out.push(cmp);
+                continue;
+            }
+        };
+        let mut equations = Vec::new();
+        for arg in &mut atom.args {
+            if matches!(arg, Expr::Neg(..) | Expr::Bin(..)) {
+                let location = arg.location().clone();
+                let name = format!("#{fresh}#{}", atom.pred);
+                fresh += 1;
+                let expr = std::mem::replace(arg, Expr::Var(name.clone(), location.clone()));
+                equations.push(Literal::Cmp {
+                    op: CmpOp::Eq,
+                    lhs: Expr::Var(name, location),
+                    rhs: expr,
+                });
+            }
+        }
+        if negated {
+            out.extend(equations);
+            out.push(Literal::Neg(atom));
+        } else {
+            out.push(Literal::Pos(atom));
+            out.extend(equations);
+        }
+    }
+    out
+}
+
 struct Parser {
     toks: Vec<(Tok, Location)>,
     pos: usize,
@@ -173,7 +217,7 @@ impl Parser {
                     for body in alternatives {
                         out.push(Clause {
                             head: head.clone(),
-                            body,
+                            body: lift_arithmetic(body),
                             is_fact: false,
                         });
                     }

@@ -372,3 +372,28 @@ fn rule_file_from_disk() {
     assert_eq!(engine.query("unreached").unwrap(), syms(&["d", "e"]));
     assert!(engine.rules().origins()[0].ends_with("tests/data/reach.dl"));
 }
+
+#[test]
+fn arithmetic_in_body_atom_arguments() {
+    // Fibonacci by recursion on N - 1 and N - 2; a negated atom with arithmetic; 2 = 2.0 as in comparisons.
+    let text = "
+        fib(0, 0). fib(1, 1).
+        fib(N, X) :- n(N), N > 1, fib(N - 1, A), fib(N - 2, B), X = A + B.
+        first(N) :- n(N), !n(N - 1).
+        half(N) :- n(N), n(N / 2 * 2 - N + N / 2), N > 0, N / 2 * 2 = N.
+        float_match(N) :- n(N), f(N * 1.0).
+    ";
+    let mut facts = Facts::new();
+    for n in 2..=10 {
+        facts.add("n", [n]);
+    }
+    facts.add("f", [Value::from(4.0)]);
+    let engine = run(text, &facts);
+    let fib: Vec<Vec<Value>> = engine.query("fib").unwrap();
+    assert!(fib.contains(&ints(&[&[10, 55]])[0]), "{fib:?}");
+    assert_eq!(fib.len(), 11);
+    assert_eq!(engine.query("first").unwrap(), ints(&[&[2]]));
+    // n(N/2) exists for N in 4..=10 with N even: 4, 6, 8, 10.
+    assert_eq!(engine.query("half").unwrap(), ints(&[&[4], &[6], &[8], &[10]]));
+    assert_eq!(engine.query("float_match").unwrap(), ints(&[&[4]]));
+}
