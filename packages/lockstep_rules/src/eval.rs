@@ -18,6 +18,14 @@ const NONE: u32 = u32::MAX;
 /// `a op b`, or `None` when undefined (division by zero, overflow, non-finite float, arithmetic on a
 /// symbol): the rule instance then derives nothing, as in clingo.
 pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
+    if let ArithOp::Min | ArithOp::Max = op {
+        // By value, as comparisons order numbers; the value keeps its type (min(2, 3.5) is 2).
+        if matches!(a, Value::Sym(_)) || matches!(b, Value::Sym(_)) {
+            return None;
+        }
+        let a_first = a.compare(b).is_le() == (op == ArithOp::Min);
+        return Some(if a_first { a } else { b });
+    }
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => match op {
             ArithOp::Add => x.checked_add(y),
@@ -25,6 +33,7 @@ pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
             ArithOp::Mul => x.checked_mul(y),
             // Integer division truncates toward zero, like Soufflé and C.
             ArithOp::Div => x.checked_div(y),
+            ArithOp::Min | ArithOp::Max => None,
         }
         .map(Value::Int),
         (Value::Sym(_), _) | (_, Value::Sym(_)) => None,
@@ -35,6 +44,7 @@ pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
                 ArithOp::Sub => x - y,
                 ArithOp::Mul => x * y,
                 ArithOp::Div => x / y,
+                ArithOp::Min | ArithOp::Max => return None,
             };
             r.is_finite().then(|| Value::from(r))
         }

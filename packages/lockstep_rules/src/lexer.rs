@@ -67,6 +67,8 @@ fn arith_text(op: ArithOp) -> &'static str {
         ArithOp::Sub => "-",
         ArithOp::Mul => "*",
         ArithOp::Div => "/",
+        ArithOp::Min => "min",
+        ArithOp::Max => "max",
     }
 }
 

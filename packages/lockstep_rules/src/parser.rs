@@ -14,7 +14,8 @@
 //! expr       := term (('+' | '-') term)*
 //! term       := unary (('*' | '/') unary)*
 //! unary      := '-' unary | primary
-//! primary    := INT | FLOAT | STRING | symbol | Variable | '_' | '(' expr ')'
+//! primary    := INT | FLOAT | STRING | symbol | Variable | '_' | '(' expr ')' | func '(' expr (',' expr)* ')'
+//! func       := 'min' | 'max' | 'abs'        // min/max: two or more arguments; abs: one
 //! ```
 //!
 //! Arithmetic in a body atom's argument (`fib(N - 1, A)`) is lifted into a fresh variable and an equation
@@ -34,7 +35,13 @@ pub(crate) enum ArithOp {
     Sub,
     Mul,
     Div,
+    /// The functions `min(a, b)` and `max(a, b)` (by value, as comparisons order numbers).
+    Min,
+    Max,
 }
+
+/// The names that are functions in expressions: `min(a, b, ...)`, `max(a, b, ...)`, `abs(x)`.
+pub(crate) const FUNCTIONS: [&str; 3] = ["min", "max", "abs"];
 
 /// Comparison operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,9 +254,7 @@ impl Parser {
                 self.pos += 1;
                 Ok(Literal::Neg(self.atom("a predicate after `not`")?))
             }
-            Tok::Ident(_) if !matches!(self.peek2(), Tok::Cmp(_) | Tok::Arith(_)) => {
-                Ok(Literal::Pos(self.atom("a body literal")?))
-            }
+            Tok::Ident(name) if self.starts_atom(&name) => Ok(Literal::Pos(self.atom("a body literal")?)),
             _ => {
                 let lhs = self.expr()?;
                 let op = match self.peek() {
@@ -330,6 +335,9 @@ impl Parser {
             Tok::Int(i) => Expr::Const(Value::Int(i), location),
             Tok::Float(x) => Expr::Const(Value::from(x), location),
             Tok::Str(s) => Expr::Const(Value::from(s.as_str()), location),
+            Tok::Ident(s) if FUNCTIONS.contains(&s.as_str()) && *self.peek() == Tok::LParen => {
+                self.call(&s, location)?
+            }
             Tok::Ident(s) => Expr::Const(Value::from(s.as_str()), location),
             Tok::Var(v) => Expr::Var(v, location),
             Tok::Anon => Expr::Anon(location),
@@ -343,6 +351,49 @@ impl Parser {
                 return Err(self.unexpected("a constant, a variable or `(`"));
             }
         })
+    }
+}
+
+impl Parser {
+    /// Whether the name at the cursor starts an atom (not a comparison's side, not a function call).
+    fn starts_atom(&self, name: &str) -> bool {
+        let call = FUNCTIONS.contains(&name) && *self.peek2() == Tok::LParen;
+        !call && !matches!(self.peek2(), Tok::Cmp(_) | Tok::Arith(_))
+    }
+
+    /// `min(a, b, ...)`, `max(a, b, ...)` (folded left) or `abs(x)` (= `max(x, -x)`), after the name.
+    fn call(&mut self, name: &str, location: Location) -> Result<Expr> {
+        self.expect(&Tok::LParen, "`(`")?;
+        let mut args = vec![self.expr()?];
+        while *self.peek() == Tok::Comma {
+            self.pos += 1;
+            args.push(self.expr()?);
+        }
+        self.expect(&Tok::RParen, "`,` or `)` in the arguments of a function")?;
+        let got = args.len();
+        let wrong = |wanted: &str| Error::Parse {
+            location: location.clone(),
+            message: format!("`{name}` takes {wanted} argument(s), got {got}"),
+        };
+        match name {
+            "abs" if args.len() == 1 => {
+                let x = args.remove(0);
+                let negated = match &x {
+                    Expr::Const(Value::Int(i), l) if *i != i64::MIN => Expr::Const(Value::Int(-i), l.clone()),
+                    Expr::Const(Value::Float(f), l) => Expr::Const(Value::from(-f.get()), l.clone()),
+                    other => Expr::Neg(Box::new(other.clone()), location.clone()),
+                };
+                Ok(fold(ArithOp::Max, x, negated, location))
+            }
+            "abs" => Err(wrong("one")),
+            _ if args.len() < 2 => Err(wrong("two or more")),
+            _ => {
+                let op = if name == "min" { ArithOp::Min } else { ArithOp::Max };
+                let mut args = args.into_iter();
+                let first = args.next().ok_or_else(|| wrong("two or more"))?;
+                Ok(args.fold(first, |acc, arg| fold(op, acc, arg, location.clone())))
+            }
+        }
     }
 }
 

@@ -262,3 +262,24 @@ fn io_error_names_the_file() {
         "{err}"
     );
 }
+
+#[test]
+fn functions_with_the_wrong_number_of_arguments() {
+    for (text, place, words) in [
+        (
+            "r(X) :- v(X), Y = abs(X, 1), Y > 0.",
+            "1:19",
+            "`abs` takes one argument(s), got 2",
+        ),
+        (
+            "r(X) :- v(X), X < max(3).",
+            "1:19",
+            "`max` takes two or more argument(s), got 1",
+        ),
+    ] {
+        let err = error(text);
+        let err = only(&err);
+        assert_eq!(at(err), place, "{err}");
+        assert!(err.to_string().contains(words), "{err}");
+    }
+}

@@ -397,3 +397,36 @@ fn arithmetic_in_body_atom_arguments() {
     assert_eq!(engine.query("half").unwrap(), ints(&[&[4], &[6], &[8], &[10]]));
     assert_eq!(engine.query("float_match").unwrap(), ints(&[&[4]]));
 }
+
+#[test]
+fn min_max_and_abs_functions() {
+    let text = "
+        spread(Lo, Hi) :- v(A), w(B), Lo = min(A, B), Hi = max(A, B, 0).
+        size(X, M) :- v(X), M = abs(X).
+        clipped(X) :- v(X), abs(X - 1) <= 2.
+        capped(C) :- v(X), C = min(X, 2.5).
+        near(X) :- v(X), w(max(X, 2)).
+    ";
+    let mut facts = Facts::new();
+    for v in [-3, 1, 4] {
+        facts.add("v", [v]);
+    }
+    facts.add("w", [2]);
+    let engine = run(text, &facts);
+    assert_eq!(
+        engine.query("spread").unwrap(),
+        ints(&[&[-3, 2], &[1, 2], &[2, 4]])
+    );
+    assert_eq!(engine.query("size").unwrap(), ints(&[&[-3, 3], &[1, 1], &[4, 4]]));
+    assert_eq!(engine.query("clipped").unwrap(), ints(&[&[1]]));
+    // min keeps its argument's type: 2.5 for 4, the integers for the others.
+    assert_eq!(
+        engine.query("capped").unwrap(),
+        vec![
+            vec![Value::from(-3)],
+            vec![Value::from(1)],
+            vec![Value::from(2.5)]
+        ]
+    );
+    assert_eq!(engine.query("near").unwrap(), ints(&[&[-3], &[1]]));
+}
