@@ -109,7 +109,12 @@ impl fmt::Debug for Float {
 }
 
 /// One argument of a fact or tuple.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Equality (and so joins, lookups and duplicate removal) is by value for numbers, as in comparisons: `2` and
+/// `2.0` are the same value, so `p(2)` joins `q(2.0)` and `r(1). r(1.0).` is one fact (the first one kept).
+/// An integer and a float are equal when the float is exactly that integer (beyond 2^53 a float stands for
+/// several integers; only the one it converts to exactly is equal to it).
+#[derive(Clone, Copy)]
 pub enum Value {
     /// A signed integer, e.g. `3` or `-1`.
     Int(i64),
@@ -145,12 +150,16 @@ impl Value {
         }
     }
 
-    /// A 64-bit key mixing the kind and the payload, used by the row hash of relations and indexes.
+    /// A 64-bit key mixing the kind and the payload, used by the row hash of relations and indexes. A float
+    /// that is exactly an integer hashes as that integer (they are equal).
     #[inline]
     pub(crate) fn hash_bits(self) -> u64 {
         match self {
             Value::Int(i) => i as u64,
-            Value::Float(x) => x.0 ^ 0x9e37_79b9_7f4a_7c15,
+            Value::Float(x) => match exact_int(x) {
+                Some(i) => i as u64,
+                None => x.0 ^ 0x9e37_79b9_7f4a_7c15,
+            },
             Value::Sym(s) => u64::from(s.0) ^ 0xc2b2_ae3d_27d4_eb4f,
         }
     }
@@ -177,10 +186,46 @@ impl Value {
     }
 }
 
-/// The total order of sorted output: [`Value::compare`], with an integer before an equal float so that the
-/// order is consistent with equality.
+/// The integer `x` is exactly, if it is one.
+#[inline]
+fn exact_int(x: Float) -> Option<i64> {
+    let f = x.get();
+    // -2^63 converts exactly; 2^63 does not fit.
+    if f.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
+        let i = f as i64;
+        (i as f64 == f).then_some(i)
+    } else {
+        None
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        match (*self, *other) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a == b,
+            (Value::Sym(a), Value::Sym(b)) => a == b,
+            (Value::Int(i), Value::Float(x)) | (Value::Float(x), Value::Int(i)) => exact_int(x) == Some(i),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl std::hash::Hash for Value {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.hash_bits().hash(state);
+    }
+}
+
+/// The total order of sorted output: [`Value::compare`]; values that are equal are equal here too, and an
+/// integer comes before a float that compares equal without being it (beyond 2^53).
 impl Ord for Value {
     fn cmp(&self, other: &Self) -> Ordering {
+        if self == other {
+            return Ordering::Equal;
+        }
         self.compare(*other).then_with(|| {
             let kind = |v: &Value| match v {
                 Value::Int(_) => 0u8,

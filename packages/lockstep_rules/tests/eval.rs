@@ -430,3 +430,27 @@ fn min_max_and_abs_functions() {
     );
     assert_eq!(engine.query("near").unwrap(), ints(&[&[-3], &[1]]));
 }
+
+#[test]
+fn an_integer_and_an_equal_float_are_one_value() {
+    // Joins, lookups and duplicate removal agree with comparisons (`2 = 2.0` holds).
+    let text = "
+        p(2). q(2.0). r(1). r(1.0). r(1.5).
+        both(X) :- p(X), q(X).
+        keyed(Y) :- p(X), s(X, Y).
+        all(X) :- r(X).
+    ";
+    let mut facts = Facts::new();
+    facts.add("s", [Value::from(2.0), Value::from(7)]);
+    facts.add("s", [Value::from(2.5), Value::from(8)]);
+    let engine = run(text, &facts);
+    assert_eq!(engine.query("both").unwrap(), ints(&[&[2]]));
+    assert_eq!(engine.query("keyed").unwrap(), ints(&[&[7]]));
+    // r(1) and r(1.0) are one fact: the first one written stays.
+    assert_eq!(
+        engine.query("all").unwrap(),
+        vec![vec![Value::from(1)], vec![Value::from(1.5)]]
+    );
+    assert_eq!(Value::from(2), Value::from(2.0));
+    assert_ne!(Value::from(2), Value::from(2.5));
+}
