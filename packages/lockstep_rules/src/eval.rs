@@ -33,6 +33,7 @@ pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
             ArithOp::Mul => x.checked_mul(y),
             // Integer division truncates toward zero, like Soufflé and C.
             ArithOp::Div => x.checked_div(y),
+            ArithOp::Mod => x.checked_rem(y),
             ArithOp::Min | ArithOp::Max => None,
         }
         .map(Value::Int),
@@ -44,6 +45,7 @@ pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
                 ArithOp::Sub => x - y,
                 ArithOp::Mul => x * y,
                 ArithOp::Div => x / y,
+                ArithOp::Mod => x % y,
                 ArithOp::Min | ArithOp::Max => return None,
             };
             r.is_finite().then(|| Value::from(r))

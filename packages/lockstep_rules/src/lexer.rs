@@ -67,6 +67,7 @@ fn arith_text(op: ArithOp) -> &'static str {
         ArithOp::Sub => "-",
         ArithOp::Mul => "*",
         ArithOp::Div => "/",
+        ArithOp::Mod => "mod",
         ArithOp::Min => "min",
         ArithOp::Max => "max",
     }
@@ -119,7 +120,8 @@ impl Lexer<'_> {
         }
     }
 
-    fn skip_trivia(&mut self) {
+    /// Skips whitespace and comments: `//` and `%` to the end of the line, `/* ... */` (not nested).
+    fn skip_trivia(&mut self) -> Result<()> {
         loop {
             match self.peek() {
                 Some(c) if c.is_whitespace() => {
@@ -129,15 +131,30 @@ impl Lexer<'_> {
                 Some('/') => {
                     let mut ahead = self.chars.clone();
                     ahead.next();
-                    if ahead.peek() == Some(&'/') {
-                        self.skip_line();
-                    } else {
-                        return;
+                    match ahead.peek() {
+                        Some('/') => self.skip_line(),
+                        Some('*') => self.skip_block()?,
+                        _ => return Ok(()),
                     }
                 }
-                _ => return,
+                _ => return Ok(()),
             }
         }
+    }
+
+    /// Skips a `/* ... */` comment, from its `/`.
+    fn skip_block(&mut self) -> Result<()> {
+        let start = self.loc();
+        self.bump();
+        self.bump();
+        let mut star = false;
+        while let Some(c) = self.bump() {
+            if star && c == '/' {
+                return Ok(());
+            }
+            star = c == '*';
+        }
+        Err(self.err(start, "unterminated `/*` comment"))
     }
 
     fn skip_line(&mut self) {
@@ -150,7 +167,7 @@ impl Lexer<'_> {
     }
 
     fn next_token(&mut self) -> Result<(Tok, Location)> {
-        self.skip_trivia();
+        self.skip_trivia()?;
         let loc = self.loc();
         let Some(c) = self.bump() else {
             return Ok((Tok::Eof, loc));
@@ -181,6 +198,8 @@ impl Lexer<'_> {
                 self.take_while(&mut text, |n| n.is_ascii_alphanumeric() || n == '_');
                 if text == "_" {
                     Tok::Anon
+                } else if text == "mod" {
+                    Tok::Arith(ArithOp::Mod)
                 } else if c.is_ascii_lowercase() {
                     Tok::Ident(text)
                 } else {

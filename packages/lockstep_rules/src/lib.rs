@@ -13,7 +13,7 @@
 //! the same text are one value); variables start with an uppercase letter or `_` (`_` alone is anonymous).
 //! Bodies may hold negated atoms (`!p(X)` or `not p(X)`), comparisons (`= != < <= > >=`) and arithmetic
 //! (`+ - * /`) on bound values, `X = expr` binds `X`, and `|` separates alternatives (one rule each).
-//! Comments start with `//` or `%`. The language is a subset of Soufflé's (without `.decl`) and, for
+//! Comments start with `//` or `%`, or are `/* ... */`; modulo is `a mod b`. The language is a subset of Soufflé's (without `.decl`) and, for
 //! integers and symbols, of clingo's (write `not` instead of `!`).
 //!
 //! Checks report `file:line:column`: syntax, arity mismatches (naming both uses), unbound variables in

@@ -12,7 +12,7 @@
 //! cmp        := '=' | '!=' | '<' | '<=' | '>' | '>='
 //! atom       := name [ '(' [expr (',' expr)*] ')' ]
 //! expr       := term (('+' | '-') term)*
-//! term       := unary (('*' | '/') unary)*
+//! term       := unary (('*' | '/' | 'mod') unary)*   // `%` starts a comment, as in clingo
 //! unary      := '-' unary | primary
 //! primary    := INT | FLOAT | STRING | symbol | Variable | '_' | '(' expr ')' | func '(' expr (',' expr)* ')'
 //! func       := 'min' | 'max' | 'abs'        // min/max: two or more arguments; abs: one
@@ -35,6 +35,8 @@ pub(crate) enum ArithOp {
     Sub,
     Mul,
     Div,
+    /// `a mod b`: the remainder of the truncating division (its sign is `a`'s, as C's and Soufflé's `%`).
+    Mod,
     /// The functions `min(a, b)` and `max(a, b)` (by value, as comparisons order numbers).
     Min,
     Max,
@@ -292,15 +294,15 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Expr> {
-        self.left_assoc([ArithOp::Add, ArithOp::Sub], Self::term)
+        self.left_assoc(&[ArithOp::Add, ArithOp::Sub], Self::term)
     }
 
     fn term(&mut self) -> Result<Expr> {
-        self.left_assoc([ArithOp::Mul, ArithOp::Div], Self::unary)
+        self.left_assoc(&[ArithOp::Mul, ArithOp::Div, ArithOp::Mod], Self::unary)
     }
 
     /// `operand (op operand)*` for the operators `ops` of one precedence level, grouped to the left.
-    fn left_assoc(&mut self, ops: [ArithOp; 2], operand: fn(&mut Self) -> Result<Expr>) -> Result<Expr> {
+    fn left_assoc(&mut self, ops: &[ArithOp], operand: fn(&mut Self) -> Result<Expr>) -> Result<Expr> {
         let mut lhs = operand(self)?;
         loop {
             let op = match *self.peek() {

@@ -283,3 +283,11 @@ fn functions_with_the_wrong_number_of_arguments() {
         assert!(err.to_string().contains(words), "{err}");
     }
 }
+
+#[test]
+fn an_unterminated_block_comment_is_named_where_it_starts() {
+    let err = error("p(1).\n  /* never closed\nq(2).");
+    let err = only(&err);
+    assert_eq!(at(err), "2:3");
+    assert!(err.to_string().contains("unterminated `/*` comment"), "{err}");
+}

@@ -454,3 +454,30 @@ fn an_integer_and_an_equal_float_are_one_value() {
     assert_eq!(Value::from(2), Value::from(2.0));
     assert_ne!(Value::from(2), Value::from(2.5));
 }
+
+#[test]
+fn modulo_and_block_comments() {
+    let text = "
+        /* even and odd numbers,
+           with a block comment */
+        even(N) :- n(N), N mod 2 = 0.   % a clingo-style comment
+        rem(N, R) :- n(N), R = N mod 3 * 10.   // mod binds like * and /
+        neg(R) :- R = -7 mod 3.
+        half(X) :- x(X), X mod 1.0 = 0.5.
+    ";
+    let mut facts = Facts::new();
+    for n in 1..=4 {
+        facts.add("n", [n]);
+    }
+    facts.add("x", [Value::from(2.5)]);
+    facts.add("x", [Value::from(3.0)]);
+    let engine = run(text, &facts);
+    assert_eq!(engine.query("even").unwrap(), ints(&[&[2], &[4]]));
+    assert_eq!(
+        engine.query("rem").unwrap(),
+        ints(&[&[1, 10], &[2, 20], &[3, 0], &[4, 10]])
+    );
+    // The sign of the dividend, as C's and Soufflé's `%`.
+    assert_eq!(engine.query("neg").unwrap(), ints(&[&[-1]]));
+    assert_eq!(engine.query("half").unwrap(), vec![vec![Value::from(2.5)]]);
+}
