@@ -12,9 +12,10 @@
 //! Constants are integers, floats, lowercase symbols and quoted strings (a symbol and the quoted string with
 //! the same text are one value); variables start with an uppercase letter or `_` (`_` alone is anonymous).
 //! Bodies may hold negated atoms (`!p(X)` or `not p(X)`), comparisons (`= != < <= > >=`) and arithmetic
-//! (`+ - * /`) on bound values, `X = expr` binds `X`, and `|` separates alternatives (one rule each).
-//! Comments start with `//` or `%`, or are `/* ... */`; modulo is `a mod b`. The language is a subset of Soufflé's (without `.decl`) and, for
-//! integers and symbols, of clingo's (write `not` instead of `!`).
+//! (`+ - * / mod`, `min`, `max`, `abs`) on bound values, also inside atom arguments (`fib(N - 1, A)`);
+//! `X = expr` binds `X`, and `|` separates alternatives (one rule each). Comments start with `//` or `%`, or
+//! are `/* ... */`. Numbers mix by value: `2` and `2.0` are one value. The language is close to Soufflé's
+//! (without `.decl`; `mod` for `%`) and, for integers and symbols, to clingo's (write `not` for `!`).
 //!
 //! Checks report `file:line:column`: syntax, arity mismatches (naming both uses), unbound variables in
 //! heads, negations and comparisons, and negation inside recursion (naming the cycle). Evaluation is
