@@ -146,10 +146,16 @@ def test_broken_rule_file_keeps_old_rules_and_reload_reports_file_line(ros, tmp_
     assert cell_of(last.pose.position.x, last.pose.position.y) == DEST
     assert sim.proc.alive()
 
-    # Fixing the file makes ~/reload succeed again.
+    # Fixing the file makes ~/reload succeed again, with no warning for the shipped rules...
     write_atomically(behaviour, good)
     response = ros.call(Trigger, f"/{NODE}/reload", Trigger.Request(), timeout=30)
+    assert response.success and "warning" not in response.message, response.message
+    # ...and one naming file:line:column for a rule that reads a predicate nothing defines (a typo).
+    write_atomically(behaviour, good + "\nslow :- free_frnt(D), D < 0.5.\n")
+    response = ros.call(Trigger, f"/{NODE}/reload", Trigger.Request(), timeout=30)
     assert response.success, response.message
+    assert f"{behaviour}:{broken_line}:9: warning: `free_frnt` is used but never defined" in response.message, \
+        response.message
 
 
 def bad_scene_text():

@@ -52,24 +52,35 @@ pub enum RulesCommand {
         #[arg(long, default_value_t = crate::DEFAULT_MAX_TUPLES)]
         max_tuples: usize,
     },
-    /// Parse and check rule files; print every diagnostic.
+    /// Parse and check rule files; print every diagnostic, then the warnings (variables used once, predicates
+    /// nothing defines).
     Check {
         /// Rule files, checked as one program.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// A predicate whose facts come from outside (asserted at run time): not "never defined". Repeatable,
+        /// or comma-separated.
+        #[arg(long = "input", value_name = "PRED", value_delimiter = ',')]
+        inputs: Vec<String>,
     },
 }
 
 /// Runs `lockstep rules ...`.
 pub fn run(args: RulesArgs) -> anyhow::Result<()> {
     match args.command {
-        RulesCommand::Check { files } => {
+        RulesCommand::Check { files, inputs } => {
             let rules = load(&files)?;
+            let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+            let warnings = rules.warnings(&inputs);
+            for w in &warnings {
+                eprintln!("{w}");
+            }
             eprintln!(
-                "ok: {} rule(s), {} predicate(s) in {} file(s)",
+                "ok: {} rule(s), {} predicate(s) in {} file(s), {} warning(s)",
                 rules.rule_count(),
                 rules.predicates().len(),
-                files.len()
+                files.len(),
+                warnings.len()
             );
             Ok(())
         }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::eval::Database;
+use crate::lint::{self, Warning};
 use crate::parser;
 use crate::program::{self, Program};
 use crate::value::Value;
@@ -20,6 +21,10 @@ pub type Tuple = Vec<Value>;
 pub struct RuleSet {
     program: Arc<Program>,
     origins: Vec<String>,
+    /// Variables used once per rule.
+    singletons: Arc<[Warning]>,
+    /// Body predicates nothing defines, with their warning.
+    undefined: Arc<[(String, Warning)]>,
 }
 
 impl RuleSet {
@@ -46,6 +51,8 @@ impl RuleSet {
         Ok(RuleSet {
             program: Arc::new(program),
             origins: sources.iter().map(|(_, o)| (*o).to_owned()).collect(),
+            singletons: lint::singletons(&clauses).into(),
+            undefined: lint::undefined(&clauses).into(),
         })
     }
 
@@ -67,6 +74,20 @@ impl RuleSet {
         }
         let sources: Vec<(&str, &str)> = texts.iter().map(|(t, o)| (t.as_str(), o.as_str())).collect();
         Self::parse_sources(&sources)
+    }
+
+    /// Likely mistakes that did not stop the rules from loading, sorted by place: variables used once in a
+    /// rule, and body predicates that nothing defines unless named in `inputs` (predicates whose facts come
+    /// from outside: asserted at run time or given with `--facts`).
+    pub fn warnings(&self, inputs: &[&str]) -> Vec<Warning> {
+        let mut out: Vec<Warning> = self.singletons.to_vec();
+        out.extend(
+            (self.undefined.iter())
+                .filter(|(name, _)| !inputs.contains(&name.as_str()))
+                .map(|(_, w)| w.clone()),
+        );
+        out.sort();
+        out
     }
 
     /// The origin names of the sources, in load order.

@@ -47,6 +47,7 @@ mod engine;
 mod error;
 mod eval;
 mod lexer;
+mod lint;
 mod parser;
 mod plan;
 mod program;
@@ -57,4 +58,5 @@ pub mod cli;
 
 pub use engine::{Engine, Facts, RuleSet, Tuple, DEFAULT_MAX_TUPLES};
 pub use error::{Error, Location, Result, VariableContext};
+pub use lint::Warning;
 pub use value::{Float, Symbol, Value, ValueTypeError};

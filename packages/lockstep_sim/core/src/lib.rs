@@ -61,7 +61,7 @@ pub use render::{grid_cells, surface_color, GridCell, Rgba, OBSTACLE_COLOR};
 pub use scene::{Cell, Scene};
 pub use sim::{
     Perception, PreparedWorld, ReloadSummary, Simulator, SlamSample, StepReport, COMMANDED_STATE, IDLE_STATE,
-    INITIAL_STATE,
+    INITIAL_STATE, INPUT_PREDICATES,
 };
 pub use surface::{Surface, SurfaceTable};
 pub use vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};

@@ -120,3 +120,27 @@ fn set_destination_rejects_obstacles_and_cells_outside() {
     let cell = sim.scene().cell_at(sim.pose().x_m, sim.pose().y_m).unwrap();
     assert_eq!((cell.column, cell.row), (5, 9));
 }
+
+#[test]
+fn a_reload_reports_the_rules_warnings() {
+    let (_dir, rules, scene) = temp_copy();
+    let mut sim = lockstep_sim::Simulator::load(&scene, &rules, sample_config()).unwrap();
+    // The shipped rules: no warning (the simulator's own facts are its inputs, not "never defined").
+    assert_eq!(sim.reload(&scene, &rules).unwrap().warnings, Vec::<String>::new());
+    let text = fs::read_to_string(&rules[1]).unwrap();
+    fs::write(&rules[1], text + "\nbraking(D) :- free_frnt(D), state(S).\n").unwrap();
+    let warnings = sim.reload(&scene, &rules).unwrap().warnings;
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("warning: `free_frnt` is used but never defined")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("warning: variable `S` occurs only once")),
+        "{warnings:?}"
+    );
+}

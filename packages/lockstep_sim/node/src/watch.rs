@@ -59,7 +59,7 @@ impl Reloader {
         let summary = s.sim.install(world).map_err(|e| e.to_string())?;
         s.grid_dirty = true;
         s.state_dirty = true;
-        Ok(format!(
+        let mut answer = format!(
             "reloaded {} rule(s) from {}; scene {}",
             summary.rule_count,
             summary.rule_files.join(", "),
@@ -68,7 +68,15 @@ impl Reloader {
             } else {
                 "unchanged"
             }
-        ))
+        );
+        if !summary.warnings.is_empty() {
+            answer += &format!(
+                "; {} warning(s):\n{}",
+                summary.warnings.len(),
+                summary.warnings.join("\n")
+            );
+        }
+        Ok(answer)
     }
 }
 

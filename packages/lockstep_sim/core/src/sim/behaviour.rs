@@ -58,6 +58,24 @@ fn value_text(v: Option<&Value>) -> String {
     }
 }
 
+/// The predicates the simulator asserts each tick (and `typecode` for the surface rules): their facts come
+/// from outside the rule files, so they are not "never defined".
+pub const INPUT_PREDICATES: [&str; 13] = [
+    "state",
+    "free_front",
+    "free_left",
+    "free_right",
+    "min_step",
+    "heading_error",
+    "backups",
+    "dest_distance",
+    "goal_free",
+    "state_time",
+    "typecode",
+    "at_destination",
+    "bumped",
+];
+
 impl Simulator {
     /// One behaviour tick: assert the facts, evaluate, read `next_state` and `drive`.
     pub(super) fn decide(&mut self, report: &mut StepReport) -> (f64, f64) {

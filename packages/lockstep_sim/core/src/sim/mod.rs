@@ -17,7 +17,7 @@ use crate::scene::{Cell, Scene};
 use crate::surface::SurfaceTable;
 use crate::vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};
 
-pub use behaviour::{COMMANDED_STATE, IDLE_STATE, INITIAL_STATE};
+pub use behaviour::{COMMANDED_STATE, IDLE_STATE, INITIAL_STATE, INPUT_PREDICATES};
 pub use sensing::Perception;
 
 use behaviour::check_contract;
@@ -58,6 +58,9 @@ pub struct ReloadSummary {
     pub rule_count: usize,
     /// Whether the scene's content changed.
     pub scene_changed: bool,
+    /// The rules' warnings (`file:line:column: warning: ...`): variables used once, predicates nothing
+    /// defines (besides the simulator's inputs).
+    pub warnings: Vec<String>,
 }
 
 /// A scene and rules loaded and checked against each other (the rules' contract for a mode, every typecode
@@ -259,6 +262,9 @@ impl Simulator {
             rule_files: rules.origins().to_vec(),
             rule_count: rules.rule_count(),
             scene_changed: scene != self.scene,
+            warnings: (rules.warnings(&behaviour::INPUT_PREDICATES).iter())
+                .map(ToString::to_string)
+                .collect(),
         };
         self.engine.replace_rules(rules);
         self.scene = scene;
