@@ -203,8 +203,24 @@ impl Parser {
         }
     }
 
+    /// Every clause; after a syntax error, parsing goes on after the next `.`, so one run reports every
+    /// clause that does not parse.
     fn clauses(&mut self, out: &mut Vec<Clause>) -> Result<()> {
+        let mut errors = Vec::new();
         while *self.peek() != Tok::Eof {
+            if let Err(e) = self.clause(out) {
+                errors.push(e);
+                while !matches!(self.next().0, Tok::Dot | Tok::Eof) {}
+            }
+        }
+        match Error::from_list(errors) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn clause(&mut self, out: &mut Vec<Clause>) -> Result<()> {
+        {
             let head = self.atom("a fact or rule head (a lowercase predicate name)")?;
             match self.peek() {
                 Tok::Dot => {

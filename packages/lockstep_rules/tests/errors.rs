@@ -291,3 +291,10 @@ fn an_unterminated_block_comment_is_named_where_it_starts() {
     assert_eq!(at(err), "2:3");
     assert!(err.to_string().contains("unterminated `/*` comment"), "{err}");
 }
+
+#[test]
+fn every_clause_that_does_not_parse_is_reported() {
+    let err = error("p(1.\nq(X) :- p(X).\nr(X) :- p(X) q(X).\ns(X) :- p(X), X >.\n");
+    let places: Vec<String> = err.diagnostics().iter().map(|e| at(e)).collect();
+    assert_eq!(places, ["1:4", "3:14", "4:18"], "{err}");
+}
