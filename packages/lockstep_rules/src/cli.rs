@@ -39,6 +39,12 @@ pub enum RulesCommand {
         /// JSON facts: {"pred": [[args...], ...]}.
         #[arg(long)]
         facts: Option<PathBuf>,
+        /// Soufflé-style: read each `.input` relation from DIR/<relation>.facts (tab-separated).
+        #[arg(long, value_name = "DIR")]
+        facts_dir: Option<PathBuf>,
+        /// Soufflé-style: write each `.output` relation to DIR/<relation>.csv (tab-separated) instead of JSON.
+        #[arg(long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
         /// Relation to print (repeatable); default: every derived relation.
         #[arg(long = "output", value_name = "PRED")]
         outputs: Vec<String>,
@@ -87,6 +93,8 @@ pub fn run(args: RulesArgs) -> anyhow::Result<()> {
         RulesCommand::Eval {
             files,
             facts,
+            facts_dir,
+            output_dir,
             outputs,
             count,
             time,
@@ -102,6 +110,12 @@ pub fn run(args: RulesArgs) -> anyhow::Result<()> {
                     .assert_facts(&batch)
                     .with_context(|| format!("facts in {}", path.display()))?;
             }
+            if let Some(dir) = &facts_dir {
+                let batch = crate::tsv::read_inputs(engine.rules(), dir)?;
+                engine
+                    .assert_facts(&batch)
+                    .with_context(|| format!("facts in {}", dir.display()))?;
+            }
             let loaded = start.elapsed();
             engine.evaluate().context("evaluation failed")?;
             let evaluated = start.elapsed() - loaded;
@@ -111,6 +125,12 @@ pub fn run(args: RulesArgs) -> anyhow::Result<()> {
                     loaded.as_secs_f64() * 1e3,
                     evaluated.as_secs_f64() * 1e3
                 );
+            }
+            if let Some(dir) = &output_dir {
+                for path in crate::tsv::write_outputs(&engine, dir)? {
+                    eprintln!("wrote {path}");
+                }
+                return Ok(());
             }
             let names: Vec<String> = if outputs.is_empty() {
                 engine

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::directives::{self, Directives};
 use crate::error::{Error, Result};
 use crate::eval::Database;
 use crate::lint::{self, Warning};
@@ -25,6 +26,8 @@ pub struct RuleSet {
     singletons: Arc<[Warning]>,
     /// Body predicates nothing defines, with their warning.
     undefined: Arc<[(String, Warning)]>,
+    /// `.decl`, `.input`, `.output`.
+    directives: Arc<Directives>,
 }
 
 impl RuleSet {
@@ -37,14 +40,23 @@ impl RuleSet {
     /// Every source's syntax errors are reported before the checks that need the whole program.
     pub fn parse_sources(sources: &[(&str, &str)]) -> Result<RuleSet> {
         let mut clauses = Vec::new();
+        let mut directives = Directives::default();
         let mut errors = Vec::new();
         for (text, origin) in sources {
             match parser::parse(text, origin) {
-                Ok(mut c) => clauses.append(&mut c),
+                Ok((mut c, d)) => {
+                    clauses.append(&mut c);
+                    directives.decls.extend(d.decls);
+                    directives.inputs.extend(d.inputs);
+                    directives.outputs.extend(d.outputs);
+                }
                 Err(e) => errors.push(e),
             }
         }
         if let Some(err) = Error::from_list(errors) {
+            return Err(err);
+        }
+        if let Some(err) = Error::from_list(directives::check(&clauses, &directives)) {
             return Err(err);
         }
         let program = program::build(&clauses)?;
@@ -53,6 +65,7 @@ impl RuleSet {
             origins: sources.iter().map(|(_, o)| (*o).to_owned()).collect(),
             singletons: lint::singletons(&clauses).into(),
             undefined: lint::undefined(&clauses).into(),
+            directives: Arc::new(directives),
         })
     }
 
@@ -77,17 +90,24 @@ impl RuleSet {
     }
 
     /// Likely mistakes that did not stop the rules from loading, sorted by place: variables used once in a
-    /// rule, and body predicates that nothing defines unless named in `inputs` (predicates whose facts come
-    /// from outside: asserted at run time or given with `--facts`).
+    /// rule, and body predicates that nothing defines unless named in `inputs` or by `.input` (predicates
+    /// whose facts come from outside: asserted at run time or given with `--facts`).
     pub fn warnings(&self, inputs: &[&str]) -> Vec<Warning> {
         let mut out: Vec<Warning> = self.singletons.to_vec();
         out.extend(
             (self.undefined.iter())
-                .filter(|(name, _)| !inputs.contains(&name.as_str()))
+                .filter(|(name, _)| {
+                    !inputs.contains(&name.as_str()) && !self.directives.inputs.contains(name)
+                })
                 .map(|(_, w)| w.clone()),
         );
         out.sort();
         out
+    }
+
+    /// The `.decl`, `.input` and `.output` directives of the sources.
+    pub fn directives(&self) -> &Directives {
+        &self.directives
     }
 
     /// The origin names of the sources, in load order.

@@ -43,6 +43,7 @@
 //! ```
 
 mod check;
+pub mod directives;
 mod engine;
 mod error;
 mod eval;
@@ -55,6 +56,8 @@ mod value;
 
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
+pub mod tsv;
 
 pub use engine::{Engine, Facts, RuleSet, Tuple, DEFAULT_MAX_TUPLES};
 pub use error::{Error, Location, Result, VariableContext};

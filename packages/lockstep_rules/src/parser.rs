@@ -24,6 +24,7 @@
 
 use std::sync::Arc;
 
+use crate::directives::{ColumnType, Decl, Directives};
 use crate::error::{Error, Location, Result};
 use crate::lexer::{describe, tokenize, Tok};
 use crate::value::Value;
@@ -157,6 +158,7 @@ fn lift_arithmetic(body: Vec<Literal>) -> Vec<Literal> {
 struct Parser {
     toks: Vec<(Tok, Location)>,
     pos: usize,
+    directives: Directives,
 }
 
 impl Parser {
@@ -220,6 +222,9 @@ impl Parser {
     }
 
     fn clause(&mut self, out: &mut Vec<Clause>) -> Result<()> {
+        if *self.peek() == Tok::Dot {
+            return self.directive();
+        }
         {
             let head = self.atom("a fact or rule head (a lowercase predicate name)")?;
             match self.peek() {
@@ -247,8 +252,75 @@ impl Parser {
                         });
                     }
                 }
+                Tok::Colon => {
+                    return Err(Error::Parse {
+                        location: self.loc(),
+                        message: "expected `:-` after `:`".into(),
+                    })
+                }
                 _ => return Err(self.unexpected("`.` or `:-` after the head")),
             }
+        }
+        Ok(())
+    }
+
+    /// `.decl name(col: type, ...)`, `.input name`, `.output name` (after them an optional `.` is allowed).
+    fn directive(&mut self) -> Result<()> {
+        self.pos += 1;
+        let (tok, location) = self.next();
+        let kind = match tok {
+            Tok::Ident(kind) if matches!(kind.as_str(), "decl" | "input" | "output") => kind,
+            _ => {
+                self.pos -= 1;
+                return Err(self.unexpected("a directive (`.decl`, `.input` or `.output`) after `.`"));
+            }
+        };
+        let name = match self.next() {
+            (Tok::Ident(name), _) => name,
+            _ => {
+                self.pos -= 1;
+                return Err(self.unexpected("a relation name"));
+            }
+        };
+        if kind == "decl" {
+            self.expect(&Tok::LParen, "`(` after the relation's name")?;
+            let mut columns = Vec::new();
+            while *self.peek() != Tok::RParen {
+                let column = match self.next() {
+                    (Tok::Ident(c) | Tok::Var(c), _) => c,
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.unexpected("a column name"));
+                    }
+                };
+                self.expect(&Tok::Colon, "`:` and a type after the column name")?;
+                let ty = match self.next() {
+                    (Tok::Ident(t), l) => ColumnType::parse(&t).ok_or_else(|| Error::Parse {
+                        location: l,
+                        message: format!("unknown type `{t}` (types: number, unsigned, float, symbol)"),
+                    })?,
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.unexpected("a type (number, unsigned, float, symbol)"));
+                    }
+                };
+                columns.push((column, ty));
+                if *self.peek() == Tok::Comma {
+                    self.pos += 1;
+                }
+            }
+            self.pos += 1;
+            self.directives.decls.push(Decl {
+                name,
+                columns,
+                location,
+            });
+        } else if *self.peek() == Tok::LParen {
+            return Err(self.unexpected(&format!("a new line after `.{kind} {name}` (parameters such as IO=file are not supported: files are named <relation>.facts and <relation>.csv)")));
+        } else if kind == "input" {
+            self.directives.inputs.push(name);
+        } else {
+            self.directives.outputs.push(name);
         }
         Ok(())
     }
@@ -426,12 +498,13 @@ fn fold(op: ArithOp, lhs: Expr, rhs: Expr, location: Location) -> Expr {
 }
 
 /// Parses `text`; `origin` names it in locations.
-pub(crate) fn parse(text: &str, origin: &str) -> Result<Vec<Clause>> {
+pub(crate) fn parse(text: &str, origin: &str) -> Result<(Vec<Clause>, Directives)> {
     let mut parser = Parser {
         toks: tokenize(text, origin)?,
         pos: 0,
+        directives: Directives::default(),
     };
     let mut clauses = Vec::new();
     parser.clauses(&mut clauses)?;
-    Ok(clauses)
+    Ok((clauses, parser.directives))
 }
