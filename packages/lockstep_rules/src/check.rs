@@ -84,10 +84,27 @@ pub(crate) fn check(clauses: &[Clause]) -> Result<Checked<'_>> {
         let mut ok = head.is_some();
         for lit in &clause.body {
             match lit {
-                Literal::Pos(a) | Literal::Neg(a) => {
+                Literal::Pos(a) | Literal::Neg(a) | Literal::Agg { atom: a, .. } => {
                     let id = b.use_pred(a);
                     ok &= id.is_some();
                     body_preds.push(id);
+                    if let Literal::Agg { atom, .. } = lit {
+                        for arg in atom
+                            .args
+                            .iter()
+                            .filter(|e| matches!(e, Expr::Neg(..) | Expr::Bin(..)))
+                        {
+                            ok = false;
+                            b.errors.push(Error::Unsupported {
+                                location: arg.location().clone(),
+                                message: format!(
+                                    "arithmetic inside an aggregate's atom `{}`: bind a variable and use it in \
+                                     the aggregated value instead",
+                                    atom.pred
+                                ),
+                            });
+                        }
+                    }
                 }
                 Literal::Cmp { .. } => body_preds.push(None),
             }
@@ -157,6 +174,12 @@ fn unsafe_var(name: &str, location: &Location, context: VariableContext) -> Erro
 /// until nothing changes.
 fn bound_vars(body: &[Literal]) -> HashSet<&str> {
     let mut bound = positive_atom_vars(body);
+    // An aggregate binds its target (its atom's other variables are its own, or bound outside).
+    for lit in body {
+        if let Literal::Agg { target, .. } = lit {
+            bound.insert(target.as_str());
+        }
+    }
     loop {
         let mut changed = false;
         for lit in body {
@@ -220,6 +243,25 @@ fn check_safety(clause: &Clause, errors: &mut Vec<Error>) {
     for lit in &clause.body {
         match lit {
             Literal::Pos(_) => {}
+            Literal::Agg { value, atom, .. } => {
+                // The aggregated value reads the atom's variables (or ones bound outside).
+                let mut own = bound.clone();
+                for arg in &atom.args {
+                    if let Expr::Var(v, _) = arg {
+                        own.insert(v.as_str());
+                    }
+                }
+                let context = VariableContext::Aggregate {
+                    predicate: atom.pred.clone(),
+                };
+                if let Some(value) = value {
+                    value.visit_vars(&mut |v, l| match v {
+                        Some(v) if own.contains(v) => {}
+                        Some(v) => errors.push(unsafe_var(v, l, context.clone())),
+                        None => errors.push(unsafe_var("_", l, context.clone())),
+                    });
+                }
+            }
             Literal::Neg(a) => {
                 let context = VariableContext::Negation {
                     predicate: a.pred.clone(),
@@ -261,7 +303,8 @@ fn stratify(
     for rule in rules {
         for (lit, pred) in rule.clause.body.iter().zip(&rule.body_preds) {
             if let Some(p) = *pred {
-                let negative = matches!(lit, Literal::Neg(_));
+                // An aggregate reads its relation whole, like a negation: a lower stratum only.
+                let negative = matches!(lit, Literal::Neg(_) | Literal::Agg { .. });
                 graph.add_edge(nodes[rule.head], nodes[p], negative);
                 if p == rule.head {
                     self_loop[p] = true;
@@ -279,7 +322,7 @@ fn stratify(
     }
     for rule in rules {
         for (lit, pred) in rule.clause.body.iter().zip(&rule.body_preds) {
-            if let (Literal::Neg(atom), Some(p)) = (lit, *pred) {
+            if let (Literal::Neg(atom) | Literal::Agg { atom, .. }, Some(p)) = (lit, *pred) {
                 if component[p] == component[rule.head] {
                     let cycle = cycle_through(&graph, &nodes, &component, rule.head, p)
                         .into_iter()

@@ -133,7 +133,7 @@ pub(crate) fn check(clauses: &[Clause], directives: &Directives) -> Vec<Error> {
             clause.is_fact,
         );
         for lit in &clause.body {
-            if let Literal::Pos(a) | Literal::Neg(a) = lit {
+            if let Literal::Pos(a) | Literal::Neg(a) | Literal::Agg { atom: a, .. } = lit {
                 check_atom(&a.pred, &a.args, &a.location, false);
             }
         }

@@ -34,6 +34,11 @@ pub enum VariableContext {
     },
     /// A side of a comparison or assignment.
     Comparison,
+    /// The value of an aggregate over `predicate`.
+    Aggregate {
+        /// The aggregated predicate.
+        predicate: String,
+    },
     /// An arithmetic argument of a body atom (`fib(N - 1, X)`).
     Argument {
         /// The atom's predicate.
@@ -48,6 +53,7 @@ impl fmt::Display for VariableContext {
             VariableContext::Negation { predicate } => write!(f, "negated atom `{predicate}`"),
             VariableContext::Comparison => f.write_str("comparison"),
             VariableContext::Argument { predicate } => write!(f, "an argument of `{predicate}`"),
+            VariableContext::Aggregate { predicate } => write!(f, "the aggregate over `{predicate}`"),
         }
     }
 }
@@ -110,7 +116,7 @@ pub enum Error {
     },
     /// A negation lies on a recursive cycle, so the program has no stratification.
     #[error(
-        "{location}: error: negation of `{predicate}` is inside a recursive cycle ({}); \
+        "{location}: error: negation of (or aggregate over) `{predicate}` is inside a recursive cycle ({}); \
          the program cannot be stratified",
         cycle.join(" -> ")
     )]

@@ -13,7 +13,7 @@ use crate::parser::{ArithOp, CmpOp};
 use crate::program::{Arg, CExpr, CRule, Program, Source, Step, Stratum};
 use crate::value::{hash_values, Value};
 
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// `a op b`, or `None` when undefined (division by zero, overflow, non-finite float, arithmetic on a
 /// symbol): the rule instance then derives nothing, as in clingo.
@@ -53,7 +53,7 @@ pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
     }
 }
 
-fn eval_expr(e: &CExpr, regs: &[Value]) -> Option<Value> {
+pub(crate) fn eval_expr(e: &CExpr, regs: &[Value]) -> Option<Value> {
     match e {
         CExpr::Const(v) => Some(*v),
         CExpr::Slot(s) => Some(regs[*s]),
@@ -66,7 +66,25 @@ fn eval_expr(e: &CExpr, regs: &[Value]) -> Option<Value> {
     }
 }
 
-fn compare(op: CmpOp, a: Value, b: Value) -> bool {
+/// Whether `row` has equal values in the `same` column pairs (a variable repeated in an atom); if so, its
+/// `binds` columns are copied into their register slots.
+#[inline]
+pub(crate) fn bind_row(
+    row: &[Value],
+    same: &[(usize, usize)],
+    binds: &[(usize, usize)],
+    regs: &mut [Value],
+) -> bool {
+    if !same.iter().all(|&(a, b)| row[a] == row[b]) {
+        return false;
+    }
+    for &(col, slot) in binds {
+        regs[slot] = row[col];
+    }
+    true
+}
+
+pub(crate) fn compare(op: CmpOp, a: Value, b: Value) -> bool {
     let ord = a.compare(b);
     match op {
         CmpOp::Eq => ord.is_eq(),
@@ -129,7 +147,7 @@ impl Relation {
 
     /// The row number of `tuple`, if present.
     #[inline]
-    fn find_hashed(&self, hash: u64, tuple: impl Fn(usize) -> Value) -> Option<u32> {
+    pub(crate) fn find_hashed(&self, hash: u64, tuple: impl Fn(usize) -> Value) -> Option<u32> {
         let arity = self.arity;
         let data = &self.data;
         self.set
@@ -209,7 +227,7 @@ impl Relation {
 
     /// The newest row whose `index` columns equal `key`; older ones follow through [`Relation::next_in`].
     #[inline]
-    fn chain_head(&self, index: usize, key: &[Arg], regs: &[Value]) -> u32 {
+    pub(crate) fn chain_head(&self, index: usize, key: &[Arg], regs: &[Value]) -> u32 {
         let ix = &self.indexes[index];
         let hash = hash_values(key.iter().map(|a| a.get(regs)));
         let (arity, data) = (self.arity, &self.data);
@@ -225,7 +243,7 @@ impl Relation {
     }
 
     #[inline]
-    fn next_in(&self, index: usize, row: u32) -> u32 {
+    pub(crate) fn next_in(&self, index: usize, row: u32) -> u32 {
         self.indexes[index].next[row as usize]
     }
 }
@@ -419,10 +437,7 @@ impl Exec<'_> {
                 let rel = &rels[*pred];
                 let (lo, hi) = self.range(*pred, *source);
                 let visit = |this: &mut Self, row: &[Value], regs: &mut [Value]| {
-                    if same.iter().all(|&(a, b)| row[a] == row[b]) {
-                        for &(col, slot) in binds {
-                            regs[slot] = row[col];
-                        }
+                    if bind_row(row, same, binds, regs) {
                         this.step(steps, i + 1, regs);
                     }
                 };
@@ -471,6 +486,25 @@ impl Exec<'_> {
                     Some(ix) => rel.chain_head(*ix, key, regs) != NONE,
                 };
                 if !exists {
+                    self.step(steps, i + 1, regs);
+                }
+            }
+            Step::Aggregate {
+                inner,
+                op,
+                value,
+                out,
+                out_bound,
+            } => {
+                let Some(result) = crate::aggregate::fold(rels, inner, *op, value.as_ref(), regs) else {
+                    return;
+                };
+                if *out_bound {
+                    if compare(CmpOp::Eq, regs[*out], result) {
+                        self.step(steps, i + 1, regs);
+                    }
+                } else {
+                    regs[*out] = result;
                     self.step(steps, i + 1, regs);
                 }
             }

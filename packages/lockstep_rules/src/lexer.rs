@@ -18,6 +18,9 @@ pub(crate) enum Tok {
     Str(String),
     LParen,
     RParen,
+    /// `{` and `}` around an aggregate's atom.
+    LBrace,
+    RBrace,
     Comma,
     Dot,
     If,
@@ -41,6 +44,8 @@ pub(crate) fn describe(tok: &Tok) -> String {
         Tok::Str(s) => format!("string {s:?}"),
         Tok::LParen => "`(`".into(),
         Tok::RParen => "`)`".into(),
+        Tok::LBrace => "`{`".into(),
+        Tok::RBrace => "`}`".into(),
         Tok::Comma => "`,`".into(),
         Tok::Dot => "`.`".into(),
         Tok::If => "`:-`".into(),
@@ -178,6 +183,8 @@ impl Lexer<'_> {
         let tok = match c {
             '(' => Tok::LParen,
             ')' => Tok::RParen,
+            '{' => Tok::LBrace,
+            '}' => Tok::RBrace,
             ',' => Tok::Comma,
             '.' => Tok::Dot,
             '|' => Tok::Pipe,

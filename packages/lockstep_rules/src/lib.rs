@@ -42,6 +42,7 @@
 //! # Ok::<(), lockstep_rules::Error>(())
 //! ```
 
+mod aggregate;
 mod check;
 pub mod directives;
 mod engine;

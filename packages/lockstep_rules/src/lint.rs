@@ -34,6 +34,10 @@ pub(crate) fn singletons(clauses: &[Clause]) -> Vec<Warning> {
             match lit {
                 Literal::Pos(a) | Literal::Neg(a) => exprs.extend(&a.args),
                 Literal::Cmp { lhs, rhs, .. } => exprs.extend([lhs, rhs]),
+                Literal::Agg { value, atom, .. } => {
+                    exprs.extend(value);
+                    exprs.extend(&atom.args);
+                }
             }
         }
         let mut seen: BTreeMap<&str, (usize, &Location)> = BTreeMap::new();
@@ -44,6 +48,16 @@ pub(crate) fn singletons(clauses: &[Clause]) -> Vec<Warning> {
                     seen.entry(name).or_insert((0, location)).0 += 1;
                 }
             });
+        }
+        for lit in &clause.body {
+            if let Literal::Agg {
+                target,
+                target_location,
+                ..
+            } = lit
+            {
+                seen.entry(target.as_str()).or_insert((0, target_location)).0 += 1;
+            }
         }
         for (name, (n, location)) in seen {
             if n == 1 {
@@ -63,7 +77,7 @@ pub(crate) fn undefined(clauses: &[Clause]) -> Vec<(String, Warning)> {
     let mut first: BTreeMap<&str, &Location> = BTreeMap::new();
     for clause in clauses {
         for lit in &clause.body {
-            if let Literal::Pos(a) | Literal::Neg(a) = lit {
+            if let Literal::Pos(a) | Literal::Neg(a) | Literal::Agg { atom: a, .. } = lit {
                 if !defined.contains(a.pred.as_str()) {
                     first.entry(a.pred.as_str()).or_insert(&a.location);
                 }

@@ -16,6 +16,7 @@
 //! unary      := '-' unary | primary
 //! primary    := INT | FLOAT | STRING | symbol | Variable | '_' | '(' expr ')' | func '(' expr (',' expr)* ')'
 //! func       := 'min' | 'max' | 'abs'        // min/max: two or more arguments; abs: one
+//! aggregate  := Variable '=' ('count' | ('sum' | 'min' | 'max') expr) ':' '{' atom '}'   // a literal
 //! ```
 //!
 //! Arithmetic in a body atom's argument (`fib(N - 1, A)`) is lifted into a fresh variable and an equation
@@ -99,12 +100,33 @@ pub(crate) struct Atom {
     pub location: Location,
 }
 
+/// An aggregate's function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AggOp {
+    Count,
+    Sum,
+    Min,
+    Max,
+}
+
 /// One body literal.
 #[derive(Debug, Clone)]
 pub(crate) enum Literal {
     Pos(Atom),
     Neg(Atom),
-    Cmp { op: CmpOp, lhs: Expr, rhs: Expr },
+    Cmp {
+        op: CmpOp,
+        lhs: Expr,
+        rhs: Expr,
+    },
+    /// `Target = op [value] : { atom }`: over the rows of `atom` matching the variables bound outside it.
+    Agg {
+        target: String,
+        target_location: Location,
+        op: AggOp,
+        value: Option<Expr>,
+        atom: Atom,
+    },
 }
 
 /// A fact (empty body) or a rule; a body with `|` yields one [`Clause`] per alternative.
@@ -125,8 +147,8 @@ fn lift_arithmetic(body: Vec<Literal>) -> Vec<Literal> {
         let (mut atom, negated) = match lit {
             Literal::Pos(a) => (a, false),
             Literal::Neg(a) => (a, true),
-            cmp @ Literal::Cmp { .. } => {
-                out.push(cmp);
+            other @ (Literal::Cmp { .. } | Literal::Agg { .. }) => {
+                out.push(other);
                 continue;
             }
         };
@@ -264,6 +286,42 @@ impl Parser {
         Ok(())
     }
 
+    /// The aggregate starting at the cursor, if one does: `count :`, or `sum`, `min`, `max` not followed by
+    /// `(` (that is the function).
+    fn aggregate_op(&self) -> Option<AggOp> {
+        let Tok::Ident(name) = self.peek() else {
+            return None;
+        };
+        match (name.as_str(), self.peek2()) {
+            ("count", Tok::Colon) => Some(AggOp::Count),
+            ("sum", next) if *next != Tok::LParen => Some(AggOp::Sum),
+            ("min", next) if *next != Tok::LParen => Some(AggOp::Min),
+            ("max", next) if *next != Tok::LParen => Some(AggOp::Max),
+            _ => None,
+        }
+    }
+
+    /// `op [value] : { atom }`, after `Target =`.
+    fn aggregate(&mut self, target: String, target_location: Location, op: AggOp) -> Result<Literal> {
+        self.pos += 1;
+        let value = if op == AggOp::Count {
+            None
+        } else {
+            Some(self.expr()?)
+        };
+        self.expect(&Tok::Colon, "`:` before the aggregate's `{ atom }`")?;
+        self.expect(&Tok::LBrace, "`{` and an atom after `:`")?;
+        let atom = self.atom("an atom inside `{ }`")?;
+        self.expect(&Tok::RBrace, "`}` (an aggregate reads one atom)")?;
+        Ok(Literal::Agg {
+            target,
+            target_location,
+            op,
+            value,
+            atom,
+        })
+    }
+
     /// `.decl name(col: type, ...)`, `.input name`, `.output name` (after them an optional `.` is allowed).
     fn directive(&mut self) -> Result<()> {
         self.pos += 1;
@@ -352,6 +410,11 @@ impl Parser {
                     _ => return Err(self.unexpected("a comparison operator (= != < <= > >=)")),
                 };
                 self.pos += 1;
+                if let (CmpOp::Eq, Expr::Var(target, target_location), Some(agg)) =
+                    (op, &lhs, self.aggregate_op())
+                {
+                    return self.aggregate(target.clone(), target_location.clone(), agg);
+                }
                 let rhs = self.expr()?;
                 Ok(Literal::Cmp { op, lhs, rhs })
             }

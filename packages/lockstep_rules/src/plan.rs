@@ -148,6 +148,35 @@ fn join_plan<'a>(
     // A variable that a positive atom binds is never assigned by `X = expr`: the comparison then tests the
     // atom's value (numerically, so `2 = 2.0` holds) instead of turning into a lookup of the exact value.
     let atom_vars = positive_atom_vars(body);
+    // Per aggregate: the variables used outside it (in the head or another literal); those of its atom must
+    // be bound before it runs, the others are its own.
+    let outside: Vec<HashSet<&str>> = (0..body.len())
+        .map(|k| {
+            let mut vars = HashSet::new();
+            let mut exprs: Vec<&Expr> = rule.clause.head.args.iter().collect();
+            for (_, lit) in body.iter().enumerate().filter(|(j, _)| *j != k) {
+                match lit {
+                    Literal::Pos(a) | Literal::Neg(a) => exprs.extend(&a.args),
+                    Literal::Cmp { lhs, rhs, .. } => exprs.extend([lhs, rhs]),
+                    Literal::Agg {
+                        target, value, atom, ..
+                    } => {
+                        vars.insert(target.as_str());
+                        exprs.extend(value);
+                        exprs.extend(&atom.args);
+                    }
+                }
+            }
+            for e in exprs {
+                e.visit_vars(&mut |v, _| {
+                    if let Some(v) = v {
+                        vars.insert(v);
+                    }
+                });
+            }
+            vars
+        })
+        .collect();
     let mut next_atom = delta;
     loop {
         // Filters as early as possible: they prune the search before the next join.
@@ -160,6 +189,34 @@ fn join_plan<'a>(
                 }
                 match lit {
                     Literal::Pos(_) => {}
+                    Literal::Agg {
+                        target,
+                        op,
+                        value,
+                        atom,
+                        ..
+                    } => {
+                        let ready = atom.args.iter().all(|e| match e {
+                            Expr::Var(v, _) => !outside[k].contains(v.as_str()) || bound.contains(v.as_str()),
+                            _ => true,
+                        });
+                        if let (true, Some(pred)) = (ready, rule.body_preds[k]) {
+                            // The atom's own variables are bound only inside the aggregate.
+                            let mut inner_bound = bound.clone();
+                            let inner = scan_step(atom, pred, Source::All, &mut inner_bound, slots, specs);
+                            let value = value.as_ref().map(|e| slots.expr(e));
+                            steps.push(Step::Aggregate {
+                                inner: Box::new(inner),
+                                op: *op,
+                                value,
+                                out: slots.slot(target),
+                                out_bound: bound.contains(target.as_str()),
+                            });
+                            bound.insert(target.as_str());
+                            placed[k] = true;
+                            changed = true;
+                        }
+                    }
                     Literal::Neg(a) => {
                         let ready = a.args.iter().all(|e| match e {
                             Expr::Var(v, _) => bound.contains(v.as_str()),

@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use crate::check::check;
 use crate::error::{Location, Result};
-use crate::parser::{ArithOp, Clause, CmpOp};
+use crate::parser::{AggOp, ArithOp, Clause, CmpOp};
 use crate::plan::compile;
 use crate::value::{Symbol, Value};
 
@@ -89,6 +89,15 @@ pub(crate) enum Step {
     Filter { op: CmpOp, lhs: CExpr, rhs: CExpr },
     /// `X = expr` with `X` not yet bound.
     Assign { slot: usize, expr: CExpr },
+    /// `out = op value : { atom }`: `inner` (a Scan or Contains over the whole relation) yields the rows,
+    /// `value` is folded by `op`; `out` is assigned, or compared when already bound.
+    Aggregate {
+        inner: Box<Step>,
+        op: AggOp,
+        value: Option<CExpr>,
+        out: usize,
+        out_bound: bool,
+    },
 }
 
 /// A rule compiled for evaluation.

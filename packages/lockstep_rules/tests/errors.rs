@@ -212,7 +212,7 @@ c(X) :- a(X).
     }
     assert_eq!(
         err.to_string(),
-        "test.dl:1:19: error: negation of `b` is inside a recursive cycle (a -> b -> c -> a); the program \
+        "test.dl:1:19: error: negation of (or aggregate over) `b` is inside a recursive cycle (a -> b -> c -> a); the program \
          cannot be stratified"
     );
 }
@@ -246,7 +246,7 @@ fn all_diagnostics_are_reported_in_order() {
         lines[1]
     );
     assert!(
-        lines[2].starts_with("test.dl:3:16: error: negation of `r`"),
+        lines[2].starts_with("test.dl:3:16: error: negation of (or aggregate over) `r`"),
         "{}",
         lines[2]
     );
@@ -297,4 +297,21 @@ fn every_clause_that_does_not_parse_is_reported() {
     let err = error("p(1.\nq(X) :- p(X).\nr(X) :- p(X) q(X).\ns(X) :- p(X), X >.\n");
     let places: Vec<String> = err.diagnostics().iter().map(|e| at(e)).collect();
     assert_eq!(places, ["1:4", "3:14", "4:18"], "{err}");
+}
+
+#[test]
+fn aggregates_are_stratified_and_their_values_bound() {
+    // Recursion through an aggregate: like negation, it must read a lower stratum.
+    let err = error("p(X) :- q(X).\nq(C) :- C = count : { p(_) }.\n");
+    let err = only(&err);
+    assert!(matches!(err, Error::Unstratifiable { .. }), "{err}");
+    // The aggregated value reads the atom's variables.
+    let err = error("s(T) :- T = sum W : { e(_, V) }.\ne(1, 2).\n");
+    let err = only(&err);
+    assert!(
+        matches!(err, Error::UnsafeVariable { variable, context: VariableContext::Aggregate { predicate }, .. }
+            if variable == "W" && predicate == "e"),
+        "{err}"
+    );
+    assert_eq!(at(err), "1:17");
 }

@@ -481,3 +481,36 @@ fn modulo_and_block_comments() {
     assert_eq!(engine.query("neg").unwrap(), ints(&[&[-1]]));
     assert_eq!(engine.query("half").unwrap(), vec![vec![Value::from(2.5)]]);
 }
+
+#[test]
+fn aggregates_count_sum_min_max() {
+    let text = "
+        out_degree(X, C) :- node(X), C = count : { edge(X, _) }.
+        weight_sum(X, S) :- node(X), S = sum W : { edge(X, W) }.
+        lightest(X, M) :- node(X), M = min W : { edge(X, W) }.
+        heaviest(M) :- M = max W * 2 : { edge(_, W) }.
+        total(C) :- C = count : { edge(_, _) }.
+        has_three(X) :- node(X), C = count : { edge(X, _) }, C = 3.
+    ";
+    let mut facts = Facts::new();
+    for n in [1, 2, 3] {
+        facts.add("node", [n]);
+    }
+    for (a, w) in [(1, 5), (1, 7), (1, 2), (2, 4)] {
+        facts.add("edge", [a, w]);
+    }
+    let engine = run(text, &facts);
+    // A node without edges counts 0 and sums 0; min over no row derives nothing (Soufflé's semantics).
+    assert_eq!(
+        engine.query("out_degree").unwrap(),
+        ints(&[&[1, 3], &[2, 1], &[3, 0]])
+    );
+    assert_eq!(
+        engine.query("weight_sum").unwrap(),
+        ints(&[&[1, 14], &[2, 4], &[3, 0]])
+    );
+    assert_eq!(engine.query("lightest").unwrap(), ints(&[&[1, 2], &[2, 4]]));
+    assert_eq!(engine.query("heaviest").unwrap(), ints(&[&[14]]));
+    assert_eq!(engine.query("total").unwrap(), ints(&[&[4]]));
+    assert_eq!(engine.query("has_three").unwrap(), ints(&[&[1]]));
+}
