@@ -1,7 +1,7 @@
 //! Aggregates (`C = count : { edge(X, _) }`, `S = sum W : { w(X, W) }`, `min`, `max`): the fold over the
 //! rows of one atom, in a lower stratum, that match the variables bound outside the aggregate.
 
-use crate::eval::{arith, bind_row, eval_expr, Relation, NONE};
+use crate::eval::{arith, bind_row, eval_expr, Relation};
 use crate::parser::{AggOp, ArithOp};
 use crate::program::{CExpr, Step};
 use crate::value::{hash_values, Value};
@@ -53,21 +53,11 @@ pub(crate) fn fold(
             ..
         } => {
             let rel = &rels[*pred];
-            let mut visit = |row: &[Value], regs: &mut [Value]| {
+            rel.for_each_match(*index, key, (0, rel.len()), regs, |row, regs| {
                 if bind_row(row, same, binds, regs) {
                     add(regs);
                 }
-            };
-            match index {
-                None => (0..rel.len()).for_each(|r| visit(rel.row(r), regs)),
-                Some(ix) => {
-                    let mut r = rel.chain_head(*ix, key, regs);
-                    while r != NONE {
-                        visit(rel.row(r as usize), regs);
-                        r = rel.next_in(*ix, r);
-                    }
-                }
-            }
+            });
         }
         _ => {}
     }

@@ -13,7 +13,7 @@ use crate::parser::{ArithOp, CmpOp};
 use crate::program::{Arg, CExpr, CRule, Program, Source, Step, Stratum};
 use crate::value::{hash_values, Value};
 
-pub(crate) const NONE: u32 = u32::MAX;
+const NONE: u32 = u32::MAX;
 
 /// `a op b`, or `None` when undefined (division by zero, overflow, non-finite float, arithmetic on a
 /// symbol): the rule instance then derives nothing, as in clingo.
@@ -227,7 +227,7 @@ impl Relation {
 
     /// The newest row whose `index` columns equal `key`; older ones follow through [`Relation::next_in`].
     #[inline]
-    pub(crate) fn chain_head(&self, index: usize, key: &[Arg], regs: &[Value]) -> u32 {
+    fn chain_head(&self, index: usize, key: &[Arg], regs: &[Value]) -> u32 {
         let ix = &self.indexes[index];
         let hash = hash_values(key.iter().map(|a| a.get(regs)));
         let (arity, data) = (self.arity, &self.data);
@@ -243,8 +243,34 @@ impl Relation {
     }
 
     #[inline]
-    pub(crate) fn next_in(&self, index: usize, row: u32) -> u32 {
+    fn next_in(&self, index: usize, row: u32) -> u32 {
         self.indexes[index].next[row as usize]
+    }
+
+    /// Calls `f` with each row numbered in `lo..hi` whose `index` columns equal `key` (every row of the range
+    /// without an index), and the registers.
+    #[inline]
+    pub(crate) fn for_each_match(
+        &self,
+        index: Option<usize>,
+        key: &[Arg],
+        (lo, hi): (usize, usize),
+        regs: &mut [Value],
+        mut f: impl FnMut(&[Value], &mut [Value]),
+    ) {
+        match index {
+            None => (lo..hi).for_each(|r| f(self.row(r), regs)),
+            Some(ix) => {
+                let mut r = self.chain_head(ix, key, regs);
+                // A chain runs newest first: below `lo` nothing more is in the range.
+                while r != NONE && (r as usize) >= lo {
+                    if (r as usize) < hi {
+                        f(self.row(r as usize), regs);
+                    }
+                    r = self.next_in(ix, r);
+                }
+            }
+        }
     }
 }
 
@@ -434,33 +460,12 @@ impl Exec<'_> {
                 binds,
                 same,
             } => {
-                let rel = &rels[*pred];
-                let (lo, hi) = self.range(*pred, *source);
-                let visit = |this: &mut Self, row: &[Value], regs: &mut [Value]| {
+                let range = self.range(*pred, *source);
+                rels[*pred].for_each_match(*index, key, range, regs, |row, regs| {
                     if bind_row(row, same, binds, regs) {
-                        this.step(steps, i + 1, regs);
+                        self.step(steps, i + 1, regs);
                     }
-                };
-                match index {
-                    None => {
-                        for r in lo..hi {
-                            visit(self, rel.row(r), regs);
-                        }
-                    }
-                    Some(ix) => {
-                        let mut r = rel.chain_head(*ix, key, regs);
-                        while r != NONE {
-                            let row = r as usize;
-                            if row < lo {
-                                break;
-                            }
-                            if row < hi {
-                                visit(self, rel.row(row), regs);
-                            }
-                            r = rel.next_in(*ix, r);
-                        }
-                    }
-                }
+                });
             }
             Step::Contains { pred, source, args } => {
                 let rel = &rels[*pred];
