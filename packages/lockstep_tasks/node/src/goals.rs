@@ -1,5 +1,5 @@
 //! A task's actuator goals: sending one (tagged so its events find their way back) and cancelling one (now if
-//! accepted, else the moment it is), and the stamps of the manager's messages.
+//! accepted, else the moment it is).
 
 use std::time::Duration;
 
@@ -87,12 +87,4 @@ pub fn cancel_goal(task: &mut Task, leaf: Id, env: &mut Environment) {
         }
         None => g.cancel_pending = true,
     }
-}
-
-pub fn now_stamp() -> r2r::builtin_interfaces::msg::Time {
-    let ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or_default();
-    lockstep_ros::time::ns_to_time(ns)
 }

@@ -135,7 +135,10 @@ fn setup(
 
     let mut n = lock(&node)?;
     let goals = n.create_action_server::<ExecuteTask::Action>("execute_task")?;
-    let events = n.create_publisher::<TaskEvent>("/task_events", qos::reliable(1000))?;
+    let events = manager::Events {
+        publisher: n.create_publisher::<TaskEvent>("/task_events", qos::reliable(1000))?,
+        clock: n.get_ros_clock(),
+    };
     let facts = n.subscribe::<StringMsg>("/task_facts", qos::reliable(10))?;
     let states = n.subscribe::<ActuatorState>("/actuator_states", qos::reliable(100))?;
     let list = n.create_service::<ListTasks::Service>("list_tasks", qos::reliable(10))?;
@@ -174,23 +177,22 @@ fn setup(
     );
 
     // Every input becomes an event for the manager's loop.
-    let forward = |tx: &mpsc::UnboundedSender<Event>| tx.clone();
     let goals_task = {
-        let tx = forward(&tx);
+        let tx = tx.clone();
         goals.for_each(move |request| {
             let _ = tx.send(Event::Goal(request));
             future::ready(())
         })
     };
     let facts_task = {
-        let tx = forward(&tx);
+        let tx = tx.clone();
         facts.for_each(move |msg| {
             let _ = tx.send(Event::Facts(msg.data));
             future::ready(())
         })
     };
     let states_task = {
-        let tx = forward(&tx);
+        let tx = tx.clone();
         states.for_each(move |msg| {
             let _ = tx.send(Event::ActuatorState {
                 server: msg.server,
@@ -201,7 +203,7 @@ fn setup(
         })
     };
     let list_task = {
-        let tx = forward(&tx);
+        let tx = tx.clone();
         list.for_each(move |req| {
             let tx = tx.clone();
             async move {
@@ -214,7 +216,7 @@ fn setup(
     };
     let pause_task = serve(
         pause,
-        forward(&tx),
+        tx.clone(),
         |m: PauseTask::Request, reply| Event::Pause {
             task: m.task_id,
             reason: m.reason,
@@ -224,7 +226,7 @@ fn setup(
     );
     let resume_task = serve(
         resume,
-        forward(&tx),
+        tx.clone(),
         |m: ResumeTask::Request, reply| Event::Resume {
             task: m.task_id,
             reply,
@@ -233,7 +235,7 @@ fn setup(
     );
     let add_task = serve(
         add,
-        forward(&tx),
+        tx.clone(),
         |m: AddAttribute::Request, reply| match attribute(&m) {
             Ok(attribute) => Event::AddAttribute {
                 task: m.task_id,
@@ -250,12 +252,12 @@ fn setup(
     );
     let reload_task = serve(
         reload,
-        forward(&tx),
+        tx.clone(),
         |_: Trigger::Request, reply| Event::Reload(reply),
         |success, message| Trigger::Response { success, message },
     );
     let ticker = {
-        let tx = forward(&tx);
+        let tx = tx.clone();
         let period = Duration::from_secs_f64(p.step_period_s);
         async move {
             let mut interval = tokio::time::interval(period);

@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::actuators::{self, LeafEvent};
 use crate::environment::{check_query, Environment};
-use crate::goals::{cancel_goal, now_stamp, send_goal};
+use crate::goals::{cancel_goal, send_goal};
 use crate::task::{State, Task};
 use crate::Loaded;
 
@@ -61,11 +61,17 @@ pub enum Event {
     Tick,
 }
 
+/// `/task_events`, stamped with the node's clock (simulated time under `use_sim_time`).
+pub struct Events {
+    pub publisher: r2r::Publisher<TaskEvent>,
+    pub clock: std::sync::Arc<std::sync::Mutex<r2r::Clock>>,
+}
+
 pub struct Manager {
     pub loaded: Rc<Loaded>,
     pub env: Environment,
     pub tasks: BTreeMap<String, Task>,
-    pub events: r2r::Publisher<TaskEvent>,
+    pub events: Events,
     pub tx: mpsc::UnboundedSender<Event>,
     pub logger: String,
     pub server_wait: Duration,
@@ -81,7 +87,7 @@ impl Manager {
     pub fn new(
         loaded: Rc<Loaded>,
         env: Environment,
-        events: r2r::Publisher<TaskEvent>,
+        events: Events,
         tx: mpsc::UnboundedSender<Event>,
         logger: String,
         server_wait: Duration,
@@ -366,7 +372,7 @@ impl Manager {
         let Some(task) = self.tasks.get_mut(id) else {
             return;
         };
-        let stamp = now_stamp();
+        let stamp = lockstep_ros::time::clock_stamp(&self.events.clock);
         let mut follow_up = Vec::new();
         for o in out {
             task.dirty = true;
@@ -429,7 +435,7 @@ impl Manager {
                     task.state = State::Finished(outcome);
                 }
             }
-            let _ = self.events.publish(&event);
+            let _ = self.events.publisher.publish(&event);
         }
         if !follow_up.is_empty() {
             self.apply(id, follow_up);

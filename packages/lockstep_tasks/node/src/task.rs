@@ -98,13 +98,16 @@ impl Task {
             fb.level_completed.push(count(Status::Completed));
             fb.level_running.push(count(Status::Running));
         }
-        fb.running_paths = tree
-            .nodes
-            .iter()
+        fb.running_paths = self.running_paths();
+        fb
+    }
+
+    /// The subtasks running now, e.g. `task/duty[0]/message[1]/action[0]`.
+    pub fn running_paths(&self) -> Vec<String> {
+        (self.sched.tree().nodes.iter())
             .filter(|n| n.status == Status::Running)
             .map(|n| n.path.clone())
-            .collect();
-        fb
+            .collect()
     }
 
     pub fn info(&self) -> TaskInfo {
@@ -120,7 +123,7 @@ impl Task {
                 .iter()
                 .filter(|&&id| tree.nodes[id].status == Status::Completed)
                 .count() as u32,
-            running_paths: self.feedback().running_paths,
+            running_paths: self.running_paths(),
         }
     }
 
