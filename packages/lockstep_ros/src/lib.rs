@@ -17,11 +17,13 @@
 
 pub mod generic;
 pub mod graph;
+mod guarded;
 pub mod qos;
 mod rcl_node;
 pub mod time;
 pub mod typesupport;
 
+pub use guarded::{Guard, Guarded};
 pub use rcl_node::RclError;
 
 use std::future::Future;

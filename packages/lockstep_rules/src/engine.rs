@@ -140,6 +140,17 @@ impl RuleSet {
         v
     }
 
+    /// The predicates the sources define, by a rule or by a fact, sorted by name.
+    pub fn defined_predicates(&self) -> Vec<&str> {
+        let p = &self.program;
+        let mut v: Vec<&str> = (p.preds.iter().enumerate())
+            .filter(|(id, info)| info.derived || p.base_facts.iter().any(|(f, _)| f == id))
+            .map(|(_, info)| info.name.as_str())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     /// The arity of `predicate`, if the rules mention it.
     pub fn arity(&self, predicate: &str) -> Option<usize> {
         self.program

@@ -43,7 +43,8 @@ pub struct SimConfig {
     pub vehicle_radius_m: f64,
     /// Range of the free-distance sensors (m).
     pub sensor_range_m: f64,
-    /// Asserted as `min_step(D)`: a direction with less free distance is closed (m).
+    /// Asserted as `min_step(D)`: a direction with less free distance is closed (m). 0 = half the scene's
+    /// cell size (seed 004 para. 46: the smallest step is set from the scene).
     pub min_step_m: f64,
     /// `at_destination` holds within this distance of the destination cell's centre (m).
     pub arrival_tolerance_m: f64,
@@ -81,7 +82,7 @@ impl Default for SimConfig {
             nominal_vehicle: DiffDriveParams::default(),
             vehicle_radius_m: 0.25,
             sensor_range_m: 10.0,
-            min_step_m: 0.5,
+            min_step_m: 0.0,
             arrival_tolerance_m: 0.3,
             cmd_timeout_secs: 0.5,
             limits: CommandLimits {

@@ -23,6 +23,7 @@
 //! let scene = Scene::parse("3 1\n1 1 1\n", "inline.scene")?;
 //! let rules = RuleSet::parse(
 //!     "surface(C, 2.0, 4.0, 1.0) :- typecode(C), C = 1.\n\
+//!      initial_state(explore).\n\
 //!      next_state(explore) :- state(explore).\n\
 //!      drive(0.5, 0.0) :- next_state(explore).",
 //!     "inline.dl",
@@ -60,8 +61,8 @@ pub use pacing::{Every, Pacer, Tick, WarningThrottle, MAX_STEPS_PER_TICK, PAUSED
 pub use render::{grid_cells, surface_color, GridCell, Rgba, OBSTACLE_COLOR};
 pub use scene::{Cell, Scene};
 pub use sim::{
-    Perception, PreparedWorld, ReloadSummary, Simulator, SlamSample, StepReport, COMMANDED_STATE, IDLE_STATE,
-    INITIAL_STATE, INPUT_PREDICATES,
+    parse_facts, Perception, PreparedWorld, ReloadSummary, Simulator, SlamSample, StepReport,
+    COMMANDED_STATE, IDLE_STATE, INPUT_PREDICATES, SIM_TIME,
 };
 pub use surface::{Surface, SurfaceTable};
 pub use vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};

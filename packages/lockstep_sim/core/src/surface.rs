@@ -27,6 +27,29 @@ pub struct Surface {
     pub advised_speed_mps: f64,
 }
 
+impl Surface {
+    /// An enterable surface from a `surface(Code, Accel, Decel, Speed)` row; `Err` says which value is wrong.
+    pub fn checked(
+        code: i64,
+        name: String,
+        (a, s, v): (f64, f64, f64),
+    ) -> std::result::Result<Surface, String> {
+        if !(a.is_finite() && a > 0.0 && s.is_finite() && s > 0.0 && v.is_finite() && v >= 0.0) {
+            return Err(format!(
+                "`surface` gives accel {a}, decel {s}, speed {v}: accelerations must be > 0 and the speed >= 0"
+            ));
+        }
+        Ok(Surface {
+            code,
+            name,
+            obstacle: false,
+            accel_mps2: a,
+            decel_mps2: s,
+            advised_speed_mps: v,
+        })
+    }
+}
+
 /// The decoding of every typecode a scene uses.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SurfaceTable {
@@ -37,9 +60,14 @@ impl SurfaceTable {
     /// Decodes every distinct typecode of `scene` with `rules`. All unknown codes are reported at once, each
     /// at its first cell (row-major).
     pub fn decode(rules: &RuleSet, scene: &Scene) -> Result<SurfaceTable> {
-        let mut engine = Engine::new(rules.clone());
+        SurfaceTable::decode_with(&mut Engine::new(rules.clone()), scene, &Facts::new())
+    }
+
+    /// [`SurfaceTable::decode`] in `engine` (which holds the rules), with `extra` facts asserted beside the
+    /// typecodes (the simulated time, facts from outside).
+    pub fn decode_with(engine: &mut Engine, scene: &Scene, extra: &Facts) -> Result<SurfaceTable> {
         let codes = scene.distinct_codes();
-        let mut facts = Facts::new();
+        let mut facts = extra.clone();
         for &code in &codes {
             facts.add("typecode", [code]);
         }
@@ -113,26 +141,9 @@ impl SurfaceTable {
                     },
                 );
             } else if let Some(&(a, s, v)) = decoded.get(&code) {
-                if !(a.is_finite() && a > 0.0 && s.is_finite() && s > 0.0 && v.is_finite() && v >= 0.0) {
-                    return Err(bad(
-                        code,
-                        format!(
-                            "`surface` gives accel {a}, decel {s}, speed {v}: accelerations must be > 0 and the \
-                             speed >= 0"
-                        ),
-                    ));
-                }
-                surfaces.insert(
-                    code,
-                    Surface {
-                        code,
-                        name,
-                        obstacle: false,
-                        accel_mps2: a,
-                        decel_mps2: s,
-                        advised_speed_mps: v,
-                    },
-                );
+                let surface =
+                    Surface::checked(code, name, (a, s, v)).map_err(|message| bad(code, message))?;
+                surfaces.insert(code, surface);
             } else {
                 unknown.push(code);
             }

@@ -70,7 +70,7 @@ fn garbage_commands_leave_a_finite_state_that_recovers() {
 #[test]
 fn rules_that_drive_beyond_the_limits_hold_still_with_a_warning() {
     let surface = std::fs::read_to_string(rules_dir().join("surface.dl")).unwrap();
-    let crazy = "next_state(explore) :- state(explore).\ndrive(1.0e308, 0.0) :- next_state(explore).\n";
+    let crazy = "initial_state(explore).\nnext_state(explore) :- state(explore).\ndrive(1.0e308, 0.0) :- next_state(explore).\n";
     let rules = RuleSet::parse_sources(&[(&surface, "surface.dl"), (crazy, "crazy.dl")]).unwrap();
     let config = SimConfig {
         start: Some(Cell { column: 2, row: 2 }),

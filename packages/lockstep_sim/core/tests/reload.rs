@@ -144,3 +144,45 @@ fn a_reload_reports_the_rules_warnings() {
         "{warnings:?}"
     );
 }
+
+/// The sample scene with obstacles at column `column`, rows `rows`.
+fn with_wall(text: &str, column: usize, rows: std::ops::RangeInclusive<usize>) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let header = lines.iter().position(|l| l.starts_with("20 15")).unwrap();
+    for row in rows {
+        let mut cells: Vec<&str> = lines[header + 1 + row].split_whitespace().collect();
+        cells[column] = "0";
+        lines[header + 1 + row] = cells.join(" ");
+    }
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn a_wall_added_across_the_route_mid_run_is_avoided_and_the_vehicle_still_arrives() {
+    let (_dir, rules, scene) = temp_copy();
+    let mut sim = lockstep_sim::Simulator::load(&scene, &rules, sample_config()).unwrap();
+    // The unedited run crosses column 14 on its way east (rows 8 and 9).
+    while sim.pose().x_m < 4.0 {
+        sim.step(DT);
+    }
+    let text = fs::read_to_string(&scene).unwrap();
+    fs::write(&scene, with_wall(&text, 14, 1..=10)).unwrap();
+    assert!(sim.reload(&scene, &rules).unwrap().scene_changed);
+    let mut entered = Vec::new();
+    while sim.time_secs() < 200.0 && sim.state() != "arrived" {
+        let report = sim.step(DT);
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+        let cell = sim.scene().cell_at(sim.pose().x_m, sim.pose().y_m).unwrap();
+        if cell.column == 14 && cell.row <= 10 {
+            entered.push(cell);
+        }
+    }
+    assert_eq!(sim.state(), "arrived", "{}", sim.ascii_map());
+    assert_eq!(entered, [], "{}", sim.ascii_map());
+    assert_eq!(sim.collisions(), 0);
+    // It went around the south end of the new wall.
+    assert!(sim
+        .path()
+        .iter()
+        .any(|&(_, x, y)| (14.0..15.0).contains(&x) && y < 4.0));
+}

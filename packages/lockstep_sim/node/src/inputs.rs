@@ -1,16 +1,20 @@
 //! What comes into the node: cmd_vel, the two services and run-time parameter changes. Every input is
 //! checked before it touches the simulator; garbage is dropped and counted (see [`crate::Shared::drop_input`]).
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use futures::{future, Stream, StreamExt};
-use lockstep_sim::{check_time_scale, check_twist, DiffDriveParams};
+use lockstep_ros::{Guard, Guarded};
+use lockstep_sim::{check_time_scale, check_twist, parse_facts, DiffDriveParams};
 use r2r::geometry_msgs::msg::Twist;
 use r2r::lockstep_interfaces::srv::SetDestination;
+use r2r::std_msgs::msg::String as StringMsg;
 use r2r::std_srvs::srv::Trigger;
+use r2r::ParameterValue;
 
 use crate::drive::Drive;
-use crate::params::{SimParams, VehicleParams};
+use crate::params::{rule_paths, SimParams, VehicleParams};
 use crate::watch::Reloader;
 use crate::SharedSim;
 
@@ -133,7 +137,7 @@ pub async fn set_destination_service(
 ///   refused with `file:line`.
 pub async fn parameter_changes(
     changes: impl Stream<Item = (String, r2r::ParameterValue)> + Unpin,
-    params: Arc<Mutex<SimParams>>,
+    params: Arc<Mutex<Guarded<SimParams>>>,
     restore: impl Fn(&str, r2r::ParameterValue),
     initial: f64,
     shared: SharedSim,
@@ -229,4 +233,76 @@ fn current_field(p: &DiffDriveParams, field: &str) -> f64 {
         "delay_secs" => p.delay_secs,
         _ => p.centripetal_factor,
     }
+}
+
+/// Applies `sim_facts` messages (std_msgs/String holding Datalog facts: `wet_floor. load_kg(120.0).`): the
+/// latest message is in force, asserted in every evaluation. A message that does not parse, holds rules, or
+/// would leave a typecode undecoded or the vehicle on an obstacle is refused with the reason (logged, and
+/// counted as dropped input); the previous facts stay.
+pub async fn sim_facts(stream: impl Stream<Item = StringMsg> + Unpin, shared: SharedSim, logger: String) {
+    stream
+        .for_each(|msg: StringMsg| {
+            if let Ok(mut s) = shared.lock() {
+                let set = parse_facts(&msg.data, "sim_facts").and_then(|facts| {
+                    let n = facts.len();
+                    s.sim.set_facts(facts).map(|()| n)
+                });
+                match set {
+                    Ok(n) => {
+                        s.grid_dirty = true;
+                        r2r::log_info!(
+                            &logger,
+                            "t={:.2} s: sim_facts: {n} fact(s) in force",
+                            s.sim.time_secs()
+                        );
+                    }
+                    Err(e) => {
+                        r2r::log_warn!(&logger, "sim_facts refused, the previous facts stay: {e}");
+                        s.drop_input("sim_facts", e, &logger);
+                    }
+                }
+            }
+            future::ready(())
+        })
+        .await;
+}
+
+/// The check of every `~/set_parameters` (see [`Guarded`]): a parameter the node cannot change while it runs
+/// is refused with the reason. Applied here: `min_step_m`, `scene_file` and `rule_files` (the files are
+/// loaded and checked at once; a file that does not load is refused with its `file:line:column`). Passed on
+/// to [`parameter_changes`]: `time_scale`, `nominal_vehicle.*`, `true_vehicle.*`, `drive_script`,
+/// `drive_repeat`.
+pub fn parameter_guard(shared: SharedSim, reloader: Arc<Reloader>, logger: String) -> Guard<SimParams> {
+    Box::new(move |name: &str, value: &ParameterValue, _current: &SimParams| {
+        let applied: Result<String, String> = match (name, value) {
+            ("time_scale" | "drive_script" | "drive_repeat", _) => return Ok(()),
+            (n, _) if n.starts_with("nominal_vehicle.") || n.starts_with("true_vehicle.") => return Ok(()),
+            ("min_step_m", ParameterValue::Double(v)) => match shared.lock() {
+                Ok(mut s) => (s.sim.set_min_step_m(*v))
+                    .map(|()| format!("{} m in force from the next tick", s.sim.min_step_m()))
+                    .map_err(|e| e.to_string()),
+                Err(_) => Err("internal error: simulator mutex poisoned".into()),
+            },
+            ("scene_file", ParameterValue::String(path)) => reloader.switch(Some(PathBuf::from(path)), None),
+            ("rule_files", ParameterValue::String(list)) => reloader.switch(None, Some(rule_paths(list))),
+            ("mode", _) => Err(
+                "`mode` cannot change while the node runs (the topics it serves depend on it); \
+                                restart the node with the new mode"
+                    .into(),
+            ),
+            (other, _) => Err(format!(
+                "`{other}` is read at start only; restart the node to change it"
+            )),
+        };
+        match applied {
+            Ok(message) => {
+                r2r::log_info!(&logger, "parameter {name}: {message}");
+                Ok(())
+            }
+            Err(reason) => {
+                r2r::log_warn!(&logger, "parameter {name} refused: {reason}");
+                Err(reason)
+            }
+        }
+    })
 }

@@ -15,8 +15,12 @@
 //! `path_max_points` points, destination) and `markers/grid` (latched: the cells coloured by surface),
 //! `/clock` (rosgraph_msgs/Clock, when `publish_clock`).
 //! Services: `~/reload` (std_srvs/Trigger), `~/set_destination` (lockstep_interfaces/SetDestination).
+//! Sub `sim_facts` (std_msgs/String: Datalog facts such as `wet_floor.`, the latest message asserted in
+//! every evaluation beside `sim_time(T)`; surface rules may depend on them, decoded every tick).
 //! Run-time parameters: `time_scale`, `nominal_vehicle.*` (a calibration pushed through SetParameters:
-//! wheel speeds and odometry change at once), `true_vehicle.*` (a new load), `drive_script`/`drive_repeat`.
+//! wheel speeds and odometry change at once), `true_vehicle.*` (a new load), `drive_script`/`drive_repeat`,
+//! `min_step_m`, `scene_file` and `rule_files` (loaded at once; a file that does not load is refused with
+//! its `file:line:column`). Every other parameter is read at start: setting it is refused with the reason.
 //! Every header stamp is simulated time (start at 0): run other nodes with `use_sim_time:=true`.
 //!
 //! Bad input (a non-finite or out-of-range cmd_vel, a cell outside the grid, a bad `time_scale`) is dropped,
@@ -42,10 +46,11 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use futures::future;
-use lockstep_ros::{lock, qos, SharedNode};
+use lockstep_ros::{lock, qos, Guarded, SharedNode};
 use lockstep_sim::{BadInputLog, Mode, Pacer, Simulator};
 use r2r::geometry_msgs::msg::Twist;
 use r2r::lockstep_interfaces::srv::SetDestination;
+use r2r::std_msgs::msg::String as StringMsg;
 use r2r::std_srvs::srv::Trigger;
 
 use params::{rule_paths, SimParams, Statics};
@@ -96,7 +101,7 @@ fn main() -> anyhow::Result<()> {
 fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
-    let declared = lockstep_ros::declare_parameters(&node, SimParams::default())?;
+    let declared = lockstep_ros::declare_parameters(&node, Guarded::new(SimParams::default()))?;
     let params = declared.values;
     let logger = lockstep_ros::logger_name(&node)?;
     let (config, scene_file, rule_files, st, time_scale) = {
@@ -107,7 +112,7 @@ fn setup(
             p.config()?,
             PathBuf::from(&p.scene_file),
             rule_files,
-            Statics::from(&*p),
+            Statics::from(&**p),
             p.time_scale,
         )
     };
@@ -147,6 +152,14 @@ fn setup(
         drive,
     }));
     let reloader = Reloader::new(shared.clone(), scene_file, rule_files, mode);
+    params
+        .lock()
+        .map_err(|_| lockstep_ros::Error::Poisoned)?
+        .set_guard(inputs::parameter_guard(
+            shared.clone(),
+            reloader.clone(),
+            logger.clone(),
+        ));
 
     let pubs = Publishers::create(&node, &st, logger.clone())?;
     let mut n = lock(&node)?;
@@ -157,6 +170,7 @@ fn setup(
     };
     let reload_srv = n.create_service::<Trigger::Service>("~/reload", qos::reliable(10))?;
     let dest_srv = n.create_service::<SetDestination::Service>("~/set_destination", qos::reliable(10))?;
+    let facts = n.subscribe::<StringMsg>("sim_facts", qos::reliable(10))?;
     let node_params = n.params.clone();
     drop(n);
     // What `~/get_parameters` reports, set back when a bad value is dropped.
@@ -171,6 +185,7 @@ fn setup(
     let cmd_task = inputs::cmd_vel(cmd_vel, shared.clone(), logger.clone());
     let reload_task = inputs::reload_service(reload_srv, reloader.clone(), logger.clone());
     let dest_task = inputs::set_destination_service(dest_srv, shared.clone(), logger.clone());
+    let facts_task = inputs::sim_facts(facts, shared.clone(), logger.clone());
     let params_task = inputs::parameter_changes(
         declared.changes,
         params.clone(),
@@ -187,6 +202,7 @@ fn setup(
             cmd_task,
             reload_task,
             dest_task,
+            facts_task,
             params_task,
             watch_task,
             loop_task

@@ -79,7 +79,7 @@ pub struct SimParams {
     pub vehicle_radius_m: f64,
     /// Range of the free-distance sensors [m].
     pub sensor_range_m: f64,
-    /// A direction with less free distance is closed [m] (the rules' min_step).
+    /// A direction with less free distance is closed [m] (the rules' min_step); 0 = half the scene's cell size. Can be changed at run time.
     pub min_step_m: f64,
     /// The destination is reached within this distance of its cell centre [m].
     pub arrival_tolerance_m: f64,
@@ -259,8 +259,8 @@ impl SimParams {
     }
 }
 
-/// Parameters read once at start (all but `time_scale` are fixed for the node's life), and what derives
-/// from them.
+/// Parameters as read at start, and what derives from them. (The ones that change at run time -- see
+/// `inputs::parameter_guard` -- are read from the simulator or the typed parameters, never from here.)
 #[derive(Debug, Clone)]
 pub struct Statics {
     /// The parameters as they were at start.

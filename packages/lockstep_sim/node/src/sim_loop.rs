@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use lockstep_ros::Guarded;
 use lockstep_sim::{Every, Pacer, WarningThrottle};
 
 use crate::params::{SimParams, Statics};
@@ -19,7 +20,7 @@ const WARNINGS_REMEMBERED: usize = 256;
 /// Runs the simulation until the simulator's mutex is poisoned.
 pub async fn run(
     shared: SharedSim,
-    params: Arc<Mutex<SimParams>>,
+    params: Arc<Mutex<Guarded<SimParams>>>,
     pubs: Publishers,
     mut pacer: Pacer,
     logger: String,

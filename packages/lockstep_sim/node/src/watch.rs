@@ -1,25 +1,40 @@
-//! Reloading the rule files and the scene: on `~/reload` and when the watched files change.
+//! Reloading the rule files and the scene: on `~/reload`, when the watched files change, and when the
+//! `scene_file` or `rule_files` parameter names other files.
 //!
-//! Reading, parsing and decoding the files is the slow part (a large rule file takes seconds) and blocks on
-//! the file system, so it runs on tokio's blocking pool ([`PreparedWorld::load`]); the node's thread, which
+//! Reading and parsing the files is the slow part (a large rule file takes seconds) and blocks on the file
+//! system, so a reload runs it on tokio's blocking pool ([`PreparedWorld::load`]); the node's thread, which
 //! spins the node and steps the simulation, only swaps the checked result in under the simulator's lock.
-//! Reloads are serialised, so an older read never replaces a newer one.
+//! Reloads are serialised, so an older read never replaces a newer one, and a reload of files that were
+//! switched away from while it read them is dropped.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use futures::future;
-use lockstep_sim::{Mode, PreparedWorld};
+use lockstep_sim::{Mode, PreparedWorld, ReloadSummary};
 
 use crate::params::Statics;
 use crate::SharedSim;
 
+/// The files in force, and how often they were switched.
+#[derive(Debug, Clone)]
+struct Files {
+    scene_file: PathBuf,
+    rule_files: Vec<PathBuf>,
+    switches: u64,
+    /// The stamps of the files switched to, taken before they were read: the watcher starts from them, so
+    /// a write that lands after the read is not missed.
+    stamps: Option<Stamps>,
+}
+
+/// Modification stamps of watched files, in order (`None`: cannot be read).
+type Stamps = Vec<Option<(SystemTime, u64)>>;
+
 /// Reloads the node's files into its simulator.
 pub struct Reloader {
     shared: SharedSim,
-    scene_file: PathBuf,
-    rule_files: Vec<PathBuf>,
+    files: Mutex<Files>,
     mode: Mode,
     one_at_a_time: tokio::sync::Mutex<()>,
 }
@@ -29,25 +44,36 @@ impl Reloader {
     pub fn new(shared: SharedSim, scene_file: PathBuf, rule_files: Vec<PathBuf>, mode: Mode) -> Arc<Self> {
         Arc::new(Reloader {
             shared,
-            scene_file,
-            rule_files,
+            files: Mutex::new(Files {
+                scene_file,
+                rule_files,
+                switches: 0,
+                stamps: None,
+            }),
             mode,
             one_at_a_time: tokio::sync::Mutex::new(()),
         })
     }
 
+    fn files(&self) -> Result<Files, String> {
+        Ok(self
+            .files
+            .lock()
+            .map_err(|_| "internal error: file list mutex poisoned".to_owned())?
+            .clone())
+    }
+
     /// The watched files: the rule files, then the scene.
     fn paths(&self) -> Vec<PathBuf> {
-        let mut paths = self.rule_files.clone();
-        paths.push(self.scene_file.clone());
-        paths
+        self.files().map(|f| f.paths()).unwrap_or_default()
     }
 
     /// Reloads rule files and scene; `Err` holds the diagnostics (every line names file:line:column), and
     /// then nothing changed.
     pub async fn reload(&self) -> Result<String, String> {
         let _serial = self.one_at_a_time.lock().await;
-        let (scene_file, rule_files, mode) = (self.scene_file.clone(), self.rule_files.clone(), self.mode);
+        let files = self.files()?;
+        let (scene_file, rule_files, mode) = (files.scene_file, files.rule_files, self.mode);
         let world = tokio::task::spawn_blocking(move || PreparedWorld::load(&scene_file, &rule_files, mode))
             .await
             .map_err(|e| format!("internal error: the reload task failed: {e}"))?
@@ -56,32 +82,85 @@ impl Reloader {
             .shared
             .lock()
             .map_err(|_| "internal error: simulator mutex poisoned".to_owned())?;
+        if self.files()?.switches != files.switches {
+            return Err("other files were switched to while these were read; those are in force".into());
+        }
         let summary = s.sim.install(world).map_err(|e| e.to_string())?;
         s.grid_dirty = true;
         s.state_dirty = true;
-        let mut answer = format!(
-            "reloaded {} rule(s) from {}; scene {}",
-            summary.rule_count,
-            summary.rule_files.join(", "),
-            if summary.scene_changed {
-                "changed"
-            } else {
-                "unchanged"
-            }
-        );
-        if !summary.warnings.is_empty() {
-            answer += &format!(
-                "; {} warning(s):\n{}",
-                summary.warnings.len(),
-                summary.warnings.join("\n")
-            );
+        Ok(describe(&summary))
+    }
+
+    /// Switches to other files (the `scene_file` or `rule_files` parameter; `None` keeps that one): they are
+    /// loaded now, on the caller's thread, and on success they are in force and watched. `Err` holds the
+    /// diagnostics, and then nothing changed.
+    pub fn switch(
+        &self,
+        scene_file: Option<PathBuf>,
+        rule_files: Option<Vec<PathBuf>>,
+    ) -> Result<String, String> {
+        let current = self.files()?;
+        let scene_file = scene_file.unwrap_or(current.scene_file);
+        let rule_files = rule_files.unwrap_or(current.rule_files);
+        if rule_files.is_empty() {
+            return Err("the list names no rule file".into());
         }
-        Ok(answer)
+        let mut paths = rule_files.clone();
+        paths.push(scene_file.clone());
+        let before = stamps(&paths);
+        let world = PreparedWorld::load(&scene_file, &rule_files, self.mode).map_err(|e| e.to_string())?;
+        let mut s = self
+            .shared
+            .lock()
+            .map_err(|_| "internal error: simulator mutex poisoned".to_owned())?;
+        let summary = s.sim.install(world).map_err(|e| e.to_string())?;
+        s.grid_dirty = true;
+        s.state_dirty = true;
+        let mut files = self
+            .files
+            .lock()
+            .map_err(|_| "internal error: file list mutex poisoned".to_owned())?;
+        files.scene_file = scene_file;
+        files.rule_files = rule_files;
+        files.switches += 1;
+        files.stamps = Some(before);
+        Ok(describe(&summary))
     }
 }
 
+impl Files {
+    /// The rule files, then the scene.
+    fn paths(&self) -> Vec<PathBuf> {
+        let mut paths = self.rule_files.clone();
+        paths.push(self.scene_file.clone());
+        paths
+    }
+}
+
+/// What a reload changed, for the log and the service's answer.
+fn describe(summary: &ReloadSummary) -> String {
+    let mut answer = format!(
+        "reloaded {} rule(s) from {}; scene {}",
+        summary.rule_count,
+        summary.rule_files.join(", "),
+        if summary.scene_changed {
+            "changed"
+        } else {
+            "unchanged"
+        }
+    );
+    if !summary.warnings.is_empty() {
+        answer += &format!(
+            "; {} warning(s):\n{}",
+            summary.warnings.len(),
+            summary.warnings.join("\n")
+        );
+    }
+    answer
+}
+
 /// Modification stamps of the watched files; a file that cannot be read counts as "missing".
-fn stamps(paths: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
+fn stamps(paths: &[PathBuf]) -> Stamps {
     paths
         .iter()
         .map(|p| {
@@ -93,7 +172,7 @@ fn stamps(paths: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
 }
 
 /// The stamps, read on the blocking pool (a stalled file system must not stall the node).
-async fn stamps_off_thread(paths: Arc<Vec<PathBuf>>) -> Option<Vec<Option<(SystemTime, u64)>>> {
+async fn stamps_off_thread(paths: Arc<Vec<PathBuf>>) -> Option<Stamps> {
     tokio::task::spawn_blocking(move || stamps(&paths)).await.ok()
 }
 
@@ -102,12 +181,21 @@ pub async fn watch_files(reloader: Arc<Reloader>, logger: String, st: Statics) {
     if !st.p.watch_files {
         return future::pending().await;
     }
-    let paths = Arc::new(reloader.paths());
+    let mut paths = Arc::new(reloader.paths());
     let mut seen = stamps_off_thread(paths.clone()).await;
     let mut ticker = tokio::time::interval(st.watch_period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
+        let Ok(files) = reloader.files() else {
+            return;
+        };
+        if *paths != files.paths() {
+            // Switched to other files by a parameter, which read them: watch those from the stamps they had
+            // before that read.
+            paths = Arc::new(files.paths());
+            seen = files.stamps;
+        }
         // Stamp before reading: a write that lands while we reload changes the stamp again, so it is seen
         // on the next round.
         let now = stamps_off_thread(paths.clone()).await;

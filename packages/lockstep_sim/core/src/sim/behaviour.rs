@@ -1,7 +1,15 @@
-//! The rules interface: what the simulator asserts each tick, what it reads back (`next_state`, `drive`), and
-//! the contract a rule set must meet to be loaded.
+//! The rules interface: what the simulator asserts each tick, what it reads back, what it carries from one
+//! tick to the next, and the contract a rule set must meet to be loaded.
+//!
+//! No behaviour is written here. The rules name the state the vehicle sets off in (`initial_state(S)`), the
+//! states in which it is done (`terminal(S)`), and every value the behaviour keeps between ticks: a derived
+//! `next_<p>(...)` is asserted as `<p>(...)` on the next tick (`next_state` -> `state`, `next_backups` ->
+//! `backups`), starting from the rows of `initial_<p>(...)` when the vehicle sets off. A value the rules do
+//! not carry on (no `next_<p>` row this tick) is gone on the next one.
 
-use lockstep_rules::{Facts, RuleSet, Value};
+use std::collections::BTreeMap;
+
+use lockstep_rules::{Engine, Facts, RuleSet, Tuple, Value};
 
 use crate::config::Mode;
 use crate::error::{Error, Result};
@@ -13,12 +21,12 @@ use super::{Simulator, StepReport};
 pub const IDLE_STATE: &str = "idle";
 /// The state reported in commanded mode, where the rules do not drive.
 pub const COMMANDED_STATE: &str = "commanded";
-/// The state the behaviour starts in once a destination is set.
-pub const INITIAL_STATE: &str = "explore";
 
 /// Predicates the simulator reads back, with their arities.
 const SURFACE_CONTRACT: [(&str, usize); 1] = [("surface", 4)];
-const BEHAVIOUR_CONTRACT: [(&str, usize); 2] = [("next_state", 1), ("drive", 2)];
+const BEHAVIOUR_CONTRACT: [(&str, usize); 3] = [("next_state", 1), ("drive", 2), ("initial_state", 1)];
+/// Read when the rules have them, with these arities.
+const OPTIONAL_CONTRACT: [(&str, usize); 2] = [("terminal", 1), ("obstacle", 1)];
 
 /// Checks that the rules derive what the simulator reads in `mode`, with the right arities.
 pub(super) fn check_contract(rules: &RuleSet, mode: Mode) -> Result<()> {
@@ -26,7 +34,11 @@ pub(super) fn check_contract(rules: &RuleSet, mode: Mode) -> Result<()> {
     if mode == Mode::Autonomous {
         needed.extend(BEHAVIOUR_CONTRACT);
     }
-    let derived = rules.derived_predicates();
+    let defined = rules.defined_predicates();
+    let contract = |message: String| Error::RulesContract {
+        files: rules.origins().join(", "),
+        message,
+    };
     for (pred, arity) in needed {
         let problem = match rules.arity(pred) {
             None => Some(format!(
@@ -35,16 +47,20 @@ pub(super) fn check_contract(rules: &RuleSet, mode: Mode) -> Result<()> {
             Some(a) if a != arity => Some(format!(
                 "`{pred}` has {a} argument(s) but the simulator reads it with {arity}"
             )),
-            Some(_) if !derived.contains(&pred) => {
-                Some(format!("no rule derives `{pred}`, which the simulator reads"))
-            }
+            Some(_) if !defined.contains(&pred) => Some(format!(
+                "no fact or rule defines `{pred}`, which the simulator reads"
+            )),
             Some(_) => None,
         };
         if let Some(message) = problem {
-            return Err(Error::RulesContract {
-                files: rules.origins().join(", "),
-                message,
-            });
+            return Err(contract(message));
+        }
+    }
+    for (pred, arity) in OPTIONAL_CONTRACT {
+        if let Some(a) = rules.arity(pred).filter(|&a| a != arity) {
+            return Err(contract(format!(
+                "`{pred}` has {a} argument(s) but the simulator reads it with {arity}"
+            )));
         }
     }
     Ok(())
@@ -58,8 +74,8 @@ fn value_text(v: Option<&Value>) -> String {
     }
 }
 
-/// The predicates the simulator asserts each tick (and `typecode` for the surface rules): their facts come
-/// from outside the rule files, so they are not "never defined".
+/// The predicates the simulator asserts (besides the carried values of [`Memory`] and the outside facts):
+/// their facts come from outside the rule files, so they are not "never defined".
 pub const INPUT_PREDICATES: [&str; 13] = [
     "state",
     "free_front",
@@ -67,17 +83,114 @@ pub const INPUT_PREDICATES: [&str; 13] = [
     "free_right",
     "min_step",
     "heading_error",
-    "backups",
     "dest_distance",
     "goal_free",
     "state_time",
+    "sim_time",
     "typecode",
     "at_destination",
     "bumped",
 ];
 
+/// The one `initial_state` that `engine`'s rules derive from `env`; an error names the rule files.
+pub(super) fn initial_state_in(engine: &mut Engine, env: &Facts) -> Result<String> {
+    engine.tick(env)?;
+    let rows = engine.query("initial_state")?;
+    match rows.as_slice() {
+        [one] => Ok(value_text(one.first())),
+        _ => Err(Error::RulesContract {
+            files: engine.rules().origins().join(", "),
+            message: format!(
+                "`initial_state` must derive exactly one state; it derives {} ({})",
+                rows.len(),
+                rows.iter()
+                    .map(|r| value_text(r.first()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
+    }
+}
+
+/// What the behaviour carries between ticks, named by the rules (see the module's documentation).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Memory {
+    /// (`next_p`, `p`) for every derived `next_p` but `next_state` (the state is kept apart).
+    carried: Vec<(String, String)>,
+    /// (`initial_p`, `p`) for every derived `initial_p` but `initial_state`.
+    initial: Vec<(String, String)>,
+    /// The rows asserted on the coming tick, by predicate.
+    values: BTreeMap<String, Vec<Tuple>>,
+}
+
+impl Memory {
+    /// The carried predicates of `rules`; values of predicates they still carry are kept.
+    pub(super) fn of(rules: &RuleSet, previous: Option<Memory>) -> Memory {
+        let derived = rules.defined_predicates();
+        let pairs = |prefix: &str| -> Vec<(String, String)> {
+            derived
+                .iter()
+                .filter_map(|p| {
+                    let rest = p.strip_prefix(prefix)?;
+                    (!rest.is_empty() && rest != "state").then(|| ((*p).to_owned(), rest.to_owned()))
+                })
+                .collect()
+        };
+        let mut memory = Memory {
+            carried: pairs("next_"),
+            initial: pairs("initial_"),
+            values: BTreeMap::new(),
+        };
+        if let Some(previous) = previous {
+            memory.values = previous
+                .values
+                .into_iter()
+                .filter(|(p, _)| memory.names().any(|n| n == p))
+                .collect();
+        }
+        memory
+    }
+
+    /// The predicates asserted from memory.
+    pub(super) fn names(&self) -> impl Iterator<Item = &str> {
+        self.carried.iter().chain(&self.initial).map(|(_, p)| p.as_str())
+    }
+
+    fn assert_into(&self, facts: &mut Facts) {
+        for (p, rows) in &self.values {
+            for row in rows {
+                facts.add(p, row.iter().cloned());
+            }
+        }
+    }
+
+    /// The values of `pairs`' source predicates after an evaluation.
+    fn read(engine: &Engine, pairs: &[(String, String)]) -> BTreeMap<String, Vec<Tuple>> {
+        pairs
+            .iter()
+            .map(|(from, to)| (to.clone(), engine.query(from).unwrap_or_default()))
+            .collect()
+    }
+
+    /// The values as the vehicle sets off.
+    fn start(&mut self, engine: &Engine) {
+        self.values = Memory::read(engine, &self.initial);
+    }
+
+    /// The values for the next tick.
+    fn carry(&mut self, engine: &Engine) {
+        self.values = Memory::read(engine, &self.carried);
+    }
+
+    /// The value of `predicate` asserted on the coming tick (for tests and logs).
+    pub(super) fn get(&self, predicate: &str) -> &[Tuple] {
+        self.values.get(predicate).map_or(&[], Vec::as_slice)
+    }
+}
+
 impl Simulator {
-    /// One behaviour tick: assert the facts, evaluate, read `next_state` and `drive`.
+    /// One behaviour tick: assert the facts, evaluate, read `next_state`, `drive`, the surface under the
+    /// vehicle and the carried values.
     pub(super) fn decide(&mut self, report: &mut StepReport) -> (f64, f64) {
         if self.state == IDLE_STATE || self.destination.is_none() {
             return (0.0, 0.0);
@@ -90,13 +203,15 @@ impl Simulator {
             .add("free_front", [p.free_front_m])
             .add("free_left", [p.free_left_m])
             .add("free_right", [p.free_right_m])
-            .add("min_step", [self.config.min_step_m])
+            .add("min_step", [self.min_step_m()])
             .add("heading_error", [p.heading_error_rad])
-            .add("backups", [self.backups])
             .add("dest_distance", [p.dest_distance_m])
             .add("goal_free", [p.goal_free_m])
             .add("state_time", [self.time_secs - self.state_since_secs]);
-        if let Some(code) = self.cell_under().and_then(|c| self.scene.code(c)) {
+        self.memory.assert_into(&mut facts);
+        self.env_facts(&mut facts);
+        let code = self.cell_under().and_then(|c| self.scene.code(c));
+        if let Some(code) = code {
             facts.add("typecode", [code]);
         }
         if p.at_destination {
@@ -112,6 +227,9 @@ impl Simulator {
             ));
             return (0.0, 0.0);
         }
+        if let Some(code) = code {
+            self.read_ground(code, report);
+        }
         let Some(next) = self.read_next_state(report) else {
             return (0.0, 0.0);
         };
@@ -124,19 +242,54 @@ impl Simulator {
             }
         }
         let drive = self.read_drive(&next, report);
+        self.memory.carry(&self.engine);
         if next != self.state {
             report.transition = Some((self.state.clone(), next.clone()));
-            if next == "back_up" {
-                self.backups += 1;
-            } else if next == INITIAL_STATE {
-                self.backups = 0;
-            }
-            if next == "arrived" && self.arrived_at_secs.is_none() {
+            if p.at_destination && self.arrived_at_secs.is_none() && self.is_terminal(&next) {
                 self.arrived_at_secs = Some(self.time_secs);
             }
             self.change_state(next);
         }
         drive
+    }
+
+    /// Whether the last evaluation derived `terminal(state)`.
+    fn is_terminal(&self, state: &str) -> bool {
+        self.engine.contains("terminal", [state]).unwrap_or(false)
+    }
+
+    /// The facts every evaluation starts from when the vehicle is not moving: the time and the outside facts.
+    fn evaluate_environment(&mut self) -> Result<()> {
+        let mut facts = Facts::new();
+        self.env_facts(&mut facts);
+        Ok(self.engine.tick(&facts)?)
+    }
+
+    /// Whether the current state is one the rules call `terminal` (evaluated now).
+    pub(super) fn in_terminal_state(&mut self) -> Result<bool> {
+        self.evaluate_environment()?;
+        Ok(self.is_terminal(&self.state.clone()))
+    }
+
+    /// The vehicle sets off: the state becomes the rules' `initial_state` and the carried values their
+    /// `initial_*` rows. On error (not exactly one initial state) nothing changes.
+    pub(super) fn start_behaviour(&mut self) -> Result<()> {
+        let state = self.initial_state()?;
+        self.memory.start(&self.engine);
+        self.change_state(state);
+        Ok(())
+    }
+
+    /// The rules' one `initial_state` (evaluated now); an error names the rule files.
+    pub(super) fn initial_state(&mut self) -> Result<String> {
+        let mut env = Facts::new();
+        self.env_facts(&mut env);
+        initial_state_in(&mut self.engine, &env)
+    }
+
+    /// The value of a carried predicate asserted on the coming tick (`backups` in the shipped rules).
+    pub fn carried(&self, predicate: &str) -> &[Tuple] {
+        self.memory.get(predicate)
     }
 
     /// `next_state` after a tick; `None` (with a warning) when there is none.

@@ -1,12 +1,13 @@
 //! The simulator: a fixed-step loop over the scene, the vehicle, its sensors and the behaviour rules.
 
 mod behaviour;
+mod decode;
 mod sensing;
 
 use std::collections::VecDeque;
 use std::path::Path;
 
-use lockstep_rules::{Engine, RuleSet};
+use lockstep_rules::{Engine, Facts, RuleSet};
 
 use crate::config::{Mode, SimConfig};
 use crate::error::{Error, Result};
@@ -14,13 +15,14 @@ use crate::history::{PathHistory, Recent};
 use crate::input::{check_command, CommandLimits};
 use crate::noise::Gaussian;
 use crate::scene::{Cell, Scene};
-use crate::surface::SurfaceTable;
+use crate::surface::{Surface, SurfaceTable};
 use crate::vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};
 
-pub use behaviour::{COMMANDED_STATE, IDLE_STATE, INITIAL_STATE, INPUT_PREDICATES};
+pub use behaviour::{COMMANDED_STATE, IDLE_STATE, INPUT_PREDICATES};
+pub use decode::{parse_facts, SIM_TIME};
 pub use sensing::Perception;
 
-use behaviour::check_contract;
+use behaviour::{check_contract, Memory};
 use sensing::{check_cell, check_known_cell, collides_in, first_free_cell};
 
 /// Spacing of the path history's samples while the path is short (m).
@@ -63,14 +65,14 @@ pub struct ReloadSummary {
     pub warnings: Vec<String>,
 }
 
-/// A scene and rules loaded and checked against each other (the rules' contract for a mode, every typecode
-/// decoded), ready for [`Simulator::install`]. Building one is the slow part of a reload (file reading,
-/// parsing, surface decoding) and needs no simulator, so a node can do it off its simulation thread.
+/// A scene and rules loaded, and the rules checked against the contract of a mode, ready for
+/// [`Simulator::install`]. Building one is the slow part of a reload (file reading, parsing) and needs no
+/// simulator, so a node can do it off its simulation thread. (The typecodes are decoded by `install`, with
+/// the simulated time and the outside facts of the running simulator.)
 #[derive(Debug)]
 pub struct PreparedWorld {
     scene: Scene,
     rules: RuleSet,
-    surfaces: SurfaceTable,
 }
 
 impl PreparedWorld {
@@ -84,12 +86,7 @@ impl PreparedWorld {
     /// Checks a parsed scene and rules for a simulator in `mode`.
     pub fn new(scene: Scene, rules: RuleSet, mode: Mode) -> Result<Self> {
         check_contract(&rules, mode)?;
-        let surfaces = SurfaceTable::decode(&rules, &scene)?;
-        Ok(PreparedWorld {
-            scene,
-            rules,
-            surfaces,
-        })
+        Ok(PreparedWorld { scene, rules })
     }
 }
 
@@ -99,8 +96,23 @@ impl PreparedWorld {
 pub struct Simulator {
     config: SimConfig,
     scene: Scene,
+    /// Which codes are obstacles, and their names (see `decode`).
     surfaces: SurfaceTable,
     engine: Engine,
+    /// Decodes the whole scene (the obstacle table), apart from the behaviour's engine.
+    decoder: Engine,
+    /// The rules read `sim_time`: the decodings may change every tick.
+    reads_time: bool,
+    /// Facts from outside, asserted in every evaluation.
+    outside: Facts,
+    /// Counts changes of `outside`.
+    outside_version: u64,
+    /// The surface under the vehicle, decoded this tick (or the last time it could be).
+    ground: Option<Surface>,
+    /// Commanded mode: the (typecode, outside version) `ground` was decoded for.
+    ground_key: Option<(i64, u64)>,
+    /// What the behaviour carries between ticks.
+    memory: Memory,
     time_secs: f64,
     pose: Pose2D,
     start_pose: Pose2D,
@@ -118,7 +130,6 @@ pub struct Simulator {
     issued: (f64, f64, f64),
     state: String,
     state_since_secs: f64,
-    backups: i64,
     destination: Option<Cell>,
     bumped: bool,
     collisions: u64,
@@ -144,11 +155,11 @@ impl Simulator {
     /// A simulator over a parsed scene and checked rules.
     pub fn new(scene: Scene, rules: RuleSet, config: SimConfig) -> Result<Self> {
         config.validate()?;
-        let PreparedWorld {
-            scene,
-            rules,
-            surfaces,
-        } = PreparedWorld::new(scene, rules, config.mode)?;
+        let PreparedWorld { scene, rules } = PreparedWorld::new(scene, rules, config.mode)?;
+        let (mut decoder, reads_time) = Simulator::decoder_for(&rules);
+        let mut at_start = Facts::new();
+        at_start.add(decode::SIM_TIME, [0.0]);
+        let surfaces = SurfaceTable::decode_with(&mut decoder, &scene, &at_start)?;
         let start = match config.start {
             Some(cell) => check_known_cell(&scene, &surfaces, cell, "start")?,
             None => first_free_cell(&scene, &surfaces).ok_or_else(|| Error::BadCell {
@@ -166,16 +177,11 @@ impl Simulator {
             y_m,
             yaw_rad: normalize_angle(config.start_yaw_rad),
         };
+        let memory = Memory::of(&rules, None);
         let mut engine = Engine::new(rules);
         // A rule that generates values without bound must fail one tick quickly, not eat the memory.
         engine.set_max_tuples(1_000_000);
-        let state = match (config.mode, config.destination) {
-            (Mode::Commanded, _) => COMMANDED_STATE,
-            (Mode::Autonomous, Some(_)) => INITIAL_STATE,
-            (Mode::Autonomous, None) => IDLE_STATE,
-        };
-        let mut states_visited = Recent::new(config.state_history_depth);
-        states_visited.push((0.0, state.to_owned()));
+        let states_visited = Recent::new(config.state_history_depth);
         let mut sim = Simulator {
             noise: Gaussian::new(config.seed),
             destination: config.destination,
@@ -184,6 +190,13 @@ impl Simulator {
             scene,
             surfaces,
             engine,
+            decoder,
+            reads_time,
+            outside: Facts::new(),
+            outside_version: 0,
+            ground: None,
+            ground_key: None,
+            memory,
             time_secs: 0.0,
             pose,
             start_pose: pose,
@@ -195,9 +208,8 @@ impl Simulator {
             queue: VecDeque::new(),
             applied: (0.0, 0.0),
             issued: (0.0, 0.0, 0.0),
-            state: state.to_owned(),
+            state: IDLE_STATE.to_owned(),
             state_since_secs: 0.0,
-            backups: 0,
             bumped: false,
             collisions: 0,
             distance_m: 0.0,
@@ -213,6 +225,19 @@ impl Simulator {
                     "cannot hold the vehicle: a footprint of radius {} m overlaps an obstacle",
                     sim.config.vehicle_radius_m
                 ),
+            });
+        }
+        match (sim.config.mode, sim.destination) {
+            (Mode::Commanded, _) => sim.change_state(COMMANDED_STATE.to_owned()),
+            (Mode::Autonomous, Some(_)) => sim.start_behaviour()?,
+            (Mode::Autonomous, None) => sim.change_state(IDLE_STATE.to_owned()),
+        }
+        let mut report = StepReport::default();
+        sim.decode_ground(&mut report);
+        if let Some(w) = report.warnings.first() {
+            return Err(Error::RulesContract {
+                files: sim.engine.rules().origins().join(", "),
+                message: format!("at the start cell: {w}"),
             });
         }
         sim.take_slam_sample();
@@ -239,12 +264,16 @@ impl Simulator {
     /// its destination enterable. On error nothing changes. (A world prepared for another mode is checked
     /// again against this simulator's mode.)
     pub fn install(&mut self, world: PreparedWorld) -> Result<ReloadSummary> {
-        let PreparedWorld {
-            scene,
-            rules,
-            surfaces,
-        } = world;
+        let PreparedWorld { scene, rules } = world;
         check_contract(&rules, self.config.mode)?;
+        // Prepared without the simulated time and the outside facts: decoded again with them.
+        let (mut decoder, reads_time) = Simulator::decoder_for(&rules);
+        let mut env = Facts::new();
+        self.env_facts(&mut env);
+        let surfaces = SurfaceTable::decode_with(&mut decoder, &scene, &env)?;
+        if self.config.mode == Mode::Autonomous {
+            behaviour::initial_state_in(&mut decoder, &env)?;
+        }
         if let Some(dest) = self.destination {
             check_known_cell(&scene, &surfaces, dest, "destination")?;
         }
@@ -262,28 +291,40 @@ impl Simulator {
             rule_files: rules.origins().to_vec(),
             rule_count: rules.rule_count(),
             scene_changed: scene != self.scene,
-            warnings: (rules.warnings(&behaviour::INPUT_PREDICATES).iter())
-                .map(ToString::to_string)
-                .collect(),
+            warnings: Vec::new(),
         };
+        let memory = Memory::of(&rules, Some(std::mem::take(&mut self.memory)));
+        let mut inputs: Vec<&str> = INPUT_PREDICATES.to_vec();
+        inputs.extend(memory.names());
+        inputs.extend(self.outside.iter().map(|(p, _)| p));
+        let summary = ReloadSummary {
+            warnings: rules.warnings(&inputs).iter().map(ToString::to_string).collect(),
+            ..summary
+        };
+        self.memory = memory;
         self.engine.replace_rules(rules);
+        self.decoder = decoder;
+        self.reads_time = reads_time;
+        self.ground_key = None;
         self.scene = scene;
         self.surfaces = surfaces;
         Ok(summary)
     }
 
     /// Sets the destination. Outside the grid or an obstacle: an error with the reason, nothing changes.
-    /// A vehicle that had arrived, was blocked or idle starts exploring again.
+    /// A vehicle that was idle or in a state the rules call `terminal` sets off again, in the rules'
+    /// `initial_state`.
     pub fn set_destination(&mut self, column: i64, row: i64) -> Result<()> {
         let cell = check_cell(&self.scene, &self.surfaces, column, row, "destination")?;
-        self.destination = Some(cell);
-        self.arrived_at_secs = None;
-        if self.config.mode == Mode::Autonomous
-            && matches!(self.state.as_str(), "arrived" | "blocked" | IDLE_STATE)
-        {
-            self.backups = 0;
-            self.change_state(INITIAL_STATE.to_owned());
+        if self.config.mode == Mode::Autonomous && (self.state == IDLE_STATE || self.in_terminal_state()?) {
+            // Checked before anything changes: the rules must name one initial state.
+            self.initial_state()?;
+            self.destination = Some(cell);
+            self.start_behaviour()?;
+        } else {
+            self.destination = Some(cell);
         }
+        self.arrived_at_secs = None;
         Ok(())
     }
 
@@ -326,17 +367,21 @@ impl Simulator {
                 .push(format!("step of {dt_secs} s ignored: it must be > 0"));
             return report;
         }
+        self.refresh_surfaces(&mut report);
         let desired = match self.config.mode {
             Mode::Autonomous => self.decide(&mut report),
-            Mode::Commanded => match self.commanded {
-                Some((v, w, stamp))
-                    if self.config.cmd_timeout_secs <= 0.0
-                        || self.time_secs - stamp <= self.config.cmd_timeout_secs + 1e-9 =>
-                {
-                    (v, w)
+            Mode::Commanded => {
+                self.decode_ground(&mut report);
+                match self.commanded {
+                    Some((v, w, stamp))
+                        if self.config.cmd_timeout_secs <= 0.0
+                            || self.time_secs - stamp <= self.config.cmd_timeout_secs + 1e-9 =>
+                    {
+                        (v, w)
+                    }
+                    _ => (0.0, 0.0),
                 }
-                _ => (0.0, 0.0),
-            },
+            }
         };
 
         self.issued = (self.time_secs, desired.0, desired.1);

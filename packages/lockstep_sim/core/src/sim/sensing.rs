@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::scene::{Cell, Scene};
-use crate::surface::{Surface, SurfaceTable};
+use crate::surface::SurfaceTable;
 use crate::vehicle::{normalize_angle, Pose2D};
 
 use super::Simulator;
@@ -137,13 +137,6 @@ impl Simulator {
 
     pub(super) fn cell_under(&self) -> Option<Cell> {
         self.scene.cell_at(self.pose.x_m, self.pose.y_m)
-    }
-
-    /// The surface under the vehicle's centre.
-    pub fn surface_under(&self) -> Option<&Surface> {
-        self.cell_under()
-            .and_then(|c| self.scene.code(c))
-            .and_then(|code| self.surfaces.get(code))
     }
 }
 
