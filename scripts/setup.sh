@@ -117,4 +117,19 @@ build_interfaces() { # <package name> <source dir> <state subdir>
 build_interfaces lockstep_interfaces "$repo/msg" interfaces
 build_interfaces lockstep_test_msgs "$repo/test/fixtures/lockstep_test_msgs" test_msgs
 
+# 5. The Foxglove client test/view drives `lockstep view` with: Foxglove's own npm packages, pinned by
+#    test/view/package-lock.json, installed with the machine's Node.js (Debian's nodejs + npm if missing).
+view_client="$repo/test/view"
+lock_hash=$(hash_of "$view_client/package-lock.json")
+if [ "$(cat "$view_client/node_modules/.lockstep-stamp" 2>/dev/null)" != "$lock_hash" ]; then
+    if ! command -v npm >/dev/null; then
+        say "installing Debian packages: nodejs npm"
+        as_root apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+    fi
+    say "installing the Foxglove test client's npm packages (test/view)"
+    (cd "$view_client" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$lock_hash" > "$view_client/node_modules/.lockstep-stamp"
+fi
+
 say "ready: source scripts/env.sh"

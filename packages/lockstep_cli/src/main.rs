@@ -30,6 +30,10 @@ enum Command {
     Calibrate(lockstep_calibrator::cli::CalibrateArgs),
     /// Interpolation files (seed 002): generate one from waypoints within joint limits, or check one.
     Player(lockstep_player::cli::PlayerArgs),
+    /// Live view for Foxglove: a Foxglove WebSocket server relaying every topic of the graph (raw CDR with
+    /// its ros2msg schema); the node `/lockstep_view` runs in this process. In Foxglove: Open connection,
+    /// Foxglove WebSocket, ws://<host>:8765.
+    View(lockstep_view_node::cli::ViewArgs),
 }
 
 /// `lockstep bag`: `play` comes from the player's package, the other verbs from the bag library's.
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Calibrate(args) => lockstep_calibrator::cli::run(args),
         Command::Player(args) => lockstep_player::cli::run(args),
         Command::Replay(args) => lockstep_replay_node::replay_cli::run(args),
+        Command::View(args) => lockstep_view_node::cli::run_view(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,526 @@
+//! The WebSocket server: accepts clients offering `foxglove.websocket.v1`, tells each the server's info
+//! and every channel, keeps their subscriptions, and relays what [`Server::publish`] is given to the
+//! clients subscribed to its channel through each client's bounded queue ([`ClientQueue`]). Bad client
+//! input is answered with a status message and the connection goes on.
+//!
+//! The node (or a test) owns the data: it adds and removes channels as topics appear and disappear and
+//! learns from [`Event`]s when a channel gets its first subscriber or loses its last, so that it subscribes
+//! to a topic only while someone looks at it (as foxglove_bridge does).
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::{SinkExt, StreamExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, Notify};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::protocol::{self, parse_client, Channel, ClientMessage, Level, ServerMessage, SUBPROTOCOL};
+use crate::queue::{ClientQueue, Outgoing};
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Shown by clients (`serverInfo.name`).
+    pub name: String,
+    /// Data frames kept per client before its oldest are dropped.
+    pub data_queue_len: usize,
+    /// Protocol messages kept per client before it is disconnected.
+    pub control_queue_len: usize,
+    /// Declare the `time` capability (the node then sends time frames and stamps messages with that clock).
+    pub time: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            name: "lockstep view".into(),
+            data_queue_len: 1024,
+            control_queue_len: 4096,
+            time: false,
+        }
+    }
+}
+
+/// A change in who looks at a channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The first client subscribed to the channel.
+    Subscribed { channel_id: u32, topic: String },
+    /// The last client subscribed to the channel left it.
+    Unsubscribed { channel_id: u32, topic: String },
+}
+
+/// What one connected client has been sent and has missed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientStats {
+    /// The client's address.
+    pub address: SocketAddr,
+    /// Its subscriptions.
+    pub subscriptions: usize,
+    /// Messages handed to its socket.
+    pub sent: u64,
+    /// Data frames dropped because it did not read fast enough.
+    pub dropped: u64,
+    /// Messages waiting.
+    pub queued: usize,
+}
+
+struct ClientIo {
+    queue: Mutex<ClientQueue>,
+    wake: Notify,
+    closed: AtomicBool,
+}
+
+impl ClientIo {
+    fn queue(&self) -> MutexGuard<'_, ClientQueue> {
+        self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Queues a protocol message; a client that lets them pile up is closed.
+    fn control(&self, text: String) {
+        if self.queue().push_control(Outgoing::Text(text)).is_err() {
+            self.closed.store(true, Ordering::Relaxed);
+        }
+        self.wake.notify_one();
+    }
+}
+
+struct Client {
+    address: SocketAddr,
+    io: Arc<ClientIo>,
+    /// Subscription id -> channel id.
+    subscriptions: HashMap<u32, u32>,
+    /// Channel id -> subscription id.
+    by_channel: HashMap<u32, u32>,
+}
+
+#[derive(Default)]
+struct State {
+    channels: BTreeMap<u32, Channel>,
+    /// Channels that disappeared, kept so that one that comes back unchanged gets its old id.
+    retired: Vec<Channel>,
+    next_channel: u32,
+    clients: BTreeMap<u64, Client>,
+    next_client: u64,
+}
+
+impl State {
+    fn subscribers(&self, channel_id: u32) -> usize {
+        (self.clients.values())
+            .filter(|c| c.by_channel.contains_key(&channel_id))
+            .count()
+    }
+}
+
+struct Shared {
+    options: ServerOptions,
+    session_id: String,
+    state: Mutex<State>,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A running server (cheap to clone).
+#[derive(Clone)]
+pub struct Server {
+    shared: Arc<Shared>,
+    address: SocketAddr,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("address", &self.address).finish()
+    }
+}
+
+impl Server {
+    /// Listens on `address` (port 0 = any free port) and serves clients on the current tokio runtime.
+    /// Returns the server and the stream of [`Event`]s.
+    pub async fn bind(
+        address: SocketAddr,
+        options: ServerOptions,
+    ) -> std::io::Result<(Server, mpsc::UnboundedReceiver<Event>)> {
+        let listener = TcpListener::bind(address).await?;
+        let address = listener.local_addr()?;
+        let (events, receiver) = mpsc::unbounded_channel();
+        let session_id = format!(
+            "{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        );
+        let shared = Arc::new(Shared {
+            options,
+            session_id,
+            state: Mutex::new(State::default()),
+            events,
+        });
+        let server = Server { shared, address };
+        let accepting = server.clone();
+        tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, peer)) => {
+                        let s = accepting.clone();
+                        tokio::spawn(async move { s.serve(stream, peer).await });
+                    }
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+                }
+            }
+        });
+        Ok((server, receiver))
+    }
+
+    /// The address the server listens on.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Advertises a channel to every client; returns its id. A channel that was removed and comes back with
+    /// the same topic, type and schema gets its old id (the protocol allows clients to cache by id).
+    pub fn add_channel(&self, topic: &str, schema_name: &str, schema: &str) -> u32 {
+        let mut st = self.shared.state();
+        if let Some(c) = st
+            .channels
+            .values()
+            .find(|c| c.topic == topic && c.schema_name == schema_name)
+        {
+            return c.id;
+        }
+        let same = |c: &Channel| c.topic == topic && c.schema_name == schema_name && c.schema == schema;
+        let channel = match st.retired.iter().position(same) {
+            Some(i) => st.retired.swap_remove(i),
+            None => {
+                st.next_channel += 1;
+                Channel {
+                    id: st.next_channel,
+                    topic: topic.to_owned(),
+                    encoding: "cdr".into(),
+                    schema_name: schema_name.to_owned(),
+                    schema: schema.to_owned(),
+                    schema_encoding: "ros2msg".into(),
+                }
+            }
+        };
+        let id = channel.id;
+        let text = ServerMessage::Advertise {
+            channels: vec![&channel],
+        }
+        .to_json();
+        for client in st.clients.values() {
+            client.io.control(text.clone());
+        }
+        st.channels.insert(id, channel);
+        id
+    }
+
+    /// Unadvertises a channel (its topic is gone); the clients' subscriptions to it end.
+    pub fn remove_channel(&self, channel_id: u32) {
+        let mut st = self.shared.state();
+        let Some(channel) = st.channels.remove(&channel_id) else {
+            return;
+        };
+        let text = ServerMessage::Unadvertise {
+            channel_ids: vec![channel_id],
+        }
+        .to_json();
+        for client in st.clients.values_mut() {
+            if let Some(sub) = client.by_channel.remove(&channel_id) {
+                client.subscriptions.remove(&sub);
+            }
+            client.io.control(text.clone());
+        }
+        st.retired.push(channel);
+    }
+
+    /// The channels advertised now, by id.
+    pub fn channels(&self) -> Vec<Channel> {
+        self.shared.state().channels.values().cloned().collect()
+    }
+
+    /// Sends one message (raw CDR) of a channel to every client subscribed to it; returns to how many.
+    pub fn publish(&self, channel_id: u32, timestamp_ns: u64, payload: &[u8]) -> usize {
+        let st = self.shared.state();
+        let mut sent = 0;
+        for client in st.clients.values() {
+            if let Some(&sub) = client.by_channel.get(&channel_id) {
+                client
+                    .io
+                    .queue()
+                    .push_data(protocol::message_data(sub, timestamp_ns, payload));
+                client.io.wake.notify_one();
+                sent += 1;
+            }
+        }
+        sent
+    }
+
+    /// Sends a time frame to every client (only with [`ServerOptions::time`]).
+    pub fn broadcast_time(&self, timestamp_ns: u64) {
+        if !self.shared.options.time {
+            return;
+        }
+        let st = self.shared.state();
+        for client in st.clients.values() {
+            client.io.queue().push_data(protocol::time(timestamp_ns));
+            client.io.wake.notify_one();
+        }
+    }
+
+    /// Sends a status message to every client.
+    pub fn broadcast_status(&self, level: Level, message: &str) {
+        let text = protocol::status(level, message);
+        for client in self.shared.state().clients.values() {
+            client.io.control(text.clone());
+        }
+    }
+
+    /// Per connected client, in connection order.
+    pub fn client_stats(&self) -> Vec<ClientStats> {
+        (self.shared.state().clients.values())
+            .map(|c| {
+                let q = c.io.queue();
+                ClientStats {
+                    address: c.address,
+                    subscriptions: c.subscriptions.len(),
+                    sent: q.sent(),
+                    dropped: q.dropped(),
+                    queued: q.len(),
+                }
+            })
+            .collect()
+    }
+
+    fn server_info(&self) -> String {
+        let mut capabilities = Vec::new();
+        if self.shared.options.time {
+            capabilities.push("time");
+        }
+        ServerMessage::ServerInfo {
+            name: &self.shared.options.name,
+            capabilities,
+            supported_encodings: Vec::new(),
+            metadata: BTreeMap::new(),
+            session_id: self.shared.session_id.clone(),
+        }
+        .to_json()
+    }
+
+    async fn serve(self, stream: TcpStream, address: SocketAddr) {
+        let _ = stream.set_nodelay(true);
+        let Ok(ws) = tokio_tungstenite::accept_hdr_async(stream, choose_subprotocol).await else {
+            return;
+        };
+        let io = Arc::new(ClientIo {
+            queue: Mutex::new(ClientQueue::new(
+                self.shared.options.data_queue_len,
+                self.shared.options.control_queue_len,
+            )),
+            wake: Notify::new(),
+            closed: AtomicBool::new(false),
+        });
+        let id = {
+            let mut st = self.shared.state();
+            io.control(self.server_info());
+            let channels: Vec<&Channel> = st.channels.values().collect();
+            io.control(ServerMessage::Advertise { channels }.to_json());
+            st.next_client += 1;
+            let id = st.next_client;
+            st.clients.insert(
+                id,
+                Client {
+                    address,
+                    io: io.clone(),
+                    subscriptions: HashMap::new(),
+                    by_channel: HashMap::new(),
+                },
+            );
+            id
+        };
+        let (mut sink, mut source) = ws.split();
+        let writer_io = io.clone();
+        let writer = async move {
+            loop {
+                if writer_io.closed.load(Ordering::Relaxed) {
+                    let _ = sink.close().await;
+                    return;
+                }
+                let batch: Vec<Outgoing> = {
+                    let mut q = writer_io.queue();
+                    std::iter::from_fn(|| q.pop()).take(256).collect()
+                };
+                if batch.is_empty() {
+                    writer_io.wake.notified().await;
+                    continue;
+                }
+                for m in batch {
+                    let message = match m {
+                        Outgoing::Text(t) => Message::text(t),
+                        Outgoing::Binary(b) => Message::binary(b),
+                    };
+                    if sink.feed(message).await.is_err() {
+                        return;
+                    }
+                }
+                if sink.flush().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let reader = async {
+            while let Some(Ok(message)) = source.next().await {
+                match message {
+                    Message::Text(text) => self.handle(id, &io, text.as_str()),
+                    Message::Binary(bytes) => {
+                        let op = bytes.first().copied().unwrap_or(0);
+                        io.control(protocol::status(
+                            Level::Error,
+                            protocol::ProtocolError::Binary(op).to_string(),
+                        ));
+                    }
+                    Message::Close(_) => break,
+                    _ => {}
+                }
+            }
+        };
+        tokio::select! {
+            _ = writer => {}
+            _ = reader => {}
+        }
+        self.disconnect(id);
+    }
+
+    /// Acts on one text message of client `id`; problems go back as status messages.
+    fn handle(&self, id: u64, io: &ClientIo, text: &str) {
+        let message = match parse_client(text) {
+            Ok(m) => m,
+            Err(e) => return io.control(protocol::status(Level::Error, e.to_string())),
+        };
+        let mut problems = Vec::new();
+        let mut events = Vec::new();
+        {
+            let mut st = self.shared.state();
+            match message {
+                ClientMessage::Subscribe(subs) => {
+                    for s in subs {
+                        let Some(topic) = st.channels.get(&s.channel_id).map(|c| c.topic.clone()) else {
+                            problems.push(format!("subscribe: unknown channel id {}", s.channel_id));
+                            continue;
+                        };
+                        let first = st.subscribers(s.channel_id) == 0;
+                        let Some(client) = st.clients.get_mut(&id) else {
+                            return;
+                        };
+                        if client.subscriptions.contains_key(&s.id) {
+                            problems.push(format!("subscribe: subscription id {} is already in use", s.id));
+                            continue;
+                        }
+                        if client.by_channel.contains_key(&s.channel_id) {
+                            problems.push(format!(
+                                "subscribe: channel {} ({topic}) is already subscribed",
+                                s.channel_id
+                            ));
+                            continue;
+                        }
+                        client.subscriptions.insert(s.id, s.channel_id);
+                        client.by_channel.insert(s.channel_id, s.id);
+                        if first {
+                            events.push(Event::Subscribed {
+                                channel_id: s.channel_id,
+                                topic,
+                            });
+                        }
+                    }
+                }
+                ClientMessage::Unsubscribe(ids) => {
+                    for sub in ids {
+                        let Some(client) = st.clients.get_mut(&id) else {
+                            return;
+                        };
+                        let Some(channel_id) = client.subscriptions.remove(&sub) else {
+                            problems.push(format!("unsubscribe: unknown subscription id {sub}"));
+                            continue;
+                        };
+                        client.by_channel.remove(&channel_id);
+                        if st.subscribers(channel_id) == 0 {
+                            if let Some(c) = st.channels.get(&channel_id) {
+                                events.push(Event::Unsubscribed {
+                                    channel_id,
+                                    topic: c.topic.clone(),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for e in events {
+            let _ = self.shared.events.send(e);
+        }
+        if !problems.is_empty() {
+            let shown = problems.len().min(20);
+            let more = problems.len() - shown;
+            let mut text = problems[..shown].join("; ");
+            if more > 0 {
+                text += &format!("; and {more} more");
+            }
+            io.control(protocol::status(Level::Error, text));
+        }
+    }
+
+    fn disconnect(&self, id: u64) {
+        let mut events = Vec::new();
+        {
+            let mut st = self.shared.state();
+            let Some(client) = st.clients.remove(&id) else {
+                return;
+            };
+            for channel_id in client.by_channel.keys() {
+                if st.subscribers(*channel_id) == 0 {
+                    if let Some(c) = st.channels.get(channel_id) {
+                        events.push(Event::Unsubscribed {
+                            channel_id: *channel_id,
+                            topic: c.topic.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        events.sort_by_key(|e| match e {
+            Event::Subscribed { channel_id, .. } | Event::Unsubscribed { channel_id, .. } => *channel_id,
+        });
+        for e in events {
+            let _ = self.shared.events.send(e);
+        }
+    }
+}
+
+/// The handshake: a client must offer `foxglove.websocket.v1`, which the answer then names.
+#[allow(clippy::result_large_err)]
+fn choose_subprotocol(request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
+    let offered = (request.headers().get_all("Sec-WebSocket-Protocol").iter())
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == SUBPROTOCOL);
+    if !offered {
+        let mut refusal = ErrorResponse::new(Some(format!(
+            "this is a Foxglove WebSocket server: offer the subprotocol {SUBPROTOCOL}"
+        )));
+        *refusal.status_mut() = StatusCode::BAD_REQUEST;
+        return Err(refusal);
+    }
+    response
+        .headers_mut()
+        .insert("Sec-WebSocket-Protocol", HeaderValue::from_static(SUBPROTOCOL));
+    Ok(response)
+}

@@ -1,0 +1,246 @@
+//! The server over real sockets, driven by a tokio-tungstenite client (the npm `@foxglove/ws-protocol`
+//! client drives the node in test/view).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use lockstep_view::{Event, Server, ServerOptions};
+use serde_json::Value;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+async fn start(options: ServerOptions) -> (Server, tokio::sync::mpsc::UnboundedReceiver<Event>) {
+    Server::bind("127.0.0.1:0".parse().unwrap(), options)
+        .await
+        .unwrap()
+}
+
+async fn connect(server: &Server) -> Ws {
+    let mut request = format!("ws://{}", server.address())
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("Sec-WebSocket-Protocol", "foxglove.websocket.v1".parse().unwrap());
+    tokio_tungstenite::connect_async(request).await.unwrap().0
+}
+
+async fn next(ws: &mut Ws) -> Message {
+    tokio::time::timeout(Duration::from_secs(10), ws.next())
+        .await
+        .expect("a message within 10 s")
+        .unwrap()
+        .unwrap()
+}
+
+async fn next_json(ws: &mut Ws) -> Value {
+    match next(ws).await {
+        Message::Text(t) => serde_json::from_str(t.as_str()).unwrap(),
+        other => panic!("expected JSON, got {other:?}"),
+    }
+}
+
+async fn next_event(events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> Event {
+    tokio::time::timeout(Duration::from_secs(10), events.recv())
+        .await
+        .expect("an event within 10 s")
+        .unwrap()
+}
+
+async fn send(ws: &mut Ws, text: &str) {
+    ws.send(Message::text(text.to_owned())).await.unwrap();
+}
+
+async fn subscribe(ws: &mut Ws, sub: u32, channel: u32) {
+    send(
+        ws,
+        &format!(r#"{{"op":"subscribe","subscriptions":[{{"id":{sub},"channelId":{channel}}}]}}"#),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_client_sees_channels_subscribes_and_gets_the_data() {
+    let (server, mut events) = start(ServerOptions::default()).await;
+    let odom = server.add_channel("/odom", "nav_msgs/msg/Odometry", "MSG: ...");
+    let mut ws = connect(&server).await;
+    let info = next_json(&mut ws).await;
+    assert_eq!(info["op"], "serverInfo");
+    let adv = next_json(&mut ws).await;
+    assert_eq!(adv["op"], "advertise");
+    assert_eq!(adv["channels"][0]["topic"], "/odom");
+    assert_eq!(adv["channels"][0]["encoding"], "cdr");
+    assert_eq!(adv["channels"][0]["schemaEncoding"], "ros2msg");
+
+    subscribe(&mut ws, 7, odom).await;
+    let e = next_event(&mut events).await;
+    assert_eq!(
+        e,
+        Event::Subscribed {
+            channel_id: odom,
+            topic: "/odom".into()
+        }
+    );
+    assert_eq!(server.publish(odom, 42, b"cdr bytes"), 1);
+    match next(&mut ws).await {
+        Message::Binary(b) => {
+            assert_eq!(b[0], 1);
+            assert_eq!(u32::from_le_bytes(b[1..5].try_into().unwrap()), 7);
+            assert_eq!(u64::from_le_bytes(b[5..13].try_into().unwrap()), 42);
+            assert_eq!(&b[13..], b"cdr bytes");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // A topic that appears later is advertised; one that goes away is unadvertised.
+    let late = server.add_channel("/late", "std_msgs/msg/String", "string data");
+    assert_eq!(next_json(&mut ws).await["channels"][0]["topic"], "/late");
+    server.remove_channel(odom);
+    let un = next_json(&mut ws).await;
+    assert_eq!(un["op"], "unadvertise");
+    assert_eq!(un["channelIds"][0], odom);
+    assert_eq!(server.publish(odom, 0, b"x"), 0);
+    // Coming back unchanged, it keeps its id.
+    assert_eq!(
+        server.add_channel("/odom", "nav_msgs/msg/Odometry", "MSG: ..."),
+        odom
+    );
+    assert_ne!(late, odom);
+
+    // (A removed channel's subscriptions end with it: the node that removed it knows.)
+    next_json(&mut ws).await; // the advertisement of /odom again
+    subscribe(&mut ws, 8, late).await;
+    let e = next_event(&mut events).await;
+    assert_eq!(
+        e,
+        Event::Subscribed {
+            channel_id: late,
+            topic: "/late".into()
+        }
+    );
+    // Leaving: the last subscriber gone is an event.
+    drop(ws);
+    let e = next_event(&mut events).await;
+    assert_eq!(
+        e,
+        Event::Unsubscribed {
+            channel_id: late,
+            topic: "/late".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn bad_input_gets_a_status_and_the_connection_goes_on() {
+    let (server, _events) = start(ServerOptions::default()).await;
+    let chan = server.add_channel("/a", "std_msgs/msg/String", "string data");
+    let mut ws = connect(&server).await;
+    next_json(&mut ws).await;
+    next_json(&mut ws).await;
+    let huge: Vec<String> = (0..20_000)
+        .map(|i| format!(r#"{{"id":{i},"channelId":{i}}}"#))
+        .collect();
+    let cases = [
+        ("{not json".to_owned(), "malformed"),
+        (
+            r#"{"op":"subscribe","subscriptions":[{"id":1,"channelId":999}]}"#.to_owned(),
+            "unknown channel id 999",
+        ),
+        (
+            r#"{"op":"unsubscribe","subscriptionIds":[5]}"#.to_owned(),
+            "unknown subscription id 5",
+        ),
+        (r#"{"op":"callService"}"#.to_owned(), "not supported"),
+        (
+            format!(r#"{{"op":"subscribe","subscriptions":[{}]}}"#, huge.join(",")),
+            "at most 10000",
+        ),
+    ];
+    for (text, expected) in cases {
+        send(&mut ws, &text).await;
+        let status = next_json(&mut ws).await;
+        assert_eq!(status["op"], "status");
+        assert_eq!(status["level"], 2);
+        assert!(status["message"].as_str().unwrap().contains(expected), "{status}");
+    }
+    ws.send(Message::binary(vec![2u8, 0, 0])).await.unwrap();
+    assert!(next_json(&mut ws).await["message"]
+        .as_str()
+        .unwrap()
+        .contains("opcode 0x02"));
+    // Still serving.
+    subscribe(&mut ws, 1, chan).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(server.publish(chan, 1, b"ok"), 1);
+    assert!(matches!(next(&mut ws).await, Message::Binary(_)));
+}
+
+#[tokio::test]
+async fn a_client_without_the_subprotocol_is_refused() {
+    let (server, _events) = start(ServerOptions::default()).await;
+    let e = tokio_tungstenite::connect_async(format!("ws://{}", server.address()))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("400"), "{e}");
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_loses_its_oldest_messages_not_the_others_theirs() {
+    let options = ServerOptions {
+        data_queue_len: 64,
+        ..ServerOptions::default()
+    };
+    let (server, _events) = start(options).await;
+    let chan = server.add_channel("/big", "std_msgs/msg/String", "string data");
+    let mut fast = connect(&server).await;
+    let mut slow = connect(&server).await;
+    for ws in [&mut fast, &mut slow] {
+        next_json(ws).await;
+        next_json(ws).await;
+        subscribe(ws, 1, chan).await;
+    }
+    while server.client_stats().iter().any(|c| c.subscriptions == 0) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // 2,000 messages of 64 KiB (125 MiB): far more than the socket buffers hold for a client that never reads.
+    let payload = vec![7u8; 64 * 1024];
+    let total = 2_000u64;
+    let reader = tokio::spawn(async move {
+        let mut got = 0u64;
+        let mut last = 0u64;
+        while got < total {
+            if let Message::Binary(b) = next(&mut fast).await {
+                let stamp = u64::from_le_bytes(b[5..13].try_into().unwrap());
+                assert!(stamp > last || got == 0, "in order");
+                last = stamp;
+                got += 1;
+            }
+        }
+        got
+    });
+    for i in 1..=total {
+        server.publish(chan, i, &payload);
+        if i % 32 == 0 {
+            tokio::task::yield_now().await;
+            // Give the fast reader time to keep up (it is not the one under test).
+            while server.client_stats()[0].queued > 32 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+    }
+    assert_eq!(
+        reader.await.unwrap(),
+        total,
+        "the reading client got every message"
+    );
+    let stats = server.client_stats();
+    assert_eq!(stats[0].dropped, 0);
+    assert!(stats[1].dropped > 1_000, "{stats:?}");
+    assert!(stats[1].queued <= 64 + 2, "{stats:?}");
+    drop(slow);
+}

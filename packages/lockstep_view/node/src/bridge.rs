@@ -1,0 +1,236 @@
+//! The graph to the WebSocket server: every `period` the node looks at the ROS graph; each topic the
+//! selection matches (and that has a publisher, whose QoS the subscription adapts to) is advertised with its
+//! `ros2msg` schema; a topic gone from the graph is unadvertised. A topic is subscribed (through
+//! `lockstep_ros::generic`, so every installed type works) when a client first subscribes to its channel;
+//! while no client looks at it, its messages are dropped on arrival. With `sim_time`, `/clock` drives the
+//! protocol's time messages and stamps every relayed message; otherwise messages carry their receive time.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use futures::StreamExt;
+use lockstep_bag::MessageDefinitions;
+use lockstep_recorder::{adapt_qos, TopicSelection};
+use lockstep_ros::generic::GenericNode;
+use lockstep_ros::{lock, qos, SharedNode};
+use lockstep_view::{Event, Server, ServerOptions};
+use r2r::rosgraph_msgs::msg::Clock;
+
+/// What the view serves and how.
+#[derive(Debug, Clone)]
+pub struct ViewOptions {
+    /// Where to listen.
+    pub address: SocketAddr,
+    /// Which topics to offer.
+    pub selection: TopicSelection,
+    /// How often to look at the graph.
+    pub period: Duration,
+    /// Data messages kept per client before its oldest are dropped.
+    pub queue_len: usize,
+    /// Offer `/clock` as the protocol's time and stamp messages with it.
+    pub sim_time: bool,
+}
+
+/// One advertised topic.
+struct Topic {
+    type_name: String,
+    channel_id: u32,
+    /// Some client looks at it (the subscription's sink relays only then).
+    wanted: Arc<AtomicBool>,
+    subscribed: bool,
+}
+
+/// Serves the graph until the node stops.
+pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
+    let logger = lockstep_ros::logger_name(&node)?;
+    let server_options = ServerOptions {
+        data_queue_len: options.queue_len,
+        time: options.sim_time,
+        ..ServerOptions::default()
+    };
+    let (server, mut events) = Server::bind(options.address, server_options)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", options.address))?;
+    r2r::log_info!(
+        &logger,
+        "live view on ws://{} (in Foxglove: Open connection, Foxglove WebSocket, this URL)",
+        server.address()
+    );
+    let generic = GenericNode::new("lockstep_view", "/")?;
+    let prefix_path = std::env::var("AMENT_PREFIX_PATH").unwrap_or_default();
+    let mut definitions = MessageDefinitions::from_prefix_path(&prefix_path);
+    let clock_ns = Arc::new(AtomicU64::new(0));
+    let mut clock = if options.sim_time {
+        Some(lock(&node)?.subscribe::<Clock>("/clock", qos::sensor_data())?)
+    } else {
+        None
+    };
+    let mut topics: BTreeMap<String, Topic> = BTreeMap::new();
+    let mut skipped: BTreeMap<String, String> = BTreeMap::new();
+    let mut dropped_logged: Vec<u64> = Vec::new();
+    let mut ticker = tokio::time::interval(options.period);
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {
+                refresh(&node, &server, &options, &mut definitions, &mut topics, &mut skipped, &logger)?;
+                log_drops(&server, &mut dropped_logged, &logger);
+            }
+            Some(event) = events.recv() => {
+                handle(event, &generic, &node, &server, &options, &clock_ns, &mut topics, &logger);
+            }
+            Some(msg) = async { match clock.as_mut() { Some(c) => c.next().await, None => std::future::pending().await } } => {
+                let ns = u64::try_from(msg.clock.sec).unwrap_or(0) * 1_000_000_000 + u64::from(msg.clock.nanosec);
+                clock_ns.store(ns, Ordering::Relaxed);
+                server.broadcast_time(ns);
+            }
+        }
+    }
+}
+
+/// Advertises new topics and unadvertises vanished ones.
+fn refresh(
+    node: &SharedNode,
+    server: &Server,
+    options: &ViewOptions,
+    definitions: &mut MessageDefinitions,
+    topics: &mut BTreeMap<String, Topic>,
+    skipped: &mut BTreeMap<String, String>,
+    logger: &str,
+) -> anyhow::Result<()> {
+    let graph: BTreeMap<String, Vec<String>> = lock(node)?.get_topic_names_and_types()?.into_iter().collect();
+    let gone: Vec<String> = (topics.keys())
+        .filter(|t| graph.get(*t).and_then(|types| types.first()) != Some(&topics[*t].type_name))
+        .cloned()
+        .collect();
+    for topic in gone {
+        if let Some(t) = topics.remove(&topic) {
+            t.wanted.store(false, Ordering::Relaxed);
+            server.remove_channel(t.channel_id);
+            r2r::log_info!(logger, "{topic} is gone: unadvertised");
+        }
+    }
+    for (topic, types) in &graph {
+        let Some(type_name) = types.first() else { continue };
+        if topics.contains_key(topic) || !options.selection.matches(topic) {
+            continue;
+        }
+        let schema = match definitions.resolve(type_name) {
+            Ok(d) => d.text,
+            Err(e) => {
+                if skipped.insert(topic.clone(), type_name.clone()).as_ref() != Some(type_name) {
+                    r2r::log_warn!(logger, "not offering {topic} ({type_name}): {e}");
+                }
+                continue;
+            }
+        };
+        let channel_id = server.add_channel(topic, type_name, &schema);
+        topics.insert(
+            topic.clone(),
+            Topic {
+                type_name: type_name.clone(),
+                channel_id,
+                wanted: Arc::new(AtomicBool::new(false)),
+                subscribed: false,
+            },
+        );
+    }
+    Ok(())
+}
+
+/// A channel got its first client (subscribe to the topic) or lost its last.
+#[allow(clippy::too_many_arguments)]
+fn handle(
+    event: Event,
+    generic: &GenericNode,
+    node: &SharedNode,
+    server: &Server,
+    options: &ViewOptions,
+    clock_ns: &Arc<AtomicU64>,
+    topics: &mut BTreeMap<String, Topic>,
+    logger: &str,
+) {
+    match event {
+        Event::Subscribed { channel_id, topic } => {
+            let Some(t) = topics.get_mut(&topic).filter(|t| t.channel_id == channel_id) else {
+                return;
+            };
+            t.wanted.store(true, Ordering::Relaxed);
+            if t.subscribed {
+                return;
+            }
+            let offered: Vec<lockstep_bag::QosProfile> = lock(node)
+                .ok()
+                .and_then(|n| n.get_publishers_info_by_topic(&topic, false).ok())
+                .unwrap_or_default()
+                .iter()
+                .map(|p| qos::to_bag(&p.qos_profile))
+                .collect();
+            let wanted = adapt_qos(&offered);
+            let mut profile = qos::reliable(100);
+            if !wanted.reliable {
+                profile = profile.best_effort();
+            }
+            if wanted.transient_local {
+                profile = profile.transient_local();
+            }
+            let (relay, on, clock, sim_time) = (
+                server.clone(),
+                t.wanted.clone(),
+                clock_ns.clone(),
+                options.sim_time,
+            );
+            let made = generic.subscribe_with(&topic, &t.type_name, profile, move |cdr| {
+                if on.load(Ordering::Relaxed) {
+                    let stamp = if sim_time {
+                        clock.load(Ordering::Relaxed)
+                    } else {
+                        wall_ns()
+                    };
+                    relay.publish(channel_id, stamp, &cdr);
+                }
+            });
+            match made {
+                Ok(()) => {
+                    t.subscribed = true;
+                    r2r::log_info!(logger, "relaying {topic} ({})", t.type_name);
+                }
+                Err(e) => {
+                    let text = format!("cannot subscribe to {topic}: {e}");
+                    r2r::log_warn!(logger, "{text}");
+                    server.broadcast_status(lockstep_view::Level::Error, &text);
+                }
+            }
+        }
+        Event::Unsubscribed { channel_id, topic } => {
+            if let Some(t) = topics.get(&topic).filter(|t| t.channel_id == channel_id) {
+                t.wanted.store(false, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Logs clients whose drop count grew since the last look.
+fn log_drops(server: &Server, logged: &mut Vec<u64>, logger: &str) {
+    let stats = server.client_stats();
+    logged.resize(stats.len(), 0);
+    for (i, c) in stats.iter().enumerate() {
+        if c.dropped > logged[i] {
+            r2r::log_warn!(
+                logger,
+                "client {}: {} message(s) dropped so far (it reads slower than the topics publish)",
+                c.address,
+                c.dropped
+            );
+            logged[i] = c.dropped;
+        }
+    }
+}
+
+fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}

@@ -1,0 +1,121 @@
+"""Relay figures of `lockstep view` (issue 15): messages published by an rclpy process on /bench
+(std_msgs/String of a given size at a given rate, each starting with its publish time in ns) reach 1 and 4
+Foxglove clients (test/view/client.js: @foxglove/ws-protocol's FoxgloveClient). Per case: messages
+received per client, the view's CPU over the publishing window, and the added latency from publish to
+client receipt (p50/p99 over every message of every client). Run by scripts/bench/view.sh."""
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CLIENT = REPO / "test/view/client.js"
+
+
+def publish(size, rate, seconds):
+    """The publisher process: waits for the view's subscription, then publishes on schedule."""
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
+    from std_msgs.msg import String
+    rclpy.init()
+    node = rclpy.create_node("view_bench_publisher")
+    pub = node.create_publisher(String, "/bench", QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                                                             history=HistoryPolicy.KEEP_LAST))
+    deadline = time.monotonic() + 60
+    while pub.get_subscription_count() < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(2.0)  # every client has subscribed by now (they connect before the view subscribes)
+    pad = "x" * size
+    msg = String()
+    start = time.monotonic()
+    sent = 0
+    print(json.dumps({"start": time.time()}), flush=True)
+    while True:
+        now = time.monotonic()
+        if now - start >= seconds:
+            break
+        due = int((now - start) * rate) + 1
+        while sent < due:
+            stamp = str(time.time_ns())
+            msg.data = stamp + pad[len(stamp):]
+            pub.publish(msg)
+            sent += 1
+        time.sleep(0.0002)
+    print(json.dumps({"sent": sent, "secs": time.monotonic() - start}), flush=True)
+    time.sleep(1.0)
+    rclpy.shutdown()
+
+
+def cpu_secs(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def case(lockstep, size, rate, clients, seconds):
+    env = dict(os.environ, ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    port = free_port()
+    view = subprocess.Popen([lockstep, "view", "--port", str(port), "--address", "127.0.0.1",
+                             "--topics", "/bench", "--discovery-period-secs", "0.2", "--queue", "4096"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    publisher = subprocess.Popen([sys.executable, __file__, "--publish", str(size), str(rate), str(seconds)],
+                                 env=env, stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    readers = [subprocess.Popen(["node", str(CLIENT), f"ws://127.0.0.1:{port}", "--subscribe", "/bench",
+                                 "--quiet", "--latency", "--max", "1000000000", "--seconds", str(seconds + 12)],
+                                stdout=subprocess.PIPE, text=True, cwd=CLIENT.parent) for _ in range(clients)]
+    start_line = json.loads(publisher.stdout.readline())
+    cpu0, t0 = cpu_secs(view.pid), time.monotonic()
+    end_line = json.loads(publisher.stdout.readline())
+    cpu1, t1 = cpu_secs(view.pid), time.monotonic()
+    publisher.wait(30)
+    results = []
+    for r in readers:
+        out, _ = r.communicate(timeout=seconds + 30)
+        done = [json.loads(l) for l in out.splitlines() if l.startswith('{"op":"done"')]
+        results.append(done[-1] if done else {"counts": {}, "latency_ms": {}})
+    view.terminate()
+    view.wait(10)
+    got = [r["counts"].get("/bench", 0) for r in results]
+    p50 = sorted(r["latency_ms"].get("p50") or 0 for r in results)[len(results) // 2]
+    p99 = max(r["latency_ms"].get("p99") or 0 for r in results)
+    del start_line
+    return {"size": size, "rate": rate, "clients": clients, "sent": end_line["sent"],
+            "offered_rate": end_line["sent"] / end_line["secs"], "received": got,
+            "cpu_pct": 100 * (cpu1 - cpu0) / (t1 - t0), "p50_ms": p50, "p99_ms": p99}
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--publish":
+        publish(int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
+        return
+    lockstep, seconds = sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
+    rows = []
+    for size, rate in ((256, 10_000), (1 << 20, 100)):
+        for clients in (1, 4):
+            r = case(lockstep, size, rate, clients, seconds)
+            rows.append(r)
+            print(json.dumps(r), file=sys.stderr, flush=True)
+    print("| message | clients | published (rate achieved) | received per client | view CPU (% of one core) "
+          "| added latency p50 / p99 |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        size = "256 B" if r["size"] == 256 else "1 MiB"
+        print(f"| {size} @ {r['rate']:g}/s | {r['clients']} | {r['sent']} ({r['offered_rate']:.0f}/s) | "
+              f"{min(r['received'])}-{max(r['received'])} | {r['cpu_pct']:.1f} | "
+              f"{r['p50_ms']:.2f} / {r['p99_ms']:.2f} ms |")
+
+
+if __name__ == "__main__":
+    main()

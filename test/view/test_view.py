@@ -1,0 +1,146 @@
+"""`lockstep view` against a real Foxglove client nobody here wrote: @foxglove/ws-protocol's FoxgloveClient
+decoding with @foxglove/rosmsg + @foxglove/rosmsg2-serialization (test/view/client.js, versions pinned in
+test/view/package-lock.json), while the simulator runs."""
+
+import json
+import math
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+from std_msgs.msg import String
+
+from lockstep_testing.harness import REPO_ROOT, reliable
+
+HERE = REPO_ROOT / "test/view"
+NODE_JS = shutil.which("node") or "node"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Client:
+    """client.js as a subprocess; its JSON lines collected as they come."""
+
+    def __init__(self, port, *args):
+        self.lines = []
+        self.proc = subprocess.Popen([NODE_JS, str(HERE / "client.js"), f"ws://127.0.0.1:{port}", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=HERE)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            try:
+                self.lines.append(json.loads(line))
+            except json.JSONDecodeError:
+                self.lines.append({"op": "raw", "text": line.rstrip()})
+
+    def of(self, op, **match):
+        return [l for l in list(self.lines) if l.get("op") == op and all(l.get(k) == v for k, v in match.items())]
+
+    def wait(self, timeout=60):
+        self.proc.wait(timeout)
+        self.thread.join(5)
+        return self.lines
+
+
+def start_sim(ros):
+    return ros.start("lockstep_sim_node", params={
+        "scene_file": str(REPO_ROOT / "config/scenes/warehouse.scene"),
+        "rule_files": f"{REPO_ROOT / 'config/rules/surface.dl'},{REPO_ROOT / 'config/rules/behaviour.dl'}",
+        "start_column": 2, "start_row": 9, "destination_column": 17, "destination_row": 9,
+        "time_scale": 2.0, "watch_files": False})
+
+
+def start_view(ros, port, *args):
+    view = ros.start("lockstep", "view", "--port", str(port), "--address", "127.0.0.1",
+                     "--discovery-period-secs", "0.2", *args, name="lockstep_view")
+    ros.wait_until(lambda: "live view on ws://" in view.log(), 60, "the view to listen", proc=view)
+    return view
+
+
+def test_a_foxglove_client_decodes_odometry_and_markers_of_the_running_simulator(ros):
+    sim = start_sim(ros)
+    port = free_port()
+    view = start_view(ros, port)
+    client = Client(port, "--subscribe", "/odom,/markers", "--max", "30", "--seconds", "60")
+    lines = client.wait(90)
+    assert sim.alive() and view.alive()
+    info = client.of("serverInfo")
+    assert info and info[0]["name"] == "lockstep view", lines[:3]
+    advertised = {l["topic"]: l for l in client.of("advertise")}
+    assert advertised["/odom"]["schemaName"] == "nav_msgs/msg/Odometry"
+    assert advertised["/odom"]["encoding"] == "cdr"
+    assert not client.of("schemaError") and not client.of("decodeError"), lines
+    odom = [l["msg"] for l in client.of("message", topic="/odom")]
+    assert len(odom) >= 30, client.of("done")
+    xs = [m["pose"]["pose"]["position"]["x"] for m in odom]
+    assert all(math.isfinite(x) for x in xs)
+    assert max(xs) - min(xs) > 0.05, xs  # the vehicle moves
+    assert all(m["header"]["frame_id"] == "odom" for m in odom)
+    markers = [l["msg"] for l in client.of("message", topic="/markers")]
+    assert markers and all(mk["header"]["frame_id"] == "map" for m in markers for mk in m["markers"])
+    # Every simulator topic the Foxglove layout shows is offered (the recorder's status is not running here).
+    layout = json.loads((REPO_ROOT / "config/foxglove/lockstep_layout.json").read_text())
+    shown = set(layout["configById"]["3D!lockstep_map"]["topics"])
+    shown |= {p["value"].split(".")[0] for p in layout["configById"]["Plot!lockstep_xy"]["paths"]}
+    shown.add(layout["configById"]["RawMessages!lockstep_state"]["topicPath"])
+    assert shown <= set(advertised), sorted(shown - set(advertised))
+
+
+def test_a_topic_that_appears_later_is_advertised_and_bad_input_gets_a_status(ros):
+    port = free_port()
+    view = start_view(ros, port)
+    client = Client(port, "--subscribe", "/appears_later", "--max", "3", "--seconds", "60", "--bad")
+    ros.wait_until(lambda: client.of("serverInfo"), 30, "the client to connect", proc=view)
+    # Bad input: each gets a status message, and the connection goes on.
+    ros.wait_until(lambda: len(client.of("status")) >= 4, 30, "four status messages", proc=view)
+    messages = " | ".join(s["message"] for s in client.of("status"))
+    assert "malformed" in messages and "unknown channel id 424242" in messages, messages
+    assert "at most 10000" in messages and "opcode 0x02" in messages, messages
+    pub = ros.publisher(String, "/appears_later", reliable(depth=10))
+
+    def published():
+        pub.publish(String(data="hello foxglove"))
+        return len(client.of("message", topic="/appears_later")) >= 3
+
+    ros.wait_until(published, 30, "the late topic's messages at the client", proc=view)
+    assert client.of("advertise", topic="/appears_later")
+    assert client.of("message", topic="/appears_later")[0]["msg"] == {"data": "hello foxglove"}
+    client.wait(30)
+    assert view.alive()
+
+
+def test_a_client_that_stops_reading_does_not_stall_the_others(ros):
+    port = free_port()
+    view = start_view(ros, port, "--queue", "32")
+    pub = ros.publisher(String, "/flood", reliable(depth=1000))
+    payload = "x" * 10_000
+    stop = threading.Event()
+
+    def flood():
+        while not stop.is_set():
+            pub.publish(String(data=payload))
+            time.sleep(0.001)
+
+    slow = Client(port, "--subscribe", "/flood", "--stall", "--quiet", "--seconds", "40", "--max", "1000000000")
+    fast = Client(port, "--subscribe", "/flood", "--quiet", "--seconds", "12", "--max", "1000000000")
+    flooder = threading.Thread(target=flood, daemon=True)
+    flooder.start()
+    try:
+        fast.wait(60)
+    finally:
+        stop.set()
+        flooder.join(5)
+    got = fast.of("done")[0]["counts"].get("/flood", 0)
+    # The fast client keeps up (hundreds of 10 kB messages a second) while the stalled one drops its oldest.
+    assert got > 1000, fast.lines[-3:]
+    ros.wait_until(lambda: "message(s) dropped so far" in view.log(), 30, "the view to log the drops", proc=view)
+    slow.proc.kill()
+    assert view.alive()
