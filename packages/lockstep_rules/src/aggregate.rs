@@ -1,9 +1,10 @@
 //! Aggregates (`C = count : { edge(X, _) }`, `S = sum W : { w(X, W) }`, `min`, `max`): the fold over the
 //! rows of one atom, in a lower stratum, that match the variables bound outside the aggregate.
 
-use crate::eval::{arith, bind_row, eval_expr, Relation};
+use crate::eval::{arith, bind_row, eval_expr};
 use crate::parser::{AggOp, ArithOp};
 use crate::program::{CExpr, Step};
+use crate::relation::Relation;
 use crate::value::{hash_values, Value};
 
 /// Fold `value` (or count) over the rows `inner` matches in its whole relation; `None` for `min` or `max`

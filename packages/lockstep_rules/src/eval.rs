@@ -1,19 +1,14 @@
-//! Relations, hash indexes and semi-naive evaluation of compiled strata.
+//! Semi-naive evaluation of compiled strata over [`Relation`]s.
 //!
-//! A relation stores its rows flat (`arity` values per row) and only ever appends within one evaluation, so
-//! a row is named by its number and "the rows of the previous round" are a range of numbers. Each index
-//! (one per set of bound columns some plan uses) maps a key to the newest row with that key and chains
-//! older rows through `next`; walking a chain therefore visits rows newest first and can stop as soon as it
-//! passes below the range being read, which makes delta lookups touch only delta rows.
-
-use hashbrown::HashTable;
+//! A round's plans read only the rows present when it began (its bounds); the tuples they derive are
+//! appended to the head relation at once, past those bounds, by batches whose hash-table slots are
+//! prefetched as they are derived. The next round reads them as its delta.
 
 use crate::error::{Error, Result};
 use crate::parser::{ArithOp, CmpOp};
 use crate::program::{Arg, CExpr, CRule, Program, Source, Step, Stratum};
+use crate::relation::{Relation, NONE};
 use crate::value::{hash_values, Value};
-
-const NONE: u32 = u32::MAX;
 
 /// `a op b`, or `None` when undefined (division by zero, overflow, non-finite float, arithmetic on a
 /// symbol): the rule instance then derives nothing, as in clingo.
@@ -96,193 +91,17 @@ pub(crate) fn compare(op: CmpOp, a: Value, b: Value) -> bool {
     }
 }
 
-/// Rows with the same values on `cols`, chained newest first.
-#[derive(Debug, Clone)]
-struct Index {
-    cols: Vec<usize>,
-    heads: HashTable<u32>,
-    next: Vec<u32>,
-    /// Rows `0..indexed` are in the index.
-    indexed: usize,
-}
-
-/// A set of tuples of one arity.
-#[derive(Debug, Clone)]
-pub(crate) struct Relation {
-    arity: usize,
-    data: Vec<Value>,
-    len: usize,
-    set: HashTable<u32>,
-    indexes: Vec<Index>,
-}
-
-impl Relation {
-    pub(crate) fn new(arity: usize, index_specs: &[Vec<usize>]) -> Self {
-        Relation {
-            arity,
-            data: Vec::new(),
-            len: 0,
-            set: HashTable::new(),
-            indexes: index_specs
-                .iter()
-                .map(|cols| Index {
-                    cols: cols.clone(),
-                    heads: HashTable::new(),
-                    next: Vec::new(),
-                    indexed: 0,
-                })
-                .collect(),
-        }
-    }
-
-    /// Number of tuples.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline]
-    pub(crate) fn row(&self, r: usize) -> &[Value] {
-        &self.data[r * self.arity..(r + 1) * self.arity]
-    }
-
-    /// The row number of `tuple`, if present.
-    #[inline]
-    pub(crate) fn find_hashed(&self, hash: u64, tuple: impl Fn(usize) -> Value) -> Option<u32> {
-        let arity = self.arity;
-        let data = &self.data;
-        self.set
-            .find(hash, |&r| {
-                let row = &data[r as usize * arity..(r as usize + 1) * arity];
-                row.iter().enumerate().all(|(i, v)| *v == tuple(i))
-            })
-            .copied()
-    }
-
-    pub(crate) fn contains(&self, tuple: &[Value]) -> bool {
-        self.find_hashed(hash_values(tuple.iter().copied()), |i| tuple[i])
-            .is_some()
-    }
-
-    /// Inserts `tuple`; false when it was already present.
-    pub(crate) fn insert(&mut self, tuple: &[Value]) -> bool {
-        let hash = hash_values(tuple.iter().copied());
-        if self.find_hashed(hash, |i| tuple[i]).is_some() {
-            return false;
-        }
-        self.push_new(hash, tuple);
-        true
-    }
-
-    /// Appends a tuple known to be absent.
-    fn push_new(&mut self, hash: u64, tuple: &[Value]) {
-        let row = self.len as u32;
-        self.data.extend_from_slice(tuple);
-        self.len += 1;
-        let (arity, data) = (self.arity, &self.data);
-        self.set.insert_unique(hash, row, |&r| {
-            hash_values(data[r as usize * arity..(r as usize + 1) * arity].iter().copied())
-        });
-    }
-
-    /// Empties the relation, keeping its allocations for the next tick.
-    pub(crate) fn clear(&mut self) {
-        self.data.clear();
-        self.len = 0;
-        self.set.clear();
-        for index in &mut self.indexes {
-            index.heads.clear();
-            index.next.clear();
-            index.indexed = 0;
-        }
-    }
-
-    /// Brings every index up to date with the rows.
-    fn update_indexes(&mut self) {
-        let (arity, data, len) = (self.arity, &self.data, self.len);
-        for index in &mut self.indexes {
-            let cols = &index.cols;
-            let key_hash = |r: usize| hash_values(cols.iter().map(|&c| data[r * arity + c]));
-            for r in index.indexed..len {
-                let hash = key_hash(r);
-                let same_key = |&h: &u32| {
-                    cols.iter()
-                        .all(|&c| data[h as usize * arity + c] == data[r * arity + c])
-                };
-                match index.heads.find_mut(hash, same_key) {
-                    Some(head) => {
-                        index.next.push(*head);
-                        *head = r as u32;
-                    }
-                    None => {
-                        index.next.push(NONE);
-                        index
-                            .heads
-                            .insert_unique(hash, r as u32, |&h| key_hash(h as usize));
-                    }
-                }
-            }
-            index.indexed = len;
-        }
-    }
-
-    /// The newest row whose `index` columns equal `key`; older ones follow through [`Relation::next_in`].
-    #[inline]
-    fn chain_head(&self, index: usize, key: &[Arg], regs: &[Value]) -> u32 {
-        let ix = &self.indexes[index];
-        let hash = hash_values(key.iter().map(|a| a.get(regs)));
-        let (arity, data) = (self.arity, &self.data);
-        ix.heads
-            .find(hash, |&h| {
-                ix.cols
-                    .iter()
-                    .zip(key)
-                    .all(|(&c, a)| data[h as usize * arity + c] == a.get(regs))
-            })
-            .copied()
-            .unwrap_or(NONE)
-    }
-
-    #[inline]
-    fn next_in(&self, index: usize, row: u32) -> u32 {
-        self.indexes[index].next[row as usize]
-    }
-
-    /// Calls `f` with each row numbered in `lo..hi` whose `index` columns equal `key` (every row of the range
-    /// without an index), and the registers.
-    #[inline]
-    pub(crate) fn for_each_match(
-        &self,
-        index: Option<usize>,
-        key: &[Arg],
-        (lo, hi): (usize, usize),
-        regs: &mut [Value],
-        mut f: impl FnMut(&[Value], &mut [Value]),
-    ) {
-        match index {
-            None => (lo..hi).for_each(|r| f(self.row(r), regs)),
-            Some(ix) => {
-                let mut r = self.chain_head(ix, key, regs);
-                // A chain runs newest first: below `lo` nothing more is in the range.
-                while r != NONE && (r as usize) >= lo {
-                    if (r as usize) < hi {
-                        f(self.row(r as usize), regs);
-                    }
-                    r = self.next_in(ix, r);
-                }
-            }
-        }
-    }
-}
-
 /// All relations of a program plus the scratch space of evaluation, reused from tick to tick.
 #[derive(Debug, Clone)]
 pub(crate) struct Database {
     pub rels: Vec<Relation>,
-    pending: Vec<Relation>,
-    /// Per predicate, the row count before the previous round (`prev`) and now (`len`).
+    /// Per predicate, the row count before the previous round (`prev`) and at the start of this one (`len`).
+    /// Rows derived during a round are appended to their relation at once but lie beyond `len`, so no
+    /// plan reads them before the next round.
     bounds: Vec<(usize, usize)>,
     regs: Vec<Value>,
-    head_buf: Vec<Value>,
+    batch: Batch,
+    memo: Memo,
 }
 
 impl Database {
@@ -293,17 +112,12 @@ impl Database {
             .zip(&program.index_specs)
             .map(|(p, specs)| Relation::new(p.arity, specs))
             .collect();
-        let pending = program
-            .preds
-            .iter()
-            .map(|p| Relation::new(p.arity, &[]))
-            .collect();
         Database {
             bounds: vec![(0, 0); rels.len()],
             rels,
-            pending,
             regs: Vec::new(),
-            head_buf: Vec::new(),
+            batch: Batch::default(),
+            memo: Memo::default(),
         }
     }
 
@@ -327,7 +141,7 @@ impl Database {
 
     fn eval_stratum(&mut self, stratum: &Stratum, max_tuples: usize) -> Result<()> {
         // First round: every rule over everything known so far.
-        self.begin_round();
+        self.begin_round(&stratum.full_indexes);
         for rule in &stratum.rules {
             self.run(rule, &rule.full);
         }
@@ -337,7 +151,7 @@ impl Database {
         }
         // Later rounds: only derivations that use at least one row new in the previous round.
         while grew {
-            self.begin_round();
+            self.begin_round(&stratum.delta_indexes);
             for rule in &stratum.rules {
                 for (pred, plan) in &rule.deltas {
                     let (prev, len) = self.bounds[*pred];
@@ -351,35 +165,23 @@ impl Database {
         Ok(())
     }
 
-    fn begin_round(&mut self) {
+    /// Fixes the bounds of a round and brings the `indexes` its plans read up to date.
+    fn begin_round(&mut self, indexes: &[(usize, usize)]) {
         for (rel, bound) in self.rels.iter_mut().zip(&mut self.bounds) {
-            rel.update_indexes();
             bound.1 = rel.len();
+        }
+        for &(pred, index) in indexes {
+            self.rels[pred].update_index(index);
         }
     }
 
-    /// Moves this round's new tuples into their relations; true when any relation of the stratum grew.
+    /// Ends a round: its new rows become the delta of the next; true when any relation of the stratum grew.
     fn commit(&mut self, stratum: &Stratum, max_tuples: usize) -> Result<bool> {
         let mut grew = false;
         for &p in &stratum.preds {
-            let pending = &mut self.pending[p];
-            let rel = &mut self.rels[p];
-            self.bounds[p].0 = rel.len();
-            if pending.len() > 0 {
-                grew = true;
-                rel.set.reserve(pending.len(), |&r| {
-                    let (a, d) = (rel.arity, &rel.data);
-                    hash_values(d[r as usize * a..(r as usize + 1) * a].iter().copied())
-                });
-                rel.data.reserve(pending.data.len());
-                for r in 0..pending.len() {
-                    let tuple = pending.row(r);
-                    // Pending rows were checked against the relation when derived, and the relation did
-                    // not change during the round.
-                    rel.push_new(hash_values(tuple.iter().copied()), tuple);
-                }
-                pending.clear();
-            }
+            let bound = &mut self.bounds[p];
+            grew |= self.rels[p].len() > bound.1;
+            bound.0 = bound.1;
         }
         if grew && self.total_rows() > max_tuples {
             return Err(Error::TupleLimit { limit: max_tuples });
@@ -391,29 +193,54 @@ impl Database {
         self.regs.clear();
         self.regs.resize(rule.slots, Value::Int(0));
         let mut regs = std::mem::take(&mut self.regs);
-        let mut head_buf = std::mem::take(&mut self.head_buf);
-        let (head_rel, rest) = (&self.rels[rule.head], &self.rels);
+        self.memo.keys.resize(rule.memo, Value::Int(0));
+        self.memo.heads.clear();
+        self.memo.heads.resize(rule.memo, UNSET);
         let mut exec = Exec {
-            rels: rest,
+            rels: &mut self.rels,
             bounds: &self.bounds,
-            head_rel,
-            pending: &mut self.pending[rule.head],
-            head: &rule.head_args,
-            head_buf: &mut head_buf,
+            head: rule.head,
+            head_args: &rule.head_args,
+            batch: &mut self.batch,
+            memo: &mut self.memo,
         };
         exec.step(steps, 0, &mut regs);
+        exec.flush();
         self.regs = regs;
-        self.head_buf = head_buf;
     }
 }
 
+/// The lookup memo of a plan's indexed scans (see [`crate::program::assign_memos`]): at a scan's place,
+/// the key of its last lookup in `keys` and the chain head it found in `heads` (`UNSET` before the first).
+#[derive(Debug, Clone, Default)]
+struct Memo {
+    keys: Vec<Value>,
+    heads: Vec<u32>,
+}
+
+const UNSET: u32 = NONE - 1;
+
+/// Head tuples derived but not yet inserted, and their hashes.
+#[derive(Debug, Clone, Default)]
+struct Batch {
+    values: Vec<Value>,
+    hashes: Vec<u64>,
+}
+
+/// Derived tuples are inserted by batches of this many: each one's table slot is prefetched when it is
+/// derived, so the cache misses of a batch overlap instead of stalling one insertion after another.
+const BATCH: usize = 32;
+
+/// One run of a plan. The head relation is the only one written: new rows are appended past the round's
+/// bounds, and every read is confined to those bounds, so reads never see this round's derivations (nor
+/// does it matter when, within the round, a derived tuple is inserted).
 struct Exec<'a> {
-    rels: &'a [Relation],
+    rels: &'a mut [Relation],
     bounds: &'a [(usize, usize)],
-    head_rel: &'a Relation,
-    pending: &'a mut Relation,
-    head: &'a [CExpr],
-    head_buf: &'a mut Vec<Value>,
+    head: usize,
+    head_args: &'a [CExpr],
+    batch: &'a mut Batch,
+    memo: &'a mut Memo,
 }
 
 impl Exec<'_> {
@@ -427,22 +254,59 @@ impl Exec<'_> {
         }
     }
 
+    /// The newest row of `pred` whose `index` columns equal `key`, remembered at `memo`: indexes do not
+    /// change during a run, so an unchanged key has an unchanged chain.
+    #[inline]
+    fn chain_head(&mut self, pred: usize, index: usize, key: &[Arg], memo: usize, regs: &[Value]) -> u32 {
+        let Memo { keys, heads } = &mut *self.memo;
+        let last = &mut keys[memo..memo + key.len()];
+        if heads[memo] != UNSET && key.iter().zip(last.iter()).all(|(a, v)| a.get(regs) == *v) {
+            return heads[memo];
+        }
+        for (a, v) in key.iter().zip(last.iter_mut()) {
+            *v = a.get(regs);
+        }
+        heads[memo] = self.rels[pred].chain_head(index, key, regs);
+        heads[memo]
+    }
+
+    #[inline]
     fn emit(&mut self, regs: &[Value]) {
-        self.head_buf.clear();
-        for e in self.head {
-            match eval_expr(e, regs) {
-                Some(v) => self.head_buf.push(v),
-                None => return,
-            }
+        let values = &mut self.batch.values;
+        let start = values.len();
+        for e in self.head_args {
+            let v = match e {
+                CExpr::Slot(s) => regs[*s],
+                CExpr::Const(v) => *v,
+                _ => match eval_expr(e, regs) {
+                    Some(v) => v,
+                    None => return values.truncate(start),
+                },
+            };
+            values.push(v);
         }
-        // One hash serves both probes: most derivations in a recursive stratum are already known.
-        let tuple = self.head_buf.as_slice();
-        let hash = hash_values(tuple.iter().copied());
-        if self.head_rel.find_hashed(hash, |i| tuple[i]).is_none()
-            && self.pending.find_hashed(hash, |i| tuple[i]).is_none()
-        {
-            self.pending.push_new(hash, tuple);
+        let hash = hash_values(values[start..].iter().copied());
+        self.rels[self.head].prefetch_slot(hash);
+        self.batch.hashes.push(hash);
+        if self.batch.hashes.len() == BATCH {
+            self.flush();
         }
+    }
+
+    /// Inserts the batch in derivation order (so the rows are numbered as if inserted one by one).
+    fn flush(&mut self) {
+        let rel = &mut self.rels[self.head];
+        let Batch { values, hashes } = &mut *self.batch;
+        // The slots have arrived (or are on their way): fetch the rows they point to, for the comparison.
+        for &hash in hashes.iter() {
+            rel.prefetch_row(hash);
+        }
+        let arity = rel.arity();
+        for (j, &hash) in hashes.iter().enumerate() {
+            rel.insert_hashed(hash, &values[j * arity..(j + 1) * arity]);
+        }
+        values.clear();
+        hashes.clear();
     }
 
     fn step(&mut self, steps: &[Step], i: usize, regs: &mut [Value]) {
@@ -450,7 +314,7 @@ impl Exec<'_> {
             self.emit(regs);
             return;
         };
-        let rels = self.rels;
+        let rels = &*self.rels;
         match step {
             Step::Scan {
                 pred,
@@ -459,13 +323,30 @@ impl Exec<'_> {
                 key,
                 binds,
                 same,
+                memo,
             } => {
-                let range = self.range(*pred, *source);
-                rels[*pred].for_each_match(*index, key, range, regs, |row, regs| {
-                    if bind_row(row, same, binds, regs) {
-                        self.step(steps, i + 1, regs);
+                // Rows are read by number, so that the head relation may grow (past `hi`) meanwhile.
+                let (lo, hi) = self.range(*pred, *source);
+                match index {
+                    None => {
+                        for r in lo..hi {
+                            if bind_row(self.rels[*pred].row(r), same, binds, regs) {
+                                self.step(steps, i + 1, regs);
+                            }
+                        }
                     }
-                });
+                    Some(ix) => {
+                        let mut r = self.chain_head(*pred, *ix, key, *memo, regs);
+                        // A chain runs newest first: below `lo` nothing more is in the range.
+                        while r != NONE && (r as usize) >= lo {
+                            let rel = &self.rels[*pred];
+                            if (r as usize) < hi && bind_row(rel.row(r as usize), same, binds, regs) {
+                                self.step(steps, i + 1, regs);
+                            }
+                            r = self.rels[*pred].next_in(*ix, r);
+                        }
+                    }
+                }
             }
             Step::Contains { pred, source, args } => {
                 let rel = &rels[*pred];

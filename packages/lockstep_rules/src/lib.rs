@@ -53,6 +53,8 @@ mod lint;
 mod parser;
 mod plan;
 mod program;
+mod relation;
+mod table;
 mod value;
 
 #[cfg(feature = "cli")]

@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::check::{all_bound, positive_atom_vars, Checked, ResolvedRule};
 use crate::parser::{Atom, CmpOp, Expr, Literal};
-use crate::program::{Arg, CExpr, CRule, Program, Source, Step, Stratum};
+use crate::program::{assign_memos, Arg, CExpr, CRule, Program, Source, Step, Stratum};
 use crate::value::Value;
 
 /// Compiles a checked program: one [`Stratum`] per component that some rule derives, in evaluation order.
@@ -31,11 +31,7 @@ pub(crate) fn compile(checked: Checked<'_>) -> Program {
             compiled.push(compile_rule(rule, &in_stratum, recursive, &mut index_specs));
         }
         if !compiled.is_empty() {
-            strata.push(Stratum {
-                preds: members,
-                rules: compiled,
-                recursive,
-            });
+            strata.push(Stratum::new(members, compiled, recursive));
         }
     }
     Program {
@@ -101,13 +97,16 @@ fn compile_rule(
     let mut slots = Slots {
         names: FxHashMap::default(),
     };
-    let full = join_plan(rule, None, in_stratum, &mut slots, specs);
+    let mut full = join_plan(rule, None, in_stratum, &mut slots, specs);
+    let mut memo = assign_memos(&mut full);
     let mut deltas = Vec::new();
     if recursive {
         for (i, (lit, pred)) in rule.clause.body.iter().zip(&rule.body_preds).enumerate() {
             if let (Literal::Pos(_), Some(p)) = (lit, *pred) {
                 if in_stratum[p] {
-                    deltas.push((p, join_plan(rule, Some(i), in_stratum, &mut slots, specs)));
+                    let mut plan = join_plan(rule, Some(i), in_stratum, &mut slots, specs);
+                    memo = memo.max(assign_memos(&mut plan));
+                    deltas.push((p, plan));
                 }
             }
         }
@@ -119,6 +118,7 @@ fn compile_rule(
         slots: slots.names.len(),
         full,
         deltas,
+        memo,
     }
 }
 
@@ -340,6 +340,7 @@ fn scan_step<'a>(
         key,
         binds,
         same,
+        memo: 0,
     }
 }
 

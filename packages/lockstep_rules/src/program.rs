@@ -63,6 +63,7 @@ pub(crate) enum Source {
 pub(crate) enum Step {
     /// Iterate the rows matching `key` on the index's columns (or every row when `index` is `None`),
     /// binding `binds` (column, slot) and checking `same` (column, column) for repeated variables.
+    /// `memo` is where, in its plan's scratch, the step keeps its last key and the rows it found.
     Scan {
         pred: usize,
         source: Source,
@@ -70,6 +71,7 @@ pub(crate) enum Step {
         key: Vec<Arg>,
         binds: Vec<(usize, usize)>,
         same: Vec<(usize, usize)>,
+        memo: usize,
     },
     /// A positive atom whose arguments are all bound: a membership test.
     Contains {
@@ -110,6 +112,29 @@ pub(crate) struct CRule {
     pub full: Vec<Step>,
     /// One plan per body atom of a predicate of the same recursive stratum, reading that atom's delta.
     pub deltas: Vec<(usize, Vec<Step>)>,
+    /// The size of the lookup memo of the largest plan (see [`assign_memos`]).
+    pub memo: usize,
+}
+
+/// Gives each indexed scan of `steps` its place in the plan's lookup memo: the scan keeps there the key
+/// of its last lookup and the chain it found, and reuses the chain while the key does not change (a lookup
+/// by variables bound further out, repeated for every row of the steps in between). Returns the memo's
+/// size: one place per key value.
+pub(crate) fn assign_memos(steps: &mut [Step]) -> usize {
+    let mut size = 0;
+    for step in steps {
+        if let Step::Scan {
+            index: Some(_),
+            key,
+            memo,
+            ..
+        } = step
+        {
+            *memo = size;
+            size += key.len();
+        }
+    }
+    size
 }
 
 /// A strongly connected component of the dependency graph, evaluated to a fixpoint before the next.
@@ -118,6 +143,58 @@ pub(crate) struct Stratum {
     pub preds: Vec<usize>,
     pub rules: Vec<CRule>,
     pub recursive: bool,
+    /// The indexes, as (predicate, index), that the rules' full plans look rows up by: the ones brought up
+    /// to date before the first round. An index no plan of a round reads is left behind and catches up
+    /// when one does.
+    pub full_indexes: Vec<(usize, usize)>,
+    /// The same for the delta plans (the later rounds).
+    pub delta_indexes: Vec<(usize, usize)>,
+}
+
+impl Stratum {
+    pub(crate) fn new(preds: Vec<usize>, rules: Vec<CRule>, recursive: bool) -> Self {
+        let mut full_indexes = Vec::new();
+        let mut delta_indexes = Vec::new();
+        for rule in &rules {
+            indexes_read(&rule.full, &mut full_indexes);
+            for (_, plan) in &rule.deltas {
+                indexes_read(plan, &mut delta_indexes);
+            }
+        }
+        Stratum {
+            preds,
+            rules,
+            recursive,
+            full_indexes,
+            delta_indexes,
+        }
+    }
+}
+
+/// Adds to `out` the (predicate, index) pairs `steps` look rows up by.
+fn indexes_read(steps: &[Step], out: &mut Vec<(usize, usize)>) {
+    for step in steps {
+        let used = match step {
+            Step::Scan {
+                pred,
+                index: Some(ix),
+                ..
+            }
+            | Step::NotExists {
+                pred,
+                index: Some(ix),
+                ..
+            } => Some((*pred, *ix)),
+            Step::Aggregate { inner, .. } => {
+                indexes_read(std::slice::from_ref(&**inner), out);
+                None
+            }
+            _ => None,
+        };
+        if let Some(pair) = used.filter(|p| !out.contains(p)) {
+            out.push(pair);
+        }
+    }
 }
 
 /// A checked and compiled program.
