@@ -317,10 +317,9 @@ impl Simulator {
     pub fn set_destination(&mut self, column: i64, row: i64) -> Result<()> {
         let cell = check_cell(&self.scene, &self.surfaces, column, row, "destination")?;
         if self.config.mode == Mode::Autonomous && (self.state == IDLE_STATE || self.in_terminal_state()?) {
-            // Checked before anything changes: the rules must name one initial state.
-            self.initial_state()?;
-            self.destination = Some(cell);
+            // Changes nothing on error (the rules must name one initial state).
             self.start_behaviour()?;
+            self.destination = Some(cell);
         } else {
             self.destination = Some(cell);
         }
