@@ -80,7 +80,16 @@ class Manager:
         return handle
 
     def result(self, handle, timeout: float = 60.0):
-        return self.ros.result(handle, timeout=timeout).result
+        """The task's result, once its end (and so every event before it: one reliable publisher) is also on
+        /task_events: the result and the events travel on different topics, in no guaranteed order."""
+        result = self.ros.result(handle, timeout=timeout).result
+        if result.outcome != "rejected":
+            self.ros.wait_until(lambda: self.finished(result.task_id), 10, f"{result.task_id}'s end on /task_events",
+                                proc=self.proc)
+        return result
+
+    def finished(self, task_id: str) -> list:
+        return [e for e in list(self.events) if e.kind == TaskEvent.FINISHED and e.task_id == task_id]
 
     def status_events(self, task_id: str | None = None, path: str | None = None, new: str | None = None):
         return [e for e in list(self.events) if e.kind == TaskEvent.STATUS

@@ -130,9 +130,11 @@ def test_a_busy_actuator_delays_the_action_by_its_busy_time(ros, tmp_path):
     answer = ros.call(Occupy, "/loader/occupy", Occupy.Request(duration_s=2.0))
     occupied_at = time.time()
     assert answer.success, answer.message
-    # Three busy reports (10 Hz) seen here: the manager has had the state for 0.2 s.
-    ros.wait_until(lambda: len([s for s in states if s.server == "/load" and s.busy]) >= 3, 5,
-                   "/load reporting busy")
+    ros.wait_until(lambda: [s for s in states if s.server == "/load" and s.busy], 5, "/load reporting busy")
+    # The manager has heard it too (its subscription may match the actuator later than ours does).
+    ros.wait_until(lambda: [a for a in ros.call(ListTasks, "/list_tasks", ListTasks.Request()).actuators
+                            if a.server == "/load" and a.busy and 1.0 < a.busy_remaining_s <= 2.0], 5,
+                   "/list_tasks reporting /load busy", proc=m.proc)
     handle = m.send("shuttle", {"from": "A", "to": "B"})
     leaf = "task/duty[0]/message[0]/action[0]"
     delayed = m.wait_status(leaf, "delayed")

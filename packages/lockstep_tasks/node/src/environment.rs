@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use lockstep_rules::{Engine, RuleSet};
 use lockstep_tasks::Conditions;
+use r2r::lockstep_interfaces::msg::ActuatorState;
 
 const HEAD: &str = "lockstep_condition__";
 
@@ -75,6 +76,27 @@ impl Environment {
             0.0
         };
         self.busy.insert(server.to_owned(), (remaining, Instant::now()));
+    }
+
+    /// Every actuator state heard, by server, as ListTasks reports it: the seconds left now, stamped with
+    /// when it was received on `clock`.
+    pub fn actuator_states(&self, clock: &std::sync::Mutex<r2r::Clock>) -> Vec<ActuatorState> {
+        let now = lockstep_ros::time::clock_now(clock);
+        (self.busy.iter())
+            .map(|(server, (remaining, at))| {
+                let elapsed = at.elapsed();
+                let left = (remaining - elapsed.as_secs_f64()).max(0.0);
+                let received = now.and_then(|now| now.checked_sub(elapsed));
+                ActuatorState {
+                    stamp: received
+                        .map(|d| r2r::Clock::to_builtin_time(&d))
+                        .unwrap_or_default(),
+                    server: server.clone(),
+                    busy: left > 0.0,
+                    busy_remaining_s: left,
+                }
+            })
+            .collect()
     }
 
     /// A goal on `actuator` was cancelled: hold its next goal back until this one ends.

@@ -209,8 +209,8 @@ fn setup(
             async move {
                 let (reply, answer) = oneshot::channel();
                 let _ = tx.send(Event::List(reply));
-                let tasks = answer.await.unwrap_or_default();
-                let _ = req.respond(ListTasks::Response { tasks });
+                let (tasks, actuators) = answer.await.unwrap_or_default();
+                let _ = req.respond(ListTasks::Response { tasks, actuators });
             }
         })
     };

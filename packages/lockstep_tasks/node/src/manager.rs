@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt as _;
 use lockstep_tasks::{Attribute, Conditions as _, Id, Outcome, Output, Params, Scheduler, Tree};
 use r2r::lockstep_interfaces::action::ExecuteTask;
-use r2r::lockstep_interfaces::msg::{TaskEvent, TaskInfo};
+use r2r::lockstep_interfaces::msg::{ActuatorState, TaskEvent, TaskInfo};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::actuators::{self, LeafEvent};
@@ -50,7 +50,7 @@ pub enum Event {
         attribute: Attribute,
         reply: Reply,
     },
-    List(oneshot::Sender<Vec<TaskInfo>>),
+    List(oneshot::Sender<(Vec<TaskInfo>, Vec<ActuatorState>)>),
     Reload(Reply),
     Facts(String),
     ActuatorState {
@@ -135,7 +135,8 @@ impl Manager {
             Event::List(reply) => {
                 let mut all: Vec<&Task> = self.tasks.values().collect();
                 all.sort_by_key(|t| (t.is_finished(), -t.priority, t.seq));
-                let _ = reply.send(all.into_iter().map(Task::info).collect());
+                let tasks = all.into_iter().map(Task::info).collect();
+                let _ = reply.send((tasks, self.env.actuator_states(&self.events.clock)));
             }
             Event::Reload(reply) => {
                 let answer = (self.reload)().map(|loaded| {
@@ -425,6 +426,8 @@ impl Manager {
                     event.reason = State::Finished(outcome.clone()).name().into();
                     let result = task.result(&outcome);
                     r2r::log_info!(&self.logger, "{}: {}", task.id, result.summary);
+                    // The end is on /task_events before the result goes out.
+                    let _ = self.events.publisher.publish(&event);
                     if let Some(mut goal) = task.goal.take() {
                         let _ = match outcome {
                             Outcome::Completed => goal.succeed(result),
@@ -433,6 +436,7 @@ impl Manager {
                         };
                     }
                     task.state = State::Finished(outcome);
+                    continue;
                 }
             }
             let _ = self.events.publisher.publish(&event);
