@@ -29,8 +29,9 @@ def publish(size, rate, seconds):
                                                              history=HistoryPolicy.KEEP_LAST))
     deadline = time.monotonic() + 60
     while pub.get_subscription_count() < 1 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(2.0)  # every client has subscribed by now (they connect before the view subscribes)
+        rclpy.spin_once(node, timeout_sec=0.05)
+    print(json.dumps({"matched": pub.get_subscription_count()}), flush=True)
+    sys.stdin.readline()  # "go": every client has subscribed
     pad = "x" * size
     msg = String()
     start = time.monotonic()
@@ -57,6 +58,19 @@ def cpu_secs(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_listening(port, view, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if view.poll() is not None:
+            raise SystemExit(f"lockstep view exited with {view.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"lockstep view did not listen on port {port} within {timeout} s")
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -70,12 +84,19 @@ def case(lockstep, size, rate, clients, seconds):
                              "--topics", "/bench", "--discovery-period-secs", "0.2", "--queue", "4096"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     publisher = subprocess.Popen([sys.executable, __file__, "--publish", str(size), str(rate), str(seconds)],
-                                 env=env, stdout=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+                                 env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    wait_listening(port, view)
     readers = [subprocess.Popen(["node", str(CLIENT), f"ws://127.0.0.1:{port}", "--subscribe", "/bench",
-                                 "--quiet", "--latency", "--max", "1000000000", "--seconds", str(seconds + 12)],
+                                 "--quiet", "--latency", "--max", "1000000000", "--seconds", str(seconds + 30)],
                                 stdout=subprocess.PIPE, text=True, cwd=CLIENT.parent) for _ in range(clients)]
-    start_line = json.loads(publisher.stdout.readline())
+    for r in readers:  # the client subscribes as soon as /bench is advertised to it
+        while '"topic":"/bench"' not in (line := r.stdout.readline()):
+            if not line:
+                raise SystemExit("a client exited before /bench was advertised to it")
+    json.loads(publisher.stdout.readline())  # the view's subscription matched the publisher
+    publisher.stdin.write("go\n")
+    publisher.stdin.flush()
+    json.loads(publisher.stdout.readline())  # started
     cpu0, t0 = cpu_secs(view.pid), time.monotonic()
     end_line = json.loads(publisher.stdout.readline())
     cpu1, t1 = cpu_secs(view.pid), time.monotonic()
@@ -90,7 +111,6 @@ def case(lockstep, size, rate, clients, seconds):
     got = [r["counts"].get("/bench", 0) for r in results]
     p50 = sorted(r["latency_ms"].get("p50") or 0 for r in results)[len(results) // 2]
     p99 = max(r["latency_ms"].get("p99") or 0 for r in results)
-    del start_line
     return {"size": size, "rate": rate, "clients": clients, "sent": end_line["sent"],
             "offered_rate": end_line["sent"] / end_line["secs"], "received": got,
             "cpu_pct": 100 * (cpu1 - cpu0) / (t1 - t0), "p50_ms": p50, "p99_ms": p99}

@@ -114,6 +114,10 @@ def test_a_topic_that_appears_later_is_advertised_and_bad_input_gets_a_status(ro
     assert client.of("advertise", topic="/appears_later")
     assert client.of("message", topic="/appears_later")[0]["msg"] == {"data": "hello foxglove"}
     client.wait(30)
+    # Its only client has gone: the view deletes its reader (no DDS traffic for a topic nobody looks at).
+    ros.wait_until(lambda: ros.node.count_subscribers("/appears_later") == 0, 30,
+                   "the view to unsubscribe from /appears_later", proc=view)
+    assert "no client looks at /appears_later: unsubscribed" in view.log()
     assert view.alive()
 
 

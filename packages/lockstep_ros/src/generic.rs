@@ -17,7 +17,7 @@
 //! without arguments, so that `__node:=` cannot give this node the main node's name): callers pass the
 //! fully qualified topic names they want, after their own remapping.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -52,15 +52,23 @@ const WAIT_SLICE: Duration = Duration::from_millis(100);
 type Sink = Box<dyn FnMut(Vec<u8>) + Send>;
 
 struct Subscription {
+    id: SubscriptionId,
     handle: *mut rcl::rcl_subscription_t,
     sink: Sink,
 }
+
+/// Names one subscription of a [`GenericNode`], for [`GenericNode::unsubscribe`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SubscriptionId(u64);
 
 struct Shared {
     node: Arc<RclNode>,
     /// Wakes the take thread when a subscription is added or the node stops.
     guard: *mut rcl::rcl_guard_condition_t,
     subscriptions: Mutex<Vec<Subscription>>,
+    /// Unsubscribed handles, finalised by the take thread when it is not waiting on them.
+    retired: Mutex<Vec<*mut rcl::rcl_subscription_t>>,
+    next_id: AtomicU64,
     stop: AtomicBool,
 }
 
@@ -99,6 +107,8 @@ impl GenericNode {
             node,
             guard,
             subscriptions: Mutex::default(),
+            retired: Mutex::default(),
+            next_id: AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
         let thread = {
@@ -142,7 +152,8 @@ impl GenericNode {
         let (sender, receiver) = mpsc::unbounded();
         self.subscribe_with(topic, type_name, qos, move |bytes| {
             let _ = sender.unbounded_send(bytes); // a closed stream's messages are dropped
-        })?;
+        })
+        .map(drop)?;
         Ok(receiver)
     }
 
@@ -155,7 +166,7 @@ impl GenericNode {
         type_name: &str,
         qos: r2r::QosProfile,
         sink: impl FnMut(Vec<u8>) + Send + 'static,
-    ) -> Result<(), GenericError> {
+    ) -> Result<SubscriptionId, GenericError> {
         let support = message_type_support(type_name, &self.prefixes)?;
         let c_topic = c_string(topic)?;
         let rcl_failed = |source| GenericError::Rcl {
@@ -182,14 +193,40 @@ impl GenericNode {
             }
             handle
         };
+        let id = SubscriptionId(self.shared.next_id.fetch_add(1, Ordering::Relaxed));
         if let Ok(mut subscriptions) = self.shared.subscriptions.lock() {
             subscriptions.push(Subscription {
+                id,
                 handle,
                 sink: Box::new(sink),
             });
         }
         self.shared.wake();
-        Ok(())
+        Ok(id)
+    }
+
+    /// End a subscription: its sink is not called again once this returns (it is dropped, and its DDS
+    /// reader deleted, by the take thread). Unknown or already ended ids are ignored; returns whether `id`
+    /// was live.
+    pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
+        let Ok(mut subscriptions) = self.shared.subscriptions.lock() else {
+            return false;
+        };
+        let Some(i) = subscriptions.iter().position(|s| s.id == id) else {
+            return false;
+        };
+        let gone = subscriptions.remove(i);
+        drop(subscriptions);
+        if let Ok(mut retired) = self.shared.retired.lock() {
+            retired.push(gone.handle);
+        }
+        self.shared.wake();
+        true
+    }
+
+    /// How many subscriptions are live.
+    pub fn subscription_count(&self) -> usize {
+        self.shared.subscriptions.lock().map_or(0, |s| s.len())
     }
 
     /// A publisher on `topic` (absolute name) of type `type_name` (`pkg/msg/Type`) that sends serialized CDR.
@@ -232,6 +269,23 @@ impl GenericNode {
 }
 
 impl Shared {
+    /// Finalise unsubscribed handles. Only the take thread between waits, or `Drop`, calls this.
+    ///
+    /// # Safety
+    /// No wait set in use may hold any retired handle.
+    unsafe fn finalise_retired(&self) {
+        if let Ok(mut retired) = self.retired.lock() {
+            for handle in retired.drain(..) {
+                // SAFETY: each retired handle was initialised on this node, is in no wait set (the caller's
+                // promise) and is finalised once (drained).
+                unsafe {
+                    rcl::rcl_subscription_fini(handle, self.node.node());
+                    drop(Box::from_raw(handle));
+                }
+            }
+        }
+    }
+
     fn wake(&self) {
         // SAFETY: the guard condition lives as long as `self`; triggering it is thread-safe.
         unsafe {
@@ -261,6 +315,7 @@ impl Drop for Shared {
                     drop(Box::from_raw(s.handle));
                 }
             }
+            self.finalise_retired();
             rcl::rcl_guard_condition_fini(self.guard);
             drop(Box::from_raw(self.guard));
         }
@@ -290,6 +345,8 @@ fn take_loop(shared: &Shared) {
         let mut buffer = rcl::rcutils_get_zero_initialized_uint8_array();
         rcl::rcutils_uint8_array_init(&mut buffer, 0, &rcl::rcutils_get_default_allocator());
         while !shared.stop.load(Ordering::SeqCst) {
+            // Not waiting: the last wait set's handles are no longer in use.
+            shared.finalise_retired();
             let Ok(subscriptions) = shared.subscriptions.lock() else {
                 break;
             };
@@ -312,8 +369,15 @@ fn take_loop(shared: &Shared) {
             } else {
                 std::slice::from_raw_parts(wait_set.subscriptions, wait_set.size_of_subscriptions)
             };
-            for (i, s) in subscriptions.iter_mut().enumerate() {
-                if ready.get(i).is_some_and(|p| !p.is_null()) {
+            // By handle, not position: the list may have changed while waiting (an unsubscribed handle is
+            // not taken from again; it is finalised on the next turn).
+            let mut ready: Vec<usize> = (ready.iter())
+                .filter(|p| !p.is_null())
+                .map(|p| *p as usize)
+                .collect();
+            ready.sort_unstable();
+            for s in subscriptions.iter_mut() {
+                if ready.binary_search(&(s.handle as usize)).is_ok() {
                     take_all(s, &mut buffer);
                 }
             }

@@ -183,6 +183,66 @@ fn a_type_not_compiled_in_goes_through_generic_entities_byte_for_byte() {
 }
 
 #[test]
+fn an_unsubscribed_sink_hears_nothing_more_and_its_reader_is_gone() {
+    let generic = GenericNode::new("generic_unsub_test", "/").unwrap();
+    let name = topic("unsubscribe");
+    let publisher = generic
+        .publisher(&name, "diagnostic_msgs/msg/KeyValue", reliable())
+        .unwrap();
+    let counts: Vec<std::sync::Arc<std::sync::atomic::AtomicUsize>> =
+        (0..2).map(|_| std::sync::Arc::default()).collect();
+    let ids: Vec<_> = (counts.iter())
+        .map(|count| {
+            let count = count.clone();
+            generic
+                .subscribe_with(&name, "diagnostic_msgs/msg/KeyValue", reliable(), move |_| {
+                    count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                })
+                .unwrap()
+        })
+        .collect();
+    until("both subscriptions to match", Duration::from_secs(20), || {
+        publisher.subscription_count() >= 2
+    });
+    // Unsubscribe the first while messages flow (the take thread may be waiting on or taking from it).
+    let load = |n: usize| (0..n).map(|i| key_value_cdr("k", &i.to_string()));
+    for cdr in load(200) {
+        publisher.publish(&cdr).unwrap();
+    }
+    assert!(generic.unsubscribe(ids[0]));
+    assert!(!generic.unsubscribe(ids[0]), "a second unsubscribe is a no-op");
+    let frozen = counts[0].load(std::sync::atomic::Ordering::SeqCst);
+    until("the first reader to be deleted", Duration::from_secs(20), || {
+        publisher.subscription_count() == 1
+    });
+    for cdr in load(100) {
+        publisher.publish(&cdr).unwrap();
+    }
+    until("the second sink to get all 300", Duration::from_secs(20), || {
+        counts[1].load(std::sync::atomic::Ordering::SeqCst) >= 300
+    });
+    assert_eq!(counts[0].load(std::sync::atomic::Ordering::SeqCst), frozen);
+    assert_eq!(generic.subscription_count(), 1);
+    // Subscribing again to the same topic works after an unsubscribe.
+    let again = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    {
+        let again = again.clone();
+        generic
+            .subscribe_with(&name, "diagnostic_msgs/msg/KeyValue", reliable(), move |_| {
+                again.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })
+            .unwrap();
+    }
+    until("the new subscription to match", Duration::from_secs(20), || {
+        publisher.subscription_count() == 2
+    });
+    publisher.publish(&key_value_cdr("k", "last")).unwrap();
+    until("the new sink to hear it", Duration::from_secs(20), || {
+        again.load(std::sync::atomic::Ordering::SeqCst) == 1
+    });
+}
+
+#[test]
 fn a_generic_node_lives_in_the_namespace_given() {
     let generic = GenericNode::new("generic_ns_test", "/robot_one").unwrap();
     assert_eq!(generic.node_name(), "/robot_one/generic_ns_test_generic");

@@ -168,6 +168,7 @@ fn subscribe(
             .subscribe_with(topic, type_name, profile, move |data| {
                 recorder.on_message(data);
             })
+            .map(drop)
             .map_err(|e| e.to_string()),
         TypeSupport::Compiled => {
             let mut stream = lock(node)

@@ -1,20 +1,20 @@
 //! The graph to the WebSocket server: every `period` the node looks at the ROS graph; each topic the
 //! selection matches (and that has a publisher, whose QoS the subscription adapts to) is advertised with its
 //! `ros2msg` schema; a topic gone from the graph is unadvertised. A topic is subscribed (through
-//! `lockstep_ros::generic`, so every installed type works) when a client first subscribes to its channel;
-//! while no client looks at it, its messages are dropped on arrival. With `sim_time`, `/clock` drives the
+//! `lockstep_ros::generic`, so every installed type works) when a client first subscribes to its channel, and
+//! unsubscribed when its last client leaves it or it leaves the graph (no DDS reader while no one looks). With `sim_time`, `/clock` drives the
 //! protocol's time messages and stamps every relayed message; otherwise messages carry their receive time.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
 use lockstep_bag::MessageDefinitions;
 use lockstep_recorder::{adapt_qos, TopicSelection};
-use lockstep_ros::generic::GenericNode;
+use lockstep_ros::generic::{GenericNode, SubscriptionId};
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_view::{Event, Server, ServerOptions};
 use r2r::rosgraph_msgs::msg::Clock;
@@ -38,9 +38,8 @@ pub struct ViewOptions {
 struct Topic {
     type_name: String,
     channel_id: u32,
-    /// Some client looks at it (the subscription's sink relays only then).
-    wanted: Arc<AtomicBool>,
-    subscribed: bool,
+    /// The relaying subscription, while some client looks at the channel.
+    subscription: Option<SubscriptionId>,
 }
 
 /// Serves the graph until the node stops.
@@ -75,7 +74,7 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
     loop {
         tokio::select! {
             _ = ticker.tick() => {
-                refresh(&node, &server, &options, &mut definitions, &mut topics, &mut skipped, &logger)?;
+                refresh(&node, &generic, &server, &options, &mut definitions, &mut topics, &mut skipped, &logger)?;
                 log_drops(&server, &mut dropped_logged, &logger);
             }
             Some(event) = events.recv() => {
@@ -91,8 +90,10 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
 }
 
 /// Advertises new topics and unadvertises vanished ones.
+#[allow(clippy::too_many_arguments)]
 fn refresh(
     node: &SharedNode,
+    generic: &GenericNode,
     server: &Server,
     options: &ViewOptions,
     definitions: &mut MessageDefinitions,
@@ -107,7 +108,9 @@ fn refresh(
         .collect();
     for topic in gone {
         if let Some(t) = topics.remove(&topic) {
-            t.wanted.store(false, Ordering::Relaxed);
+            if let Some(id) = t.subscription {
+                generic.unsubscribe(id);
+            }
             server.remove_channel(t.channel_id);
             r2r::log_info!(logger, "{topic} is gone: unadvertised");
         }
@@ -132,8 +135,7 @@ fn refresh(
             Topic {
                 type_name: type_name.clone(),
                 channel_id,
-                wanted: Arc::new(AtomicBool::new(false)),
-                subscribed: false,
+                subscription: None,
             },
         );
     }
@@ -157,8 +159,7 @@ fn handle(
             let Some(t) = topics.get_mut(&topic).filter(|t| t.channel_id == channel_id) else {
                 return;
             };
-            t.wanted.store(true, Ordering::Relaxed);
-            if t.subscribed {
+            if t.subscription.is_some() {
                 return;
             }
             let offered: Vec<lockstep_bag::QosProfile> = lock(node)
@@ -176,25 +177,18 @@ fn handle(
             if wanted.transient_local {
                 profile = profile.transient_local();
             }
-            let (relay, on, clock, sim_time) = (
-                server.clone(),
-                t.wanted.clone(),
-                clock_ns.clone(),
-                options.sim_time,
-            );
+            let (relay, clock, sim_time) = (server.clone(), clock_ns.clone(), options.sim_time);
             let made = generic.subscribe_with(&topic, &t.type_name, profile, move |cdr| {
-                if on.load(Ordering::Relaxed) {
-                    let stamp = if sim_time {
-                        clock.load(Ordering::Relaxed)
-                    } else {
-                        wall_ns()
-                    };
-                    relay.publish(channel_id, stamp, &cdr);
-                }
+                let stamp = if sim_time {
+                    clock.load(Ordering::Relaxed)
+                } else {
+                    wall_ns()
+                };
+                relay.publish(channel_id, stamp, &cdr);
             });
             match made {
-                Ok(()) => {
-                    t.subscribed = true;
+                Ok(id) => {
+                    t.subscription = Some(id);
                     r2r::log_info!(logger, "relaying {topic} ({})", t.type_name);
                 }
                 Err(e) => {
@@ -205,8 +199,12 @@ fn handle(
             }
         }
         Event::Unsubscribed { channel_id, topic } => {
-            if let Some(t) = topics.get(&topic).filter(|t| t.channel_id == channel_id) {
-                t.wanted.store(false, Ordering::Relaxed);
+            let Some(t) = topics.get_mut(&topic).filter(|t| t.channel_id == channel_id) else {
+                return;
+            };
+            if let Some(id) = t.subscription.take() {
+                generic.unsubscribe(id);
+                r2r::log_info!(logger, "no client looks at {topic}: unsubscribed");
             }
         }
     }
