@@ -8,7 +8,9 @@
 // subscribed message decoded from the advertised schema (with --quiet, only counts). Exits after --seconds,
 // or once every subscribed topic has given --max messages. --bad first sends malformed input (not JSON, an
 // unknown channel, a huge subscribe list, a binary frame); --stall subscribes and then stops reading its
-// socket (a slow client).
+// socket (a slow client). --set-parameter /node.name=<json> (repeatable) sets parameters, then
+// --get-parameters a,b (empty: all) reads them; both go out once the first subscribed message arrived (so the
+// server has seen the graph), or at once without --subscribe. Answers print as parameterValues lines.
 "use strict";
 const { FoxgloveClient } = require("@foxglove/ws-protocol");
 const { WebSocket } = require("ws");
@@ -31,6 +33,21 @@ const bad = args.includes("--bad");
 // client keeps (receipt - publish) per message and prints percentiles at the end.
 const latency = args.includes("--latency");
 const latencies = [];
+const getParameters = option("--get-parameters", null);
+const setParameters = args
+  .map((a, i) => (a === "--set-parameter" ? args[i + 1] : null))
+  .filter((a) => a !== null)
+  .map((a) => {
+    const eq = a.indexOf("=");
+    return { name: a.slice(0, eq), value: JSON.parse(a.slice(eq + 1)) };
+  });
+let parametersAsked = false;
+const askParameters = () => {
+  if (parametersAsked) return;
+  parametersAsked = true;
+  if (setParameters.length > 0) client.setParameters(setParameters, "set");
+  else if (getParameters !== null) client.getParameters(getParameters.split(",").filter(Boolean), "get");
+};
 const nowNs = () => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
 
 const out = (obj) =>
@@ -62,8 +79,13 @@ client.on("serverInfo", (info) => {
     socket.send(JSON.stringify({ op: "subscribe", subscriptions: huge }));
     socket.send(Buffer.from([2, 0, 0, 0]));
   }
+  if (wanted.size === 0) askParameters();
 });
 client.on("status", (s) => out({ op: "status", level: s.level, message: s.message }));
+client.on("parameterValues", (e) => {
+  out({ op: "parameterValues", id: e.id, parameters: e.parameters });
+  if (e.id === "set" && getParameters !== null) client.getParameters(getParameters.split(",").filter(Boolean), "get");
+});
 client.on("unadvertise", (ids) => out({ op: "unadvertise", ids }));
 client.on("advertise", (list) => {
   for (const ch of list) {
@@ -88,6 +110,7 @@ client.on("advertise", (list) => {
 client.on("message", ({ subscriptionId, timestamp, data }) => {
   const ch = channels.get(subscriptions.get(subscriptionId));
   if (!ch) return;
+  askParameters();
   const n = (counts.get(ch.topic) || 0) + 1;
   counts.set(ch.topic, n);
   if (latency) {

@@ -148,3 +148,34 @@ def test_a_client_that_stops_reading_does_not_stall_the_others(ros):
     ros.wait_until(lambda: "message(s) dropped so far" in view.log(), 30, "the view to log the drops", proc=view)
     slow.proc.kill()
     assert view.alive()
+
+
+def test_a_foxglove_client_reads_and_sets_node_parameters(ros):
+    from rcl_interfaces.srv import GetParameters
+    start_sim(ros)  # time_scale 2.0
+    port = free_port()
+    view = start_view(ros, port)
+    sim_param = "/lockstep_sim_node.time_scale"
+    client = Client(port, "--subscribe", "/odom", "--max", "1000000", "--seconds", "60",
+                    "--set-parameter", f"{sim_param}=3",  # a JSON integer for a double parameter
+                    "--set-parameter", '/lockstep_sim_node.mode="commanded"',  # read at start only: refused
+                    "--set-parameter", "no_node_here=1",
+                    "--get-parameters", "")
+    ros.wait_until(lambda: client.of("parameterValues", id="get"), 60, "the parameter answers", proc=view)
+    client.proc.kill()
+    set_answer = {p["name"]: p for p in client.of("parameterValues", id="set")[0]["parameters"]}
+    assert set_answer[sim_param] == {"name": sim_param, "value": 3.0, "type": "float64"}, set_answer
+    assert set_answer["/lockstep_sim_node.mode"]["value"] == "autonomous", set_answer
+    warnings = " | ".join(s["message"] for s in client.of("status"))
+    assert "`/lockstep_sim_node.mode` refused by /lockstep_sim_node" in warnings, warnings
+    assert "restart the node" in warnings, warnings
+    assert "`no_node_here` is not a parameter name" in warnings, warnings
+    # Every parameter of every node that has parameter services, the simulator's among them, sorted.
+    everything = client.of("parameterValues", id="get")[0]["parameters"]
+    names = [p["name"] for p in everything]
+    assert names == sorted(names) and sim_param in names, names
+    assert {"/lockstep_sim_node.scene_file", "/lockstep_sim_node.seed"} <= set(names), names
+    # The simulator itself says it took the new value.
+    answer = ros.call(GetParameters, "/lockstep_sim_node/get_parameters", GetParameters.Request(names=["time_scale"]))
+    assert answer.values[0].double_value == 3.0, answer
+    assert view.alive()

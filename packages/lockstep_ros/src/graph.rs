@@ -55,6 +55,50 @@ impl GraphProbe {
         self.endpoints(topic, Kind::Publishers)
     }
 
+    /// Every service of the graph with its types (`rcl_get_service_names_and_types`), sorted by name.
+    pub fn services(&self) -> Result<Vec<(String, Vec<String>)>, GraphError> {
+        let text = |p: *const c_char| {
+            if p.is_null() {
+                String::new()
+            } else {
+                // SAFETY: rcutils string arrays hold NUL-terminated strings while the array lives.
+                unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+            }
+        };
+        // SAFETY: `found` is zero-initialised as rcl requires, filled by rcl, read while valid and finalised
+        // before it goes out of scope.
+        let mut services = unsafe {
+            let mut allocator = rcl::rcutils_get_default_allocator();
+            let mut found = rcl::rmw_get_zero_initialized_names_and_types();
+            let got = rcl::rcl_get_service_names_and_types(self.node.node(), &mut allocator, &mut found);
+            let mut services = Vec::new();
+            if got == rcl::RCL_RET_OK as rcl::rcl_ret_t && !found.names.data.is_null() {
+                let names = std::slice::from_raw_parts(found.names.data, found.names.size);
+                for (i, name) in names.iter().enumerate() {
+                    let types = if found.types.is_null() {
+                        Vec::new()
+                    } else {
+                        let t = &*found.types.add(i);
+                        if t.data.is_null() {
+                            Vec::new()
+                        } else {
+                            std::slice::from_raw_parts(t.data, t.size)
+                                .iter()
+                                .map(|p| text(*p))
+                                .collect()
+                        }
+                    };
+                    services.push((text(*name), types));
+                }
+            }
+            rcl::rcl_names_and_types_fini(&mut found);
+            check("rcl_get_service_names_and_types", got)?;
+            services
+        };
+        services.sort();
+        Ok(services)
+    }
+
     fn endpoints(&self, topic: &str, kind: Kind) -> Result<Vec<Endpoint>, GraphError> {
         let (call, query) = match kind {
             Kind::Publishers => (

@@ -273,3 +273,23 @@ async fn tokio_timeout<F: std::future::Future>(fut: F) -> Option<F::Output> {
 }
 
 use futures::FutureExt as _;
+
+#[test]
+fn the_probe_lists_services_with_their_types() {
+    let ctx = r2r::Context::create().unwrap();
+    let mut node = r2r::Node::create(ctx, "generic_services_test", "").unwrap();
+    let name = topic("trigger_me");
+    let _service = node
+        .create_service::<r2r::std_srvs::srv::Trigger::Service>(&name, QosProfile::default())
+        .unwrap();
+    let generic = GenericNode::new("generic_services_test", "/").unwrap();
+    let probe = generic.graph_probe();
+    let mut found = Vec::new();
+    until("the service in the graph", Duration::from_secs(20), || {
+        found = probe.services().unwrap();
+        found.iter().any(|(n, _)| *n == name)
+    });
+    let types = &found.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert_eq!(types, &vec!["std_srvs/srv/Trigger".to_owned()]);
+    assert!(found.windows(2).all(|w| w[0] <= w[1]), "sorted by name");
+}

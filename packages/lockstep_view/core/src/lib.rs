@@ -11,5 +11,5 @@ pub mod protocol;
 pub mod queue;
 pub mod server;
 
-pub use protocol::{Channel, Level};
+pub use protocol::{Channel, Level, Parameter};
 pub use server::{ClientStats, Event, Server, ServerOptions};

@@ -1,6 +1,7 @@
 //! The Foxglove WebSocket protocol v1 (subprotocol `foxglove.websocket.v1`), the parts this server speaks:
-//! JSON `serverInfo`, `status`, `advertise`, `unadvertise` out and `subscribe`, `unsubscribe` in; binary
-//! message data (opcode 0x01) and time (opcode 0x02) out. Every integer in a binary message is little-endian.
+//! JSON `serverInfo`, `status`, `advertise`, `unadvertise`, `parameterValues` out and `subscribe`,
+//! `unsubscribe`, `getParameters`, `setParameters` in; binary message data (opcode 0x01) and time (opcode 0x02)
+//! out. Every integer in a binary message is little-endian.
 
 use std::collections::BTreeMap;
 
@@ -66,6 +67,24 @@ pub enum ServerMessage<'a> {
     /// Channels that are gone.
     #[serde(rename_all = "camelCase")]
     Unadvertise { channel_ids: Vec<u32> },
+    /// The answer to `getParameters` or `setParameters` (with the request's id).
+    ParameterValues {
+        parameters: &'a [Parameter],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+    },
+}
+
+/// A parameter as the protocol carries it: `name` is `<fully qualified node>.<parameter>` (as
+/// foxglove_bridge names them, e.g. `/lockstep_sim_node.time_scale`); `value` a JSON number, bool, string
+/// or array; `type` only for what JSON cannot tell (`byte_array` as base64, `float64`, `float64_array`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parameter {
+    pub name: String,
+    #[serde(default)]
+    pub value: serde_json::Value,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_name: Option<String>,
 }
 
 impl ServerMessage<'_> {
@@ -103,6 +122,33 @@ pub enum ClientMessage {
     Subscribe(Vec<Subscription>),
     /// Stop streaming subscriptions.
     Unsubscribe(Vec<u32>),
+    /// Read parameters (none named: every parameter of every node).
+    GetParameters { names: Vec<String>, id: Option<String> },
+    /// Set parameters; the answer lists their values after the request.
+    SetParameters {
+        parameters: Vec<Parameter>,
+        id: Option<String>,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct GetParametersBody {
+    #[allow(dead_code)]
+    op: String,
+    parameter_names: Vec<String>,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SetParametersBody {
+    #[allow(dead_code)]
+    op: String,
+    parameters: Vec<Parameter>,
+    #[serde(default)]
+    id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -134,7 +180,10 @@ pub enum ProtocolError {
     #[error("malformed `{op}` message: {reason}")]
     Malformed { op: String, reason: String },
     /// An op this server does not offer.
-    #[error("op `{0}` is not supported by this server (it offers subscribe and unsubscribe)")]
+    #[error(
+        "op `{0}` is not supported by this server (it offers subscribe, unsubscribe, getParameters and \
+         setParameters)"
+    )]
     Unsupported(String),
     /// A list over [`MAX_LIST_LEN`].
     #[error("`{op}` lists {len} entries; at most {MAX_LIST_LEN} are taken per message")]
@@ -163,6 +212,22 @@ pub fn parse_client(text: &str) -> Result<ClientMessage, ProtocolError> {
             let body: UnsubscribeBody = serde_json::from_str(text).map_err(|e| malformed(&op, e))?;
             check_len(&op, body.subscription_ids.len())?;
             Ok(ClientMessage::Unsubscribe(body.subscription_ids))
+        }
+        "getParameters" => {
+            let body: GetParametersBody = serde_json::from_str(text).map_err(|e| malformed(&op, e))?;
+            check_len(&op, body.parameter_names.len())?;
+            Ok(ClientMessage::GetParameters {
+                names: body.parameter_names,
+                id: body.id,
+            })
+        }
+        "setParameters" => {
+            let body: SetParametersBody = serde_json::from_str(text).map_err(|e| malformed(&op, e))?;
+            check_len(&op, body.parameters.len())?;
+            Ok(ClientMessage::SetParameters {
+                parameters: body.parameters,
+                id: body.id,
+            })
         }
         _ => Err(ProtocolError::Unsupported(op)),
     }
@@ -219,8 +284,31 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("malformed `subscribe` message"), "{e}");
-        let e = parse_client(r#"{"op":"setParameters","parameters":[]}"#).unwrap_err();
-        assert_eq!(e, ProtocolError::Unsupported("setParameters".into()));
+        let e = parse_client(r#"{"op":"subscribeParameterUpdates","parameterNames":[]}"#).unwrap_err();
+        assert_eq!(e, ProtocolError::Unsupported("subscribeParameterUpdates".into()));
+        assert_eq!(
+            parse_client(r#"{"op":"getParameters","parameterNames":["/n.a"],"id":"q1"}"#),
+            Ok(ClientMessage::GetParameters {
+                names: vec!["/n.a".into()],
+                id: Some("q1".into())
+            })
+        );
+        let set = parse_client(
+            r#"{"op":"setParameters","parameters":[{"name":"/n.b","value":1.5,"type":"float64"}]}"#,
+        );
+        assert_eq!(
+            set,
+            Ok(ClientMessage::SetParameters {
+                parameters: vec![Parameter {
+                    name: "/n.b".into(),
+                    value: serde_json::json!(1.5),
+                    type_name: Some("float64".into())
+                }],
+                id: None
+            })
+        );
+        let e = parse_client(r#"{"op":"setParameters","parameters":[{"value":1}]}"#).unwrap_err();
+        assert!(e.to_string().contains("missing field `name`"), "{e}");
         let ids: Vec<String> = (0..MAX_LIST_LEN + 1).map(|i| i.to_string()).collect();
         let long = format!(r#"{{"op":"unsubscribe","subscriptionIds":[{}]}}"#, ids.join(","));
         assert!(
@@ -237,6 +325,19 @@ mod tests {
         assert_eq!(time(1), [2, 1, 0, 0, 0, 0, 0, 0, 0]);
         let adv = ServerMessage::Unadvertise { channel_ids: vec![1] }.to_json();
         assert_eq!(adv, r#"{"op":"unadvertise","channelIds":[1]}"#);
+        let values = [Parameter {
+            name: "/n.a".into(),
+            value: serde_json::json!(2),
+            type_name: None,
+        }];
+        let answer = ServerMessage::ParameterValues {
+            parameters: &values,
+            id: Some("q"),
+        };
+        assert_eq!(
+            answer.to_json(),
+            r#"{"op":"parameterValues","parameters":[{"name":"/n.a","value":2}],"id":"q"}"#
+        );
         assert_eq!(
             status(Level::Warning, "x"),
             r#"{"op":"status","level":1,"message":"x"}"#

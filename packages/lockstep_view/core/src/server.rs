@@ -19,7 +19,9 @@ use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, 
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::protocol::{self, parse_client, Channel, ClientMessage, Level, ServerMessage, SUBPROTOCOL};
+use crate::protocol::{
+    self, parse_client, Channel, ClientMessage, Level, Parameter, ServerMessage, SUBPROTOCOL,
+};
 use crate::queue::{ClientQueue, Outgoing};
 
 /// How the server behaves.
@@ -33,6 +35,9 @@ pub struct ServerOptions {
     pub control_queue_len: usize,
     /// Declare the `time` capability (the node then sends time frames and stamps messages with that clock).
     pub time: bool,
+    /// Declare the `parameters` capability: `getParameters` / `setParameters` become [`Event`]s for the node
+    /// to answer with [`Server::send_parameters`].
+    pub parameters: bool,
 }
 
 impl Default for ServerOptions {
@@ -42,17 +47,30 @@ impl Default for ServerOptions {
             data_queue_len: 1024,
             control_queue_len: 4096,
             time: false,
+            parameters: false,
         }
     }
 }
 
-/// A change in who looks at a channel.
+/// A change in who looks at a channel, or a client's request for the node to answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// The first client subscribed to the channel.
     Subscribed { channel_id: u32, topic: String },
     /// The last client subscribed to the channel left it.
     Unsubscribed { channel_id: u32, topic: String },
+    /// Client `client` asks for parameters (none named: all).
+    GetParameters {
+        client: u64,
+        names: Vec<String>,
+        id: Option<String>,
+    },
+    /// Client `client` sets parameters.
+    SetParameters {
+        client: u64,
+        parameters: Vec<Parameter>,
+        id: Option<String>,
+    },
 }
 
 /// What one connected client has been sent and has missed.
@@ -285,6 +303,21 @@ impl Server {
         }
     }
 
+    /// Answers a parameter request of client `client` (ignored if it has left).
+    pub fn send_parameters(&self, client: u64, parameters: &[Parameter], id: Option<&str>) {
+        let text = ServerMessage::ParameterValues { parameters, id }.to_json();
+        if let Some(c) = self.shared.state().clients.get(&client) {
+            c.io.control(text);
+        }
+    }
+
+    /// Sends a status message to client `client` (ignored if it has left).
+    pub fn send_status(&self, client: u64, level: Level, message: &str) {
+        if let Some(c) = self.shared.state().clients.get(&client) {
+            c.io.control(protocol::status(level, message));
+        }
+    }
+
     /// Per connected client, in connection order.
     pub fn client_stats(&self) -> Vec<ClientStats> {
         (self.shared.state().clients.values())
@@ -305,6 +338,9 @@ impl Server {
         let mut capabilities = Vec::new();
         if self.shared.options.time {
             capabilities.push("time");
+        }
+        if self.shared.options.parameters {
+            capabilities.push("parameters");
         }
         ServerMessage::ServerInfo {
             name: &self.shared.options.name,
@@ -400,12 +436,42 @@ impl Server {
         self.disconnect(id);
     }
 
-    /// Acts on one text message of client `id`; problems go back as status messages.
-    fn handle(&self, id: u64, io: &ClientIo, text: &str) {
+    /// Acts on one text message of client `id_of_client`; problems go back as status messages.
+    fn handle(&self, id_of_client: u64, io: &ClientIo, text: &str) {
         let message = match parse_client(text) {
             Ok(m) => m,
             Err(e) => return io.control(protocol::status(Level::Error, e.to_string())),
         };
+        let request = match message {
+            ClientMessage::GetParameters { names, id } => Some(Event::GetParameters {
+                client: id_of_client,
+                names,
+                id,
+            }),
+            ClientMessage::SetParameters { parameters, id } => Some(Event::SetParameters {
+                client: id_of_client,
+                parameters,
+                id,
+            }),
+            other => {
+                self.subscriptions(id_of_client, io, other);
+                None
+            }
+        };
+        if let Some(request) = request {
+            if self.shared.options.parameters {
+                let _ = self.shared.events.send(request);
+            } else {
+                io.control(protocol::status(
+                    Level::Error,
+                    "parameters are not offered by this server",
+                ));
+            }
+        }
+    }
+
+    /// Acts on a subscribe or unsubscribe of client `id`.
+    fn subscriptions(&self, id: u64, io: &ClientIo, message: ClientMessage) {
         let mut problems = Vec::new();
         let mut events = Vec::new();
         {
@@ -462,6 +528,7 @@ impl Server {
                         }
                     }
                 }
+                ClientMessage::GetParameters { .. } | ClientMessage::SetParameters { .. } => {}
             }
         }
         for e in events {
@@ -498,6 +565,7 @@ impl Server {
         }
         events.sort_by_key(|e| match e {
             Event::Subscribed { channel_id, .. } | Event::Unsubscribed { channel_id, .. } => *channel_id,
+            _ => 0,
         });
         for e in events {
             let _ = self.shared.events.send(e);

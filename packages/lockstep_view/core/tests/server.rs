@@ -244,3 +244,62 @@ async fn a_client_that_stops_reading_loses_its_oldest_messages_not_the_others_th
     assert!(stats[1].queued <= 64 + 2, "{stats:?}");
     drop(slow);
 }
+
+#[tokio::test]
+async fn parameter_requests_reach_the_node_and_its_answer_reaches_only_that_client() {
+    let options = ServerOptions {
+        parameters: true,
+        ..ServerOptions::default()
+    };
+    let (server, mut events) = start(options).await;
+    let mut asking = connect(&server).await;
+    let info = next_json(&mut asking).await;
+    assert_eq!(info["capabilities"], serde_json::json!(["parameters"]));
+    next_json(&mut asking).await; // advertise
+    let mut other = connect(&server).await;
+    next_json(&mut other).await;
+    next_json(&mut other).await;
+    send(
+        &mut asking,
+        r#"{"op":"getParameters","parameterNames":["/sim.time_scale"],"id":"q1"}"#,
+    )
+    .await;
+    let Event::GetParameters { client, names, id } = next_event(&mut events).await else {
+        panic!("expected GetParameters");
+    };
+    assert_eq!(
+        (names, id.as_deref()),
+        (vec!["/sim.time_scale".to_owned()], Some("q1"))
+    );
+    let values = [lockstep_view::Parameter {
+        name: "/sim.time_scale".into(),
+        value: serde_json::json!(2.0),
+        type_name: None,
+    }];
+    server.send_parameters(client, &values, id.as_deref());
+    let answer = next_json(&mut asking).await;
+    assert_eq!(answer["op"], "parameterValues");
+    assert_eq!(answer["id"], "q1");
+    assert_eq!(answer["parameters"][0]["value"], 2.0);
+    send(
+        &mut asking,
+        r#"{"op":"setParameters","parameters":[{"name":"/sim.x","value":true}]}"#,
+    )
+    .await;
+    assert!(matches!(next_event(&mut events).await, Event::SetParameters { client: c, .. } if c == client));
+    // The other client got neither answer: the next thing it sees is a status sent to it alone.
+    server.send_status(client + 1, lockstep_view::Level::Warning, "for you");
+    assert_eq!(next_json(&mut other).await["message"], "for you");
+}
+
+#[tokio::test]
+async fn without_the_capability_a_parameter_request_gets_a_status() {
+    let (_server, _events) = start(ServerOptions::default()).await;
+    let mut ws = connect(&_server).await;
+    assert_eq!(next_json(&mut ws).await["capabilities"], serde_json::json!([]));
+    next_json(&mut ws).await;
+    send(&mut ws, r#"{"op":"getParameters","parameterNames":[]}"#).await;
+    let status = next_json(&mut ws).await;
+    assert_eq!(status["op"], "status");
+    assert_eq!(status["message"], "parameters are not offered by this server");
+}

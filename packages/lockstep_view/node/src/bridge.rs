@@ -19,6 +19,11 @@ use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_view::{Event, Server, ServerOptions};
 use r2r::rosgraph_msgs::msg::Clock;
 
+use crate::params::Parameters;
+
+/// How long one parameter service call may take (a node that does not answer is reported, not waited on).
+const PARAMETER_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// What the view serves and how.
 #[derive(Debug, Clone)]
 pub struct ViewOptions {
@@ -32,6 +37,8 @@ pub struct ViewOptions {
     pub queue_len: usize,
     /// Offer `/clock` as the protocol's time and stamp messages with it.
     pub sim_time: bool,
+    /// Offer the nodes' parameters (`getParameters` / `setParameters`).
+    pub parameters: bool,
 }
 
 /// One advertised topic.
@@ -48,6 +55,7 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
     let server_options = ServerOptions {
         data_queue_len: options.queue_len,
         time: options.sim_time,
+        parameters: options.parameters,
         ..ServerOptions::default()
     };
     let (server, mut events) = Server::bind(options.address, server_options)
@@ -59,6 +67,11 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
         server.address()
     );
     let generic = GenericNode::new("lockstep_view", "/")?;
+    let parameters = Arc::new(Parameters::new(
+        node.clone(),
+        generic.graph_probe(),
+        PARAMETER_TIMEOUT,
+    ));
     let prefix_path = std::env::var("AMENT_PREFIX_PATH").unwrap_or_default();
     let mut definitions = MessageDefinitions::from_prefix_path(&prefix_path);
     let clock_ns = Arc::new(AtomicU64::new(0));
@@ -77,9 +90,12 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
                 refresh(&node, &generic, &server, &options, &mut definitions, &mut topics, &mut skipped, &logger)?;
                 log_drops(&server, &mut dropped_logged, &logger);
             }
-            Some(event) = events.recv() => {
-                handle(event, &generic, &node, &server, &options, &clock_ns, &mut topics, &logger);
-            }
+            Some(event) = events.recv() => match event {
+                Event::GetParameters { .. } | Event::SetParameters { .. } => {
+                    tokio::spawn(answer_parameters(event, parameters.clone(), server.clone()));
+                }
+                event => handle(event, &generic, &node, &server, &options, &clock_ns, &mut topics, &logger),
+            },
             Some(msg) = async { match clock.as_mut() { Some(c) => c.next().await, None => std::future::pending().await } } => {
                 let ns = u64::try_from(msg.clock.sec).unwrap_or(0) * 1_000_000_000 + u64::from(msg.clock.nanosec);
                 clock_ns.store(ns, Ordering::Relaxed);
@@ -198,6 +214,7 @@ fn handle(
                 }
             }
         }
+        Event::GetParameters { .. } | Event::SetParameters { .. } => {}
         Event::Unsubscribed { channel_id, topic } => {
             let Some(t) = topics.get_mut(&topic).filter(|t| t.channel_id == channel_id) else {
                 return;
@@ -208,6 +225,23 @@ fn handle(
             }
         }
     }
+}
+
+/// Answers one parameter request: the values, and a warning status per problem.
+async fn answer_parameters(event: Event, parameters: Arc<Parameters>, server: Server) {
+    let (client, (values, problems), id) = match event {
+        Event::GetParameters { client, names, id } => (client, parameters.get(&names).await, id),
+        Event::SetParameters {
+            client,
+            parameters: wanted,
+            id,
+        } => (client, parameters.set(&wanted).await, id),
+        _ => return,
+    };
+    for problem in &problems {
+        server.send_status(client, lockstep_view::Level::Warning, problem);
+    }
+    server.send_parameters(client, &values, id.as_deref());
 }
 
 /// Logs clients whose drop count grew since the last look.

@@ -35,6 +35,9 @@ pub struct ViewArgs {
     /// Stamp messages with /clock and send it as the protocol's time (for simulated time).
     #[arg(long)]
     pub sim_time: bool,
+    /// Do not offer the nodes' parameters (Foxglove's Parameters panel reads and sets them).
+    #[arg(long)]
+    pub no_parameters: bool,
 }
 
 impl ViewArgs {
@@ -57,6 +60,7 @@ impl ViewArgs {
             period: Duration::from_secs_f64(self.discovery_period_secs),
             queue_len: self.queue,
             sim_time: self.sim_time,
+            parameters: !self.no_parameters,
         })
     }
 }

@@ -1,5 +1,8 @@
 //! `lockstep_view_node`: the live view as a ROS 2 node. [`bridge`] relays the graph to the Foxglove
-//! WebSocket server of `lockstep_view`; [`cli`] is `lockstep view`, which runs the node in-process.
+//! WebSocket server of `lockstep_view`, [`params`] answers its parameter requests; [`cli`] is
+//! `lockstep view`, which runs the node in-process.
 
 pub mod bridge;
 pub mod cli;
+pub mod param_value;
+pub mod params;

@@ -1,6 +1,6 @@
 //! `lockstep_view`: the live view node (a Foxglove WebSocket server relaying every topic of the graph).
 //! Parameters mirror `lockstep view`'s flags: `port`, `address`, `topics` (comma separated), `regex`,
-//! `exclude_regex`, `discovery_period_secs`, `queue`, `sim_time`.
+//! `exclude_regex`, `discovery_period_secs`, `queue`, `sim_time`, `parameters`.
 
 use anyhow::Context as _;
 use lockstep_view_node::bridge::run;
@@ -25,6 +25,8 @@ struct ViewParams {
     queue: i64,
     /// Stamp messages with /clock and send it as the protocol's time.
     sim_time: bool,
+    /// Offer the nodes' parameters (read and set through their parameter services).
+    parameters: bool,
 }
 
 impl Default for ViewParams {
@@ -38,6 +40,7 @@ impl Default for ViewParams {
             discovery_period_secs: 1.0,
             queue: 1024,
             sim_time: false,
+            parameters: true,
         }
     }
 }
@@ -60,6 +63,7 @@ fn main() -> anyhow::Result<()> {
             queue: usize::try_from(p.queue)
                 .map_err(|_| anyhow::anyhow!("parameter `queue` is {}", p.queue))?,
             sim_time: p.sim_time,
+            no_parameters: !p.parameters,
         };
         let options = args.options()?;
         Ok(async move { run(node, options).await.map_err(Into::into) })
