@@ -1,8 +1,9 @@
 """Relay figures of `lockstep view` (issue 15): messages published by an rclpy process on /bench
 (std_msgs/String of a given size at a given rate, each starting with its publish time in ns) reach 1 and 4
-Foxglove clients (test/view/client.js: @foxglove/ws-protocol's FoxgloveClient). Per case: messages
-received per client, the view's CPU over the publishing window, and the added latency from publish to
-client receipt (p50/p99 over every message of every client). Run by scripts/bench/view.sh."""
+Foxglove clients (test/view/client.js: @foxglove/ws-protocol's FoxgloveClient) through `lockstep view`, and
+(the baseline, "direct") one rclpy subscriber taking the serialized messages itself with the same QoS. Per
+case: messages received per client, the view's CPU over the publishing window, and the latency from publish
+to receipt (p50 over the clients' medians, p99 the worst client's). Run by scripts/bench/view.sh."""
 
 import json
 import os
@@ -51,6 +52,54 @@ def publish(size, rate, seconds):
     print(json.dumps({"sent": sent, "secs": time.monotonic() - start}), flush=True)
     time.sleep(1.0)
     rclpy.shutdown()
+
+
+def direct():
+    """The baseline: an rclpy subscriber taking the serialized messages itself (no view, no WebSocket), same
+    QoS. Reads the publish stamp the same way client.js does; prints counts and latency at "stop" on stdin."""
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
+    from std_msgs.msg import String
+    rclpy.init()
+    node = rclpy.create_node("view_bench_direct")
+    latencies = []
+
+    def got(raw):
+        now = time.time_ns()
+        digits = raw[8:27].split(b"x")[0]
+        latencies.append((now - int(digits)) / 1e6)
+
+    node.create_subscription(String, "/bench", got, QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                                                               history=HistoryPolicy.KEEP_LAST), raw=True)
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+    while not stop.is_set():
+        rclpy.spin_once(node, timeout_sec=0.05)
+    ordered = sorted(latencies)
+    pct = lambda q: ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))] if ordered else None
+    print(json.dumps({"received": len(latencies), "p50": pct(50), "p99": pct(99)}), flush=True)
+    rclpy.shutdown()
+
+
+def case_direct(size, rate, seconds):
+    env = dict(os.environ, ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    publisher = subprocess.Popen([sys.executable, __file__, "--publish", str(size), str(rate), str(seconds)],
+                                 env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    sub = subprocess.Popen([sys.executable, __file__, "--direct"], env=env, stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True)
+    json.loads(publisher.stdout.readline())  # matched
+    publisher.stdin.write("go\n")
+    publisher.stdin.flush()
+    json.loads(publisher.stdout.readline())  # started
+    end_line = json.loads(publisher.stdout.readline())
+    publisher.wait(30)
+    sub.stdin.write("stop\n")
+    sub.stdin.flush()
+    result = json.loads(sub.stdout.readline())
+    sub.wait(30)
+    return {"size": size, "rate": rate, "clients": "direct", "sent": end_line["sent"],
+            "offered_rate": end_line["sent"] / end_line["secs"], "received": [result["received"]],
+            "cpu_pct": None, "p50_ms": result["p50"] or 0, "p99_ms": result["p99"] or 0}
 
 
 def cpu_secs(pid):
@@ -120,20 +169,25 @@ def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--publish":
         publish(int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--direct":
+        direct()
+        return
     lockstep, seconds = sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
     rows = []
     for size, rate in ((256, 10_000), (1 << 20, 100)):
-        for clients in (1, 4):
-            r = case(lockstep, size, rate, clients, seconds)
+        for clients in ("direct", 1, 4):
+            r = case_direct(size, rate, seconds) if clients == "direct" else case(lockstep, size, rate, clients,
+                                                                                 seconds)
             rows.append(r)
             print(json.dumps(r), file=sys.stderr, flush=True)
     print("| message | clients | published (rate achieved) | received per client | view CPU (% of one core) "
-          "| added latency p50 / p99 |")
+          "| publish to receipt p50 / p99 |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         size = "256 B" if r["size"] == 256 else "1 MiB"
         print(f"| {size} @ {r['rate']:g}/s | {r['clients']} | {r['sent']} ({r['offered_rate']:.0f}/s) | "
-              f"{min(r['received'])}-{max(r['received'])} | {r['cpu_pct']:.1f} | "
+              f"{min(r['received'])}-{max(r['received'])} | "
+              f"{'-' if r['cpu_pct'] is None else format(r['cpu_pct'], '.1f')} | "
               f"{r['p50_ms']:.2f} / {r['p99_ms']:.2f} ms |")
 
 

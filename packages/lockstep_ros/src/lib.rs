@@ -108,6 +108,16 @@ pub fn create_node(name: &str, namespace: &str) -> Result<r2r::Node> {
     r2r::Node::create(ctx, name, namespace).ros_context(format!("creating node `{name}`"))
 }
 
+/// A timer that never fires in practice (once a year), held for as long as the node spins: rcl returns at once
+/// from a wait on an empty wait set, so a node with no subscriptions, services or timers (a `lockstep view`
+/// before its first client, a CLI node) would spin a whole core. With it every wait blocks for
+/// [`SPIN_TIMEOUT`] when nothing arrives.
+pub fn idle_timer(node: &SharedNode) -> Result<r2r::Timer> {
+    lock(node)?
+        .create_wall_timer(Duration::from_secs(365 * 24 * 3600))
+        .ros_context("creating the idle timer")
+}
+
 /// Spin the node forever, one `spin_once` at a time, yielding to every other task between two spins.
 ///
 /// Why not a spinner thread: r2r hands each received message to its stream through a channel of 10 and
@@ -192,6 +202,7 @@ where
         ShutdownSignal::listen().map_err(Error::Runtime)?
     };
     let node: SharedNode = Arc::new(Mutex::new(create_node(name, "")?));
+    let _keep_waiting = idle_timer(&node)?;
 
     let main = {
         let _entered = runtime.enter();

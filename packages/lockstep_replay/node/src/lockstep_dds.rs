@@ -309,6 +309,7 @@ impl Module for RemoteModule {
 fn start_runtime(node: SharedNode) -> anyhow::Result<Runtime> {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (sender, receiver) = mpsc::channel();
+    let keep_waiting = lockstep_ros::idle_timer(&node)?;
     let thread = {
         let stop = stop.clone();
         std::thread::Builder::new()
@@ -318,6 +319,7 @@ fn start_runtime(node: SharedNode) -> anyhow::Result<Runtime> {
                     return;
                 };
                 let _ = sender.send(runtime.handle().clone());
+                let _keep_waiting = keep_waiting;
                 runtime.block_on(async move {
                     while !stop.load(std::sync::atomic::Ordering::SeqCst) {
                         match node.lock() {

@@ -58,7 +58,7 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
         parameters: options.parameters,
         ..ServerOptions::default()
     };
-    let (server, mut events) = Server::bind(options.address, server_options)
+    let (server, mut events) = serve_on_own_thread(options.address, server_options)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", options.address))?;
     r2r::log_info!(
@@ -103,6 +103,34 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
             }
         }
     }
+}
+
+/// Starts the server on a thread and tokio runtime of its own, for the life of the process. The node's runtime
+/// blocks in `spin_once` for up to a millisecond at a time; client writers there would wait for it, and every
+/// relayed message would gain that much latency.
+async fn serve_on_own_thread(
+    address: SocketAddr,
+    options: ServerOptions,
+) -> std::io::Result<(Server, tokio::sync::mpsc::UnboundedReceiver<Event>)> {
+    let (started, bound) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("view-server".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let _ = started.send(Err(e));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let _ = started.send(Server::bind(address, options).await);
+                std::future::pending::<()>().await;
+            });
+        })?;
+    bound
+        .await
+        .map_err(|_| std::io::Error::other("the server thread ended before it listened"))?
 }
 
 /// Advertises new topics and unadvertises vanished ones.
@@ -186,7 +214,7 @@ fn handle(
                 .map(|p| qos::to_bag(&p.qos_profile))
                 .collect();
             let wanted = adapt_qos(&offered);
-            let mut profile = qos::reliable(100);
+            let mut profile = qos::reliable(1000);
             if !wanted.reliable {
                 profile = profile.best_effort();
             }
