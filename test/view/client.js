@@ -11,6 +11,9 @@
 // socket (a slow client). --set-parameter /node.name=<json> (repeatable) sets parameters, then
 // --get-parameters a,b (empty: all) reads them; both go out once the first subscribed message arrived (so the
 // server has seen the graph), or at once without --subscribe. Answers print as parameterValues lines.
+// --call-service /name=<json> (repeatable; the name `unknown` calls service id 424242) calls services in JSON
+// once every named one is advertised (call ids 1, 2, ... in order); answers print as serviceCallResponse /
+// serviceCallFailure lines.
 "use strict";
 const { FoxgloveClient } = require("@foxglove/ws-protocol");
 const { WebSocket } = require("ws");
@@ -41,6 +44,25 @@ const setParameters = args
     const eq = a.indexOf("=");
     return { name: a.slice(0, eq), value: JSON.parse(a.slice(eq + 1)) };
   });
+const serviceCalls = args
+  .map((a, i) => (a === "--call-service" ? args[i + 1] : null))
+  .filter((a) => a !== null)
+  .map((a) => {
+    const eq = a.indexOf("=");
+    return { name: a.slice(0, eq), request: a.slice(eq + 1) };
+  });
+const services = new Map(); // name -> advertised service
+let servicesCalled = false;
+const callServices = () => {
+  if (servicesCalled || serviceCalls.length === 0) return;
+  if (!serviceCalls.every((c) => c.name === "unknown" || services.has(c.name))) return;
+  servicesCalled = true;
+  serviceCalls.forEach((c, i) => {
+    const serviceId = c.name === "unknown" ? 424242 : services.get(c.name).id;
+    const data = new Uint8Array(Buffer.from(c.request, "utf8"));
+    client.sendServiceCallRequest({ serviceId, callId: i + 1, encoding: "json", data });
+  });
+};
 let parametersAsked = false;
 const askParameters = () => {
   if (parametersAsked) return;
@@ -77,11 +99,24 @@ client.on("serverInfo", (info) => {
     socket.send("{not json");
     socket.send(JSON.stringify({ op: "subscribe", subscriptions: [{ id: 99999, channelId: 424242 }] }));
     socket.send(JSON.stringify({ op: "subscribe", subscriptions: huge }));
-    socket.send(Buffer.from([2, 0, 0, 0]));
+    socket.send(Buffer.from([5, 0, 0, 0]));
   }
   if (wanted.size === 0) askParameters();
 });
 client.on("status", (s) => out({ op: "status", level: s.level, message: s.message }));
+client.on("advertiseServices", (list) => {
+  for (const s of list) {
+    services.set(s.name, s);
+    out({ op: "advertiseService", id: s.id, name: s.name, type: s.type, request: s.request, response: s.response });
+  }
+  callServices();
+});
+client.on("unadvertiseServices", (ids) => out({ op: "unadvertiseServices", ids }));
+client.on("serviceCallResponse", (r) => {
+  const text = Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength).toString("utf8");
+  out({ op: "serviceCallResponse", callId: r.callId, encoding: r.encoding, response: JSON.parse(text) });
+});
+client.on("serviceCallFailure", (f) => out({ op: "serviceCallFailure", callId: f.callId, message: f.message }));
 client.on("parameterValues", (e) => {
   out({ op: "parameterValues", id: e.id, parameters: e.parameters });
   if (e.id === "set" && getParameters !== null) client.getParameters(getParameters.split(",").filter(Boolean), "get");

@@ -103,7 +103,7 @@ def test_a_topic_that_appears_later_is_advertised_and_bad_input_gets_a_status(ro
     ros.wait_until(lambda: len(client.of("status")) >= 4, 30, "four status messages", proc=view)
     messages = " | ".join(s["message"] for s in client.of("status"))
     assert "malformed" in messages and "unknown channel id 424242" in messages, messages
-    assert "at most 10000" in messages and "opcode 0x02" in messages, messages
+    assert "at most 10000" in messages and "opcode 0x05" in messages, messages
     pub = ros.publisher(String, "/appears_later", reliable(depth=10))
 
     def published():
@@ -178,4 +178,34 @@ def test_a_foxglove_client_reads_and_sets_node_parameters(ros):
     # The simulator itself says it took the new value.
     answer = ros.call(GetParameters, "/lockstep_sim_node/get_parameters", GetParameters.Request(names=["time_scale"]))
     assert answer.values[0].double_value == 3.0, answer
+    assert view.alive()
+
+
+def test_a_foxglove_client_calls_a_nodes_services_in_json(ros):
+    start_sim(ros)
+    port = free_port()
+    view = start_view(ros, port)
+    service = "/lockstep_sim_node/set_destination"
+    client = Client(port, "--seconds", "60",
+                    "--call-service", f'{service}={{"column": 17, "row": 9}}',
+                    "--call-service", f'{service}={{"column": 999, "row": 0}}',  # outside the grid: refused
+                    "--call-service", f'{service}={{"column": "x"}}',  # not the request type
+                    "--call-service", f"{service}=not json",
+                    "--call-service", 'unknown={}',
+                    "--call-service", '/lockstep_sim_node/reload={}')
+    ros.wait_until(lambda: len(client.of("serviceCallResponse")) + len(client.of("serviceCallFailure")) >= 6, 60,
+                   "six answers", proc=view)
+    client.proc.kill()
+    advertised = {s["name"]: s for s in client.of("advertiseService")}
+    assert advertised[service]["type"] == "lockstep_interfaces/srv/SetDestination", advertised[service]
+    assert advertised[service]["request"]["schema"].startswith("# Set the simulated vehicle's destination")
+    assert "bool success" in advertised[service]["response"]["schema"]
+    assert not any("/_action/" in name for name in advertised), sorted(advertised)
+    answers = {a["callId"]: a for a in client.of("serviceCallResponse") + client.of("serviceCallFailure")}
+    assert answers[1]["op"] == "serviceCallResponse" and answers[1]["response"]["success"] is True, answers[1]
+    assert answers[2]["response"]["success"] is False and answers[2]["response"]["message"], answers[2]
+    assert answers[3]["op"] == "serviceCallFailure" and "does not fit" in answers[3]["message"], answers[3]
+    assert answers[4]["op"] == "serviceCallFailure" and "not JSON" in answers[4]["message"], answers[4]
+    assert answers[5] == {"op": "serviceCallFailure", "callId": 5, "message": "unknown service id 424242"}
+    assert answers[6]["op"] == "serviceCallResponse" and answers[6]["response"]["success"] is True, answers[6]
     assert view.alive()

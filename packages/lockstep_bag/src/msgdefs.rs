@@ -113,7 +113,20 @@ impl MessageDefinitions {
         let (package, _) = split_type(type_name)?;
         let package = package.to_string();
         let mut result = self.load(type_name, root)?;
-        for dep in dependencies(&result.clone(), &package) {
+        self.append_dependencies(&mut result, &package, root, seen, depth)?;
+        Ok(result)
+    }
+
+    /// Appends to `result` (a definition's own text) each dependency not in `seen`, as rosbag2 does.
+    fn append_dependencies(
+        &mut self,
+        result: &mut String,
+        package: &str,
+        root: &str,
+        seen: &mut HashSet<String>,
+        depth: usize,
+    ) -> Result<()> {
+        for dep in dependencies(&result.clone(), package) {
             if seen.insert(dep.clone()) {
                 result.push('\n');
                 result.push_str(DELIMITER);
@@ -124,29 +137,68 @@ impl MessageDefinitions {
                 result.push_str(&text);
             }
         }
-        Ok(result)
+        Ok(())
+    }
+
+    /// The request and response definitions of a service type (`pkg/srv/Type`) from its `.srv` file: each
+    /// half's own text followed by its dependencies, as for a message (the schemas the Foxglove protocol
+    /// advertises a service with).
+    pub fn resolve_service(&mut self, type_name: &str) -> Result<(MessageDefinition, MessageDefinition)> {
+        let parts: Vec<&str> = type_name.split('/').collect();
+        let [package, "srv", name] = parts.as_slice() else {
+            return Err(Error::BadTypeName {
+                type_name: type_name.to_string(),
+            });
+        };
+        let text = self
+            .find(package, "srv", name)
+            .map_err(|searched| Error::DefinitionNotFound {
+                type_name: type_name.to_string(),
+                needed_by: None,
+                searched,
+            })?;
+        let mut halves = text.split_inclusive('\n');
+        let request: String = halves
+            .by_ref()
+            .take_while(|line| line.trim_end() != "---")
+            .collect();
+        let response: String = halves.collect();
+        if request.len() == text.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{type_name}: no `---` line between request and response"
+            )));
+        }
+        let mut out = Vec::new();
+        for mut half in [request, response] {
+            self.append_dependencies(&mut half, package, type_name, &mut HashSet::new(), MAX_DEPTH)?;
+            out.push(MessageDefinition {
+                encoding: ROS2MSG.to_string(),
+                text: half,
+            });
+        }
+        let response = out.pop().unwrap_or_else(MessageDefinition::empty);
+        let request = out.pop().unwrap_or_else(MessageDefinition::empty);
+        Ok((request, response))
+    }
+
+    /// The text of `share/<package>/<kind>/<name>.<kind>` in the first prefix that has it, or the paths tried.
+    fn find(&self, package: &str, kind: &str, name: &str) -> std::result::Result<String, Vec<PathBuf>> {
+        let mut tried = Vec::new();
+        for prefix in &self.prefixes {
+            let path = (prefix.join("share").join(package).join(kind)).join(format!("{name}.{kind}"));
+            match std::fs::read_to_string(&path) {
+                Ok(text) => return Ok(text),
+                Err(_) => tried.push(path),
+            }
+        }
+        Err(tried)
     }
 
     fn load(&mut self, type_name: &str, root: &str) -> Result<String> {
         if !self.cache.contains_key(type_name) {
             let (package, name) = split_type(type_name)?;
-            let mut tried = Vec::new();
-            let mut found = None;
-            for prefix in &self.prefixes {
-                let path = prefix
-                    .join("share")
-                    .join(package)
-                    .join("msg")
-                    .join(format!("{name}.msg"));
-                match std::fs::read_to_string(&path) {
-                    Ok(text) => {
-                        found = Some(text);
-                        break;
-                    }
-                    Err(_) => tried.push(path),
-                }
-            }
-            self.cache.insert(type_name.to_string(), found.ok_or(tried));
+            let found = self.find(package, "msg", name);
+            self.cache.insert(type_name.to_string(), found);
         }
         match self.cache.get(type_name) {
             Some(Ok(text)) => Ok(text.clone()),
@@ -230,6 +282,37 @@ mod tests {
         );
         let deps: Vec<_> = deps.into_iter().collect();
         assert_eq!(deps, vec!["geometry_msgs/Point", "pkg/Foo", "pkg/Header"]);
+    }
+
+    #[test]
+    fn a_service_splits_at_the_dashes_and_each_half_gets_its_dependencies() {
+        let dir = std::env::temp_dir().join(format!("lockstep_srvdefs_{}", std::process::id()));
+        let srv = dir.join("share/pkg/srv");
+        let msg = dir.join("share/pkg/msg");
+        std::fs::create_dir_all(&srv).unwrap();
+        std::fs::create_dir_all(&msg).unwrap();
+        std::fs::write(
+            srv.join("Ask.srv"),
+            "string question\n---\nAnswer[] answers\nbool ok\n",
+        )
+        .unwrap();
+        std::fs::write(msg.join("Answer.msg"), "string text\n").unwrap();
+        std::fs::write(srv.join("Broken.srv"), "string question\n").unwrap();
+        let mut defs = MessageDefinitions::new([dir.clone()]);
+        let (request, response) = defs.resolve_service("pkg/srv/Ask").unwrap();
+        assert_eq!(request.text, "string question\n");
+        assert_eq!(
+            response.text,
+            format!("Answer[] answers\nbool ok\n\n{DELIMITER}MSG: pkg/Answer\nstring text\n")
+        );
+        let e = defs.resolve_service("pkg/srv/Broken").unwrap_err().to_string();
+        assert!(e.contains("no `---` line"), "{e}");
+        assert!(defs.resolve_service("pkg/msg/Answer").is_err());
+        assert!(matches!(
+            defs.resolve_service("pkg/srv/Missing"),
+            Err(Error::DefinitionNotFound { .. })
+        ));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -6,10 +6,12 @@
 //! - [`queue`]: one client's bounded queue: a slow client's oldest data is dropped and counted.
 //! - [`server`]: the WebSocket server on tokio-tungstenite: channels, subscriptions, relaying, and
 //!   [`Event`]s telling when a channel gets its first subscriber or loses its last.
+//! - `requests`: what clients ask of the node (parameters, service calls) and how the node answers.
 
 pub mod protocol;
 pub mod queue;
+mod requests;
 pub mod server;
 
-pub use protocol::{Channel, Level, Parameter};
+pub use protocol::{Channel, Level, Parameter, Service, ServiceCall};
 pub use server::{ClientStats, Event, Server, ServerOptions};

@@ -14,6 +14,10 @@ pub const SUBPROTOCOL: &str = "foxglove.websocket.v1";
 pub const OP_MESSAGE_DATA: u8 = 0x01;
 /// Binary opcode of a time message (server to client).
 pub const OP_TIME: u8 = 0x02;
+/// Binary opcode of a service call response (server to client).
+pub const OP_SERVICE_CALL_RESPONSE: u8 = 0x03;
+/// Binary opcode of a service call request (client to server).
+pub const OP_SERVICE_CALL_REQUEST: u8 = 0x02;
 
 /// Largest number of entries one `subscribe` or `unsubscribe` may carry; a longer list is refused whole.
 pub const MAX_LIST_LEN: usize = 10_000;
@@ -67,12 +71,98 @@ pub enum ServerMessage<'a> {
     /// Channels that are gone.
     #[serde(rename_all = "camelCase")]
     Unadvertise { channel_ids: Vec<u32> },
+    /// Services that are available.
+    AdvertiseServices { services: Vec<&'a Service> },
+    /// Services that are gone.
+    #[serde(rename_all = "camelCase")]
+    UnadvertiseServices { service_ids: Vec<u32> },
+    /// A service call that got no response, and why.
+    #[serde(rename_all = "camelCase")]
+    ServiceCallFailure {
+        service_id: u32,
+        call_id: u32,
+        message: String,
+    },
     /// The answer to `getParameters` or `setParameters` (with the request's id).
     ParameterValues {
         parameters: &'a [Parameter],
         #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<&'a str>,
     },
+}
+
+/// One half (request or response) of a service's definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceSchema {
+    /// How calls are encoded: `json` here.
+    pub encoding: String,
+    /// e.g. `std_srvs/srv/Trigger_Request`.
+    pub schema_name: String,
+    /// `ros2msg`.
+    pub schema_encoding: String,
+    /// The half's definition followed by its dependencies'.
+    pub schema: String,
+}
+
+/// A service as advertised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Service {
+    /// Server-chosen id.
+    pub id: u32,
+    /// e.g. `/lockstep_sim_node/reload`.
+    pub name: String,
+    /// e.g. `std_srvs/srv/Trigger`.
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub request: ServiceSchema,
+    pub response: ServiceSchema,
+}
+
+/// A service call request (binary opcode 0x02 from a client).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceCall {
+    pub service_id: u32,
+    pub call_id: u32,
+    pub encoding: String,
+    pub payload: Vec<u8>,
+}
+
+/// Parses a binary client message that is a service call request: opcode, service id, call id, encoding
+/// length, encoding, payload (integers little-endian).
+pub fn parse_service_call(bytes: &[u8]) -> Result<ServiceCall, ProtocolError> {
+    let op = bytes.first().copied().unwrap_or(0);
+    if op != OP_SERVICE_CALL_REQUEST {
+        return Err(ProtocolError::Binary(op));
+    }
+    let short = || ProtocolError::Malformed {
+        op: "serviceCallRequest".into(),
+        reason: format!("{} bytes are too few for its header", bytes.len()),
+    };
+    let u32_at = |i: usize| -> Result<u32, ProtocolError> {
+        let b = bytes.get(i..i + 4).ok_or_else(short)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let (service_id, call_id, len) = (u32_at(1)?, u32_at(5)?, u32_at(9)? as usize);
+    let encoding = bytes.get(13..13 + len).ok_or_else(short)?;
+    Ok(ServiceCall {
+        service_id,
+        call_id,
+        encoding: String::from_utf8_lossy(encoding).into_owned(),
+        payload: bytes[13 + len..].to_vec(),
+    })
+}
+
+/// A service call response frame (binary opcode 0x03).
+pub fn service_call_response(service_id: u32, call_id: u32, encoding: &str, payload: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(13 + encoding.len() + payload.len());
+    frame.push(OP_SERVICE_CALL_RESPONSE);
+    frame.extend_from_slice(&service_id.to_le_bytes());
+    frame.extend_from_slice(&call_id.to_le_bytes());
+    frame.extend_from_slice(&(encoding.len() as u32).to_le_bytes());
+    frame.extend_from_slice(encoding.as_bytes());
+    frame.extend_from_slice(payload);
+    frame
 }
 
 /// A parameter as the protocol carries it: `name` is `<fully qualified node>.<parameter>` (as
@@ -188,8 +278,8 @@ pub enum ProtocolError {
     /// A list over [`MAX_LIST_LEN`].
     #[error("`{op}` lists {len} entries; at most {MAX_LIST_LEN} are taken per message")]
     TooLong { op: String, len: usize },
-    /// A binary message from a client (client publishing and service calls are not offered).
-    #[error("binary client messages (opcode {0:#04x}) are not supported by this server")]
+    /// A binary message from a client other than a service call (client publishing is not offered).
+    #[error("binary client messages with opcode {0:#04x} are not supported by this server (only service calls, 0x02)")]
     Binary(u8),
 }
 
@@ -314,6 +404,27 @@ mod tests {
         assert!(
             matches!(parse_client(&long), Err(ProtocolError::TooLong { len, .. }) if len == MAX_LIST_LEN + 1)
         );
+    }
+
+    #[test]
+    fn service_calls_parse_and_responses_frame() {
+        let mut call = vec![2, 7, 0, 0, 0, 9, 0, 0, 0, 4, 0, 0, 0];
+        call.extend_from_slice(b"json{}");
+        assert_eq!(
+            parse_service_call(&call),
+            Ok(ServiceCall {
+                service_id: 7,
+                call_id: 9,
+                encoding: "json".into(),
+                payload: b"{}".to_vec()
+            })
+        );
+        let e = parse_service_call(&call[..15]).unwrap_err().to_string();
+        assert!(e.contains("too few"), "{e}");
+        assert_eq!(parse_service_call(&[1, 0]), Err(ProtocolError::Binary(1)));
+        let mut expected = vec![3, 7, 0, 0, 0, 9, 0, 0, 0, 4, 0, 0, 0];
+        expected.extend_from_slice(b"json{}");
+        assert_eq!(service_call_response(7, 9, "json", b"{}"), expected);
     }
 
     #[test]

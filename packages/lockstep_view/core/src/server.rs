@@ -20,7 +20,8 @@ use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::protocol::{
-    self, parse_client, Channel, ClientMessage, Level, Parameter, ServerMessage, SUBPROTOCOL,
+    self, parse_client, Channel, ClientMessage, Level, Parameter, ServerMessage, Service, ServiceCall,
+    SUBPROTOCOL,
 };
 use crate::queue::{ClientQueue, Outgoing};
 
@@ -38,6 +39,9 @@ pub struct ServerOptions {
     /// Declare the `parameters` capability: `getParameters` / `setParameters` become [`Event`]s for the node
     /// to answer with [`Server::send_parameters`].
     pub parameters: bool,
+    /// Declare the `services` capability (calls encoded as JSON): calls to services added with
+    /// [`Server::add_service`] become [`Event::ServiceCall`]s for the node to answer.
+    pub services: bool,
 }
 
 impl Default for ServerOptions {
@@ -48,6 +52,7 @@ impl Default for ServerOptions {
             control_queue_len: 4096,
             time: false,
             parameters: false,
+            services: false,
         }
     }
 }
@@ -71,6 +76,14 @@ pub enum Event {
         parameters: Vec<Parameter>,
         id: Option<String>,
     },
+    /// Client `client` calls a service (answer with [`Server::send_service_response`] or
+    /// [`Server::send_service_failure`]).
+    ServiceCall {
+        client: u64,
+        service: String,
+        type_name: String,
+        call: ServiceCall,
+    },
 }
 
 /// What one connected client has been sent and has missed.
@@ -88,29 +101,34 @@ pub struct ClientStats {
     pub queued: usize,
 }
 
-struct ClientIo {
+pub(crate) struct ClientIo {
     queue: Mutex<ClientQueue>,
     wake: Notify,
     closed: AtomicBool,
 }
 
 impl ClientIo {
-    fn queue(&self) -> MutexGuard<'_, ClientQueue> {
+    pub(crate) fn queue(&self) -> MutexGuard<'_, ClientQueue> {
         self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Queues a protocol message; a client that lets them pile up is closed.
-    fn control(&self, text: String) {
-        if self.queue().push_control(Outgoing::Text(text)).is_err() {
+    pub(crate) fn control(&self, text: String) {
+        self.control_frame(Outgoing::Text(text));
+    }
+
+    /// Queues a protocol message (text or binary) that must not be dropped.
+    pub(crate) fn control_frame(&self, message: Outgoing) {
+        if self.queue().push_control(message).is_err() {
             self.closed.store(true, Ordering::Relaxed);
         }
         self.wake.notify_one();
     }
 }
 
-struct Client {
+pub(crate) struct Client {
     address: SocketAddr,
-    io: Arc<ClientIo>,
+    pub(crate) io: Arc<ClientIo>,
     /// Subscription id -> channel id.
     subscriptions: HashMap<u32, u32>,
     /// Channel id -> subscription id.
@@ -118,13 +136,15 @@ struct Client {
 }
 
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
     channels: BTreeMap<u32, Channel>,
     /// Channels that disappeared, kept so that one that comes back unchanged gets its old id.
     retired: Vec<Channel>,
     next_channel: u32,
-    clients: BTreeMap<u64, Client>,
+    pub(crate) clients: BTreeMap<u64, Client>,
     next_client: u64,
+    pub(crate) services: BTreeMap<u32, Service>,
+    pub(crate) next_service: u32,
 }
 
 impl State {
@@ -135,15 +155,15 @@ impl State {
     }
 }
 
-struct Shared {
-    options: ServerOptions,
+pub(crate) struct Shared {
+    pub(crate) options: ServerOptions,
     session_id: String,
     state: Mutex<State>,
-    events: mpsc::UnboundedSender<Event>,
+    pub(crate) events: mpsc::UnboundedSender<Event>,
 }
 
 impl Shared {
-    fn state(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
@@ -151,7 +171,7 @@ impl Shared {
 /// A running server (cheap to clone).
 #[derive(Clone)]
 pub struct Server {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     address: SocketAddr,
 }
 
@@ -303,21 +323,6 @@ impl Server {
         }
     }
 
-    /// Answers a parameter request of client `client` (ignored if it has left).
-    pub fn send_parameters(&self, client: u64, parameters: &[Parameter], id: Option<&str>) {
-        let text = ServerMessage::ParameterValues { parameters, id }.to_json();
-        if let Some(c) = self.shared.state().clients.get(&client) {
-            c.io.control(text);
-        }
-    }
-
-    /// Sends a status message to client `client` (ignored if it has left).
-    pub fn send_status(&self, client: u64, level: Level, message: &str) {
-        if let Some(c) = self.shared.state().clients.get(&client) {
-            c.io.control(protocol::status(level, message));
-        }
-    }
-
     /// Per connected client, in connection order.
     pub fn client_stats(&self) -> Vec<ClientStats> {
         (self.shared.state().clients.values())
@@ -342,10 +347,15 @@ impl Server {
         if self.shared.options.parameters {
             capabilities.push("parameters");
         }
+        let mut supported_encodings = Vec::new();
+        if self.shared.options.services {
+            capabilities.push("services");
+            supported_encodings.push("json");
+        }
         ServerMessage::ServerInfo {
             name: &self.shared.options.name,
             capabilities,
-            supported_encodings: Vec::new(),
+            supported_encodings,
             metadata: BTreeMap::new(),
             session_id: self.shared.session_id.clone(),
         }
@@ -370,6 +380,10 @@ impl Server {
             io.control(self.server_info());
             let channels: Vec<&Channel> = st.channels.values().collect();
             io.control(ServerMessage::Advertise { channels }.to_json());
+            if !st.services.is_empty() {
+                let services: Vec<&Service> = st.services.values().collect();
+                io.control(ServerMessage::AdvertiseServices { services }.to_json());
+            }
             st.next_client += 1;
             let id = st.next_client;
             st.clients.insert(
@@ -417,13 +431,7 @@ impl Server {
             while let Some(Ok(message)) = source.next().await {
                 match message {
                     Message::Text(text) => self.handle(id, &io, text.as_str()),
-                    Message::Binary(bytes) => {
-                        let op = bytes.first().copied().unwrap_or(0);
-                        io.control(protocol::status(
-                            Level::Error,
-                            protocol::ProtocolError::Binary(op).to_string(),
-                        ));
-                    }
+                    Message::Binary(bytes) => self.binary(id, &io, &bytes),
                     Message::Close(_) => break,
                     _ => {}
                 }

@@ -168,11 +168,16 @@ async fn bad_input_gets_a_status_and_the_connection_goes_on() {
         assert_eq!(status["level"], 2);
         assert!(status["message"].as_str().unwrap().contains(expected), "{status}");
     }
-    ws.send(Message::binary(vec![2u8, 0, 0])).await.unwrap();
+    ws.send(Message::binary(vec![5u8, 0, 0])).await.unwrap();
     assert!(next_json(&mut ws).await["message"]
         .as_str()
         .unwrap()
-        .contains("opcode 0x02"));
+        .contains("opcode 0x05"));
+    ws.send(Message::binary(vec![2u8, 0, 0])).await.unwrap();
+    assert_eq!(
+        next_json(&mut ws).await["message"],
+        "service calls are not offered by this server"
+    );
     // Still serving.
     subscribe(&mut ws, 1, chan).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -302,4 +307,85 @@ async fn without_the_capability_a_parameter_request_gets_a_status() {
     let status = next_json(&mut ws).await;
     assert_eq!(status["op"], "status");
     assert_eq!(status["message"], "parameters are not offered by this server");
+}
+
+fn call_frame(service: u32, call: u32, encoding: &str, payload: &[u8]) -> Message {
+    let mut frame = vec![2u8];
+    for n in [service, call, encoding.len() as u32] {
+        frame.extend_from_slice(&n.to_le_bytes());
+    }
+    frame.extend_from_slice(encoding.as_bytes());
+    frame.extend_from_slice(payload);
+    Message::binary(frame)
+}
+
+#[tokio::test]
+async fn a_service_call_reaches_the_node_and_its_response_the_caller() {
+    let options = ServerOptions {
+        services: true,
+        ..ServerOptions::default()
+    };
+    let (server, mut events) = start(options).await;
+    let id = server.add_service(
+        "/sim/reload",
+        "std_srvs/srv/Trigger",
+        "",
+        "bool success\nstring message\n",
+    );
+    let mut ws = connect(&server).await;
+    let info = next_json(&mut ws).await;
+    assert_eq!(info["capabilities"], serde_json::json!(["services"]));
+    assert_eq!(info["supportedEncodings"], serde_json::json!(["json"]));
+    next_json(&mut ws).await; // advertise (channels)
+    let adv = next_json(&mut ws).await;
+    assert_eq!(adv["op"], "advertiseServices");
+    assert_eq!(adv["services"][0]["name"], "/sim/reload");
+    assert_eq!(adv["services"][0]["type"], "std_srvs/srv/Trigger");
+    assert_eq!(
+        adv["services"][0]["response"]["schemaName"],
+        "std_srvs/srv/Trigger_Response"
+    );
+    assert_eq!(adv["services"][0]["request"]["encoding"], "json");
+
+    ws.send(call_frame(id, 41, "json", b"{}")).await.unwrap();
+    let Event::ServiceCall {
+        client,
+        service,
+        type_name,
+        call,
+    } = next_event(&mut events).await
+    else {
+        panic!("expected a service call");
+    };
+    assert_eq!(
+        (service.as_str(), type_name.as_str()),
+        ("/sim/reload", "std_srvs/srv/Trigger")
+    );
+    assert_eq!((call.call_id, call.payload.as_slice()), (41, b"{}".as_slice()));
+    server.send_service_response(client, id, 41, br#"{"success":true,"message":"ok"}"#);
+    let Message::Binary(frame) = next(&mut ws).await else {
+        panic!("expected a binary response");
+    };
+    assert_eq!(frame[0], 3);
+    assert_eq!(u32::from_le_bytes([frame[5], frame[6], frame[7], frame[8]]), 41);
+    assert_eq!(&frame[13..17], b"json");
+    assert_eq!(&frame[17..], br#"{"success":true,"message":"ok"}"#);
+
+    // An unknown service and an encoding other than JSON fail with the reason; the connection goes on.
+    ws.send(call_frame(99, 1, "json", b"{}")).await.unwrap();
+    let failure = next_json(&mut ws).await;
+    assert_eq!(
+        (failure["op"].as_str(), failure["callId"].as_u64()),
+        (Some("serviceCallFailure"), Some(1))
+    );
+    assert_eq!(failure["message"], "unknown service id 99");
+    ws.send(call_frame(id, 2, "cdr", b"\0")).await.unwrap();
+    let failure = next_json(&mut ws).await;
+    assert!(
+        failure["message"].as_str().unwrap().contains("encoding `cdr`"),
+        "{failure}"
+    );
+    server.remove_service(id);
+    assert_eq!(next_json(&mut ws).await["op"], "unadvertiseServices");
+    assert!(server.services().is_empty());
 }

@@ -20,9 +20,12 @@ use lockstep_view::{Event, Server, ServerOptions};
 use r2r::rosgraph_msgs::msg::Clock;
 
 use crate::params::Parameters;
+use crate::services::{self, Services};
 
 /// How long one parameter service call may take (a node that does not answer is reported, not waited on).
 const PARAMETER_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a relayed service call may take.
+const SERVICE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the view serves and how.
 #[derive(Debug, Clone)]
@@ -39,6 +42,8 @@ pub struct ViewOptions {
     pub sim_time: bool,
     /// Offer the nodes' parameters (`getParameters` / `setParameters`).
     pub parameters: bool,
+    /// Offer the graph's services (calls in JSON).
+    pub services: bool,
 }
 
 /// One advertised topic.
@@ -56,6 +61,7 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
         data_queue_len: options.queue_len,
         time: options.sim_time,
         parameters: options.parameters,
+        services: options.services,
         ..ServerOptions::default()
     };
     let (server, mut events) = serve_on_own_thread(options.address, server_options)
@@ -72,6 +78,8 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
         generic.graph_probe(),
         PARAMETER_TIMEOUT,
     ));
+    let service_probe = generic.graph_probe();
+    let mut services = Services::default();
     let prefix_path = std::env::var("AMENT_PREFIX_PATH").unwrap_or_default();
     let mut definitions = MessageDefinitions::from_prefix_path(&prefix_path);
     let clock_ns = Arc::new(AtomicU64::new(0));
@@ -88,11 +96,22 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
         tokio::select! {
             _ = ticker.tick() => {
                 refresh(&node, &generic, &server, &options, &mut definitions, &mut topics, &mut skipped, &logger)?;
+                if options.services {
+                    match service_probe.services() {
+                        Ok(graph) => services.refresh(&graph, &server, &mut definitions, &logger),
+                        Err(e) => r2r::log_warn!(&logger, "cannot read the graph's services: {e}"),
+                    }
+                }
                 log_drops(&server, &mut dropped_logged, &logger);
             }
             Some(event) = events.recv() => match event {
                 Event::GetParameters { .. } | Event::SetParameters { .. } => {
                     tokio::spawn(answer_parameters(event, parameters.clone(), server.clone()));
+                }
+                Event::ServiceCall { client, service, type_name, call } => {
+                    let clients = services.clients();
+                    let what = (service, type_name, call);
+                    tokio::spawn(services::call(node.clone(), clients, server.clone(), client, what, SERVICE_TIMEOUT));
                 }
                 event => handle(event, &generic, &node, &server, &options, &clock_ns, &mut topics, &logger),
             },
@@ -242,7 +261,7 @@ fn handle(
                 }
             }
         }
-        Event::GetParameters { .. } | Event::SetParameters { .. } => {}
+        Event::GetParameters { .. } | Event::SetParameters { .. } | Event::ServiceCall { .. } => {}
         Event::Unsubscribed { channel_id, topic } => {
             let Some(t) = topics.get_mut(&topic).filter(|t| t.channel_id == channel_id) else {
                 return;

@@ -38,6 +38,9 @@ pub struct ViewArgs {
     /// Do not offer the nodes' parameters (Foxglove's Parameters panel reads and sets them).
     #[arg(long)]
     pub no_parameters: bool,
+    /// Do not offer the graph's services (Foxglove's Service Call panel calls them, in JSON).
+    #[arg(long)]
+    pub no_services: bool,
 }
 
 impl ViewArgs {
@@ -61,6 +64,7 @@ impl ViewArgs {
             queue_len: self.queue,
             sim_time: self.sim_time,
             parameters: !self.no_parameters,
+            services: !self.no_services,
         })
     }
 }

@@ -1,6 +1,6 @@
 //! `lockstep_view`: the live view node (a Foxglove WebSocket server relaying every topic of the graph).
 //! Parameters mirror `lockstep view`'s flags: `port`, `address`, `topics` (comma separated), `regex`,
-//! `exclude_regex`, `discovery_period_secs`, `queue`, `sim_time`, `parameters`.
+//! `exclude_regex`, `discovery_period_secs`, `queue`, `sim_time`, `parameters`, `services`.
 
 use anyhow::Context as _;
 use lockstep_view_node::bridge::run;
@@ -27,6 +27,8 @@ struct ViewParams {
     sim_time: bool,
     /// Offer the nodes' parameters (read and set through their parameter services).
     parameters: bool,
+    /// Offer the graph's services (calls in JSON).
+    services: bool,
 }
 
 impl Default for ViewParams {
@@ -41,6 +43,7 @@ impl Default for ViewParams {
             queue: 1024,
             sim_time: false,
             parameters: true,
+            services: true,
         }
     }
 }
@@ -64,6 +67,7 @@ fn main() -> anyhow::Result<()> {
                 .map_err(|_| anyhow::anyhow!("parameter `queue` is {}", p.queue))?,
             sim_time: p.sim_time,
             no_parameters: !p.parameters,
+            no_services: !p.services,
         };
         let options = args.options()?;
         Ok(async move { run(node, options).await.map_err(Into::into) })
