@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use lockstep_recorder::TopicSelection;
 
+use crate::bag::BagOptions;
 use crate::bridge::{run, ViewOptions};
 
 /// Arguments of `lockstep view`.
@@ -41,6 +42,20 @@ pub struct ViewArgs {
     /// Do not offer the graph's services (Foxglove's Service Call panel calls them, in JSON).
     #[arg(long)]
     pub no_services: bool,
+    /// Serve this bag instead of the live graph: `lockstep bag play` runs beside the view with /clock, paused
+    /// (call /lockstep_bag_player/resume, pause, set_rate, seek ... from Foxglove's Service Call panel), and
+    /// only the bag's topics are offered.
+    #[arg(long)]
+    pub bag: Option<std::path::PathBuf>,
+    /// With --bag: start playing at once.
+    #[arg(long, requires = "bag")]
+    pub play: bool,
+    /// With --bag: playback rate.
+    #[arg(long, requires = "bag", default_value_t = 1.0)]
+    pub rate: f64,
+    /// With --bag: play again from the start at the end.
+    #[arg(long = "loop", requires = "bag")]
+    pub looping: bool,
 }
 
 impl ViewArgs {
@@ -51,6 +66,16 @@ impl ViewArgs {
             .with_context(|| format!("--address `{}` is not an IP address", self.address))?;
         let all = self.topics.is_empty() && self.regex.is_empty();
         let selection = TopicSelection::new(all, &self.topics, &self.regex, &self.exclude_regex)?;
+        let selection = match &self.bag {
+            Some(bag) => {
+                anyhow::ensure!(
+                    all,
+                    "--bag offers the bag's topics: give no --topics or --regex with it"
+                );
+                TopicSelection::new(false, &crate::bag::topics(bag)?, "", &self.exclude_regex)?
+            }
+            None => selection,
+        };
         anyhow::ensure!(
             self.discovery_period_secs.is_finite() && self.discovery_period_secs > 0.0,
             "--discovery-period-secs must be > 0, not {}",
@@ -62,7 +87,7 @@ impl ViewArgs {
             selection,
             period: Duration::from_secs_f64(self.discovery_period_secs),
             queue_len: self.queue,
-            sim_time: self.sim_time,
+            sim_time: self.sim_time || self.bag.is_some(),
             parameters: !self.no_parameters,
             services: !self.no_services,
         })
@@ -72,6 +97,15 @@ impl ViewArgs {
 /// Runs the view until SIGINT/SIGTERM.
 pub fn run_view(args: ViewArgs) -> anyhow::Result<()> {
     let options = args.options()?;
+    let _player = match &args.bag {
+        Some(bag) => Some(crate::bag::start(&BagOptions {
+            bag: bag.clone(),
+            play: args.play,
+            rate: args.rate,
+            looping: args.looping,
+        })?),
+        None => None,
+    };
     lockstep_ros::run_node("lockstep_view", move |node| {
         Ok(async move { run(node, options).await.map_err(Into::into) })
     })

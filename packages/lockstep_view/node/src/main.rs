@@ -68,6 +68,10 @@ fn main() -> anyhow::Result<()> {
             sim_time: p.sim_time,
             no_parameters: !p.parameters,
             no_services: !p.services,
+            bag: None,
+            play: false,
+            rate: 1.0,
+            looping: false,
         };
         let options = args.options()?;
         Ok(async move { run(node, options).await.map_err(Into::into) })
