@@ -233,3 +233,20 @@ def test_a_bag_is_served_with_the_players_controls(ros):
     stamps = [int(l["timestamp"]) for l in client.of("message", topic="/topic")]
     assert all(1585866235_000_000_000 <= s <= 1585866240_000_000_000 for s in stamps), stamps
     assert "paused" in view.log() and view.alive()
+
+
+def test_a_client_that_comes_later_still_gets_the_latched_map(ros):
+    start_sim(ros)
+    port = free_port()
+    view = start_view(ros, port)
+    first = Client(port, "--subscribe", "/markers/grid", "--max", "1000", "--seconds", "60")
+    ros.wait_until(lambda: first.of("message", topic="/markers/grid"), 60, "the grid at the first client", proc=view)
+    # The view's one reader took the grid (published once, transient local) long ago; the second client gets
+    # it from the view's latched copy.
+    second = Client(port, "--subscribe", "/markers/grid", "--max", "1", "--seconds", "30")
+    second.wait(60)
+    first.proc.kill()
+    grids = second.of("message", topic="/markers/grid")
+    assert grids, second.lines[-3:]
+    assert grids[0]["msg"] == first.of("message", topic="/markers/grid")[0]["msg"]
+    assert grids[0]["msg"]["markers"] and grids[0]["msg"]["markers"][0]["header"]["frame_id"] == "map"

@@ -19,11 +19,13 @@ use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, 
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::latched::Latched;
 use crate::protocol::{
     self, parse_client, Channel, ClientMessage, Level, Parameter, ServerMessage, Service, ServiceCall,
     SUBPROTOCOL,
 };
 use crate::queue::{ClientQueue, Outgoing};
+pub use crate::stats::ClientStats;
 
 /// How the server behaves.
 #[derive(Debug, Clone)]
@@ -86,21 +88,6 @@ pub enum Event {
     },
 }
 
-/// What one connected client has been sent and has missed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientStats {
-    /// The client's address.
-    pub address: SocketAddr,
-    /// Its subscriptions.
-    pub subscriptions: usize,
-    /// Messages handed to its socket.
-    pub sent: u64,
-    /// Data frames dropped because it did not read fast enough.
-    pub dropped: u64,
-    /// Messages waiting.
-    pub queued: usize,
-}
-
 pub(crate) struct ClientIo {
     queue: Mutex<ClientQueue>,
     wake: Notify,
@@ -117,6 +104,12 @@ impl ClientIo {
         self.control_frame(Outgoing::Text(text));
     }
 
+    /// Queues a data frame (dropped first when the client is slow).
+    pub(crate) fn data(&self, frame: Vec<u8>) {
+        self.queue().push_data(frame);
+        self.wake.notify_one();
+    }
+
     /// Queues a protocol message (text or binary) that must not be dropped.
     pub(crate) fn control_frame(&self, message: Outgoing) {
         if self.queue().push_control(message).is_err() {
@@ -127,10 +120,10 @@ impl ClientIo {
 }
 
 pub(crate) struct Client {
-    address: SocketAddr,
+    pub(crate) address: SocketAddr,
     pub(crate) io: Arc<ClientIo>,
     /// Subscription id -> channel id.
-    subscriptions: HashMap<u32, u32>,
+    pub(crate) subscriptions: HashMap<u32, u32>,
     /// Channel id -> subscription id.
     by_channel: HashMap<u32, u32>,
 }
@@ -145,6 +138,7 @@ pub(crate) struct State {
     next_client: u64,
     pub(crate) services: BTreeMap<u32, Service>,
     pub(crate) next_service: u32,
+    pub(crate) latched: BTreeMap<u32, Latched>,
 }
 
 impl State {
@@ -272,6 +266,7 @@ impl Server {
             channel_ids: vec![channel_id],
         }
         .to_json();
+        st.latched.remove(&channel_id);
         for client in st.clients.values_mut() {
             if let Some(sub) = client.by_channel.remove(&channel_id) {
                 client.subscriptions.remove(&sub);
@@ -288,15 +283,12 @@ impl Server {
 
     /// Sends one message (raw CDR) of a channel to every client subscribed to it; returns to how many.
     pub fn publish(&self, channel_id: u32, timestamp_ns: u64, payload: &[u8]) -> usize {
-        let st = self.shared.state();
+        let mut st = self.shared.state();
+        st.keep_latched(channel_id, timestamp_ns, payload);
         let mut sent = 0;
         for client in st.clients.values() {
             if let Some(&sub) = client.by_channel.get(&channel_id) {
-                client
-                    .io
-                    .queue()
-                    .push_data(protocol::message_data(sub, timestamp_ns, payload));
-                client.io.wake.notify_one();
+                client.io.data(protocol::message_data(sub, timestamp_ns, payload));
                 sent += 1;
             }
         }
@@ -321,22 +313,6 @@ impl Server {
         for client in self.shared.state().clients.values() {
             client.io.control(text.clone());
         }
-    }
-
-    /// Per connected client, in connection order.
-    pub fn client_stats(&self) -> Vec<ClientStats> {
-        (self.shared.state().clients.values())
-            .map(|c| {
-                let q = c.io.queue();
-                ClientStats {
-                    address: c.address,
-                    subscriptions: c.subscriptions.len(),
-                    sent: q.sent(),
-                    dropped: q.dropped(),
-                    queued: q.len(),
-                }
-            })
-            .collect()
     }
 
     fn server_info(&self) -> String {
@@ -508,6 +484,7 @@ impl Server {
                         }
                         client.subscriptions.insert(s.id, s.channel_id);
                         client.by_channel.insert(s.channel_id, s.id);
+                        st.replay_latched(id, s.id, s.channel_id);
                         if first {
                             events.push(Event::Subscribed {
                                 channel_id: s.channel_id,

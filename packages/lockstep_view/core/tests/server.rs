@@ -389,3 +389,60 @@ async fn a_service_call_reaches_the_node_and_its_response_the_caller() {
     assert_eq!(next_json(&mut ws).await["op"], "unadvertiseServices");
     assert!(server.services().is_empty());
 }
+
+#[tokio::test]
+async fn a_client_that_subscribes_later_to_a_latched_channel_gets_its_last_messages() {
+    let (server, _events) = start(ServerOptions::default()).await;
+    let map = server.add_channel("/map", "nav_msgs/msg/OccupancyGrid", "MSG: ...");
+    server.set_latched(map, 2);
+    let mut first = connect(&server).await;
+    next_json(&mut first).await;
+    next_json(&mut first).await;
+    subscribe(&mut first, 1, map).await;
+    subscriptions_reach(&server, 1).await;
+    for (stamp, payload) in [(1u64, b"a"), (2, b"b"), (3, b"c")] {
+        assert_eq!(server.publish(map, stamp, payload), 1);
+    }
+    let mut late = connect(&server).await;
+    next_json(&mut late).await;
+    next_json(&mut late).await;
+    subscribe(&mut late, 9, map).await;
+    // The last two, with the late client's subscription id, in order.
+    for (stamp, payload) in [(2u64, b'b'), (3, b'c')] {
+        let Message::Binary(frame) = next(&mut late).await else {
+            panic!("expected data");
+        };
+        assert_eq!(frame[1], 9);
+        assert_eq!(u64::from_le_bytes(frame[5..13].try_into().unwrap()), stamp);
+        assert_eq!(frame[13], payload);
+    }
+    // Not latched: nothing kept.
+    server.set_latched(map, 0);
+    let mut third = connect(&server).await;
+    next_json(&mut third).await;
+    next_json(&mut third).await;
+    subscribe(&mut third, 4, map).await;
+    subscriptions_reach(&server, 3).await;
+    assert_eq!(server.publish(map, 4, b"d"), 3);
+    let Message::Binary(frame) = next(&mut third).await else {
+        panic!("expected data");
+    };
+    assert_eq!((frame[1], frame[13]), (4, b'd'));
+}
+
+/// Waits until the server holds `n` subscriptions over all clients.
+async fn subscriptions_reach(server: &Server, n: usize) {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while server
+            .client_stats()
+            .iter()
+            .map(|c| c.subscriptions)
+            .sum::<usize>()
+            < n
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the subscriptions within 10 s");
+}

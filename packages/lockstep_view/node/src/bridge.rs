@@ -239,6 +239,9 @@ fn handle(
             }
             if wanted.transient_local {
                 profile = profile.transient_local();
+                // Clients that subscribe later get what this reader takes now (the publishers' history).
+                let depth = offered.iter().map(|q| q.depth).max().unwrap_or(1).clamp(1, 100);
+                server.set_latched(channel_id, usize::try_from(depth).unwrap_or(1));
             }
             let (relay, clock, sim_time) = (server.clone(), clock_ns.clone(), options.sim_time);
             let made = generic.subscribe_with(&topic, &t.type_name, profile, move |cdr| {
@@ -268,6 +271,8 @@ fn handle(
             };
             if let Some(id) = t.subscription.take() {
                 generic.unsubscribe(id);
+                // The next reader gets the publishers' history again.
+                server.set_latched(channel_id, 0);
                 r2r::log_info!(logger, "no client looks at {topic}: unsubscribed");
             }
         }
