@@ -280,6 +280,13 @@ pub struct Parameters<P> {
     pub changes: futures::stream::BoxStream<'static, (String, r2r::ParameterValue)>,
 }
 
+impl<P: Clone> Parameters<P> {
+    /// A copy of the current values.
+    pub fn current(&self) -> Result<P> {
+        Ok(self.values.lock().map_err(|_| Error::Poisoned)?.clone())
+    }
+}
+
 /// Declare typed parameters on the node and serve them on its standard parameter services
 /// (`~/get_parameters`, `~/set_parameters`, `~/describe_parameters`, ...). Values given with
 /// `--ros-args -p name:=value` or `--params-file` are applied before this returns. Must be called inside the

@@ -69,11 +69,7 @@ fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let declared = lockstep_ros::declare_parameters(&node, CalibratorParams::default())?;
-    let p = declared
-        .values
-        .lock()
-        .map_err(|_| lockstep_ros::Error::Poisoned)?
-        .clone();
+    let p = declared.current()?;
     let config = p.config()?;
     let nominal = p.nominal()?;
     let pose_type = p.pose_type()?;

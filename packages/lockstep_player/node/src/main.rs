@@ -69,11 +69,7 @@ fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let declared = lockstep_ros::declare_parameters(&node, PlayerParams::default())?;
-    let p = declared
-        .values
-        .lock()
-        .map_err(|_| lockstep_ros::Error::Poisoned)?
-        .clone();
+    let p = declared.current()?;
     p.check()?;
     let limits = JointLimits::read(std::path::Path::new(&p.limits_file))?;
     let output = p.output()?;

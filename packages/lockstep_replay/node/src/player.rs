@@ -56,8 +56,7 @@ fn setup(
     on_start: Option<OnStart>,
     running: &Running,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>>> {
-    let values = lockstep_ros::declare_parameters(&node, defaults)?.values;
-    let params = values.lock().map_err(|_| lockstep_ros::Error::Poisoned)?.clone();
+    let params = lockstep_ros::declare_parameters(&node, defaults)?.current()?;
     let looped = looped_default || loop_parameter(&node)?;
     let config = PlayConfig::from_params(&params, looped)?;
     let logger = lockstep_ros::logger_name(&node)?;

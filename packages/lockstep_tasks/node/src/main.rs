@@ -108,11 +108,7 @@ fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let declared = lockstep_ros::declare_parameters(&node, ManagerParams::default())?;
-    let p = declared
-        .values
-        .lock()
-        .map_err(|_| lockstep_ros::Error::Poisoned)?
-        .clone();
+    let p = declared.current()?;
     anyhow::ensure!(
         p.step_period_s > 0.0 && p.step_period_s.is_finite(),
         "step_period_s must be > 0 (got {})",

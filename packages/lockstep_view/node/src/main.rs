@@ -51,11 +51,7 @@ impl Default for ViewParams {
 fn main() -> anyhow::Result<()> {
     lockstep_ros::run_node("lockstep_view", |node| {
         let declared = lockstep_ros::declare_parameters(&node, ViewParams::default())?;
-        let p = declared
-            .values
-            .lock()
-            .map_err(|_| lockstep_ros::Error::Poisoned)?
-            .clone();
+        let p = declared.current()?;
         let args = ViewArgs {
             port: u16::try_from(p.port).map_err(|_| anyhow::anyhow!("parameter `port` is {}", p.port))?,
             address: p.address,

@@ -75,11 +75,7 @@ fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let declared = lockstep_ros::declare_parameters(&node, MockParams::default())?;
-    let p = declared
-        .values
-        .lock()
-        .map_err(|_| lockstep_ros::Error::Poisoned)?
-        .clone();
+    let p = declared.current()?;
     let names = lockstep_ros::param_list(&p.joints);
     anyhow::ensure!(!names.is_empty(), "parameter `joints` is empty");
     let positions: Vec<f64> = if p.initial_positions.trim().is_empty() {

@@ -79,11 +79,7 @@ fn main() -> ExitCode {
 
 fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), lockstep_ros::BoxError>>> {
     let declared = lockstep_ros::declare_parameters(&node, ActuatorParams::default())?;
-    let p = declared
-        .values
-        .lock()
-        .map_err(|_| lockstep_ros::Error::Poisoned)?
-        .clone();
+    let p = declared.current()?;
     let kind = p.kind()?;
     p.check()?;
     let logger = lockstep_ros::logger_name(&node)?;
