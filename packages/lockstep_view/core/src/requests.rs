@@ -51,9 +51,7 @@ impl Server {
             services: vec![&service],
         }
         .to_json();
-        for client in st.clients.values() {
-            client.io.control(text.clone());
-        }
+        st.broadcast(&text);
         let id = service.id;
         st.services.insert(id, service);
         id
@@ -69,9 +67,7 @@ impl Server {
             service_ids: vec![service_id],
         }
         .to_json();
-        for client in st.clients.values() {
-            client.io.control(text.clone());
-        }
+        st.broadcast(&text);
     }
 
     /// The services advertised now, by id.

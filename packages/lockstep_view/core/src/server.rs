@@ -142,6 +142,13 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// Queues a protocol message for every client.
+    pub(crate) fn broadcast(&self, text: &str) {
+        for client in self.clients.values() {
+            client.io.control(text.to_owned());
+        }
+    }
+
     fn subscribers(&self, channel_id: u32) -> usize {
         (self.clients.values())
             .filter(|c| c.by_channel.contains_key(&channel_id))
@@ -249,9 +256,7 @@ impl Server {
             channels: vec![&channel],
         }
         .to_json();
-        for client in st.clients.values() {
-            client.io.control(text.clone());
-        }
+        st.broadcast(&text);
         st.channels.insert(id, channel);
         id
     }
@@ -309,10 +314,7 @@ impl Server {
 
     /// Sends a status message to every client.
     pub fn broadcast_status(&self, level: Level, message: &str) {
-        let text = protocol::status(level, message);
-        for client in self.shared.state().clients.values() {
-            client.io.control(text.clone());
-        }
+        self.shared.state().broadcast(&protocol::status(level, message));
     }
 
     fn server_info(&self) -> String {
