@@ -19,15 +19,19 @@ REPO = Path(__file__).resolve().parents[2]
 CLIENT = REPO / "test/view/client.js"
 
 
+def bench_qos():
+    """The publisher's and the baseline subscriber's QoS (the view adapts its own to the publisher's)."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
+    return QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+
+
 def publish(size, rate, seconds):
     """The publisher process: waits for the view's subscription, then publishes on schedule."""
     import rclpy
-    from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
     from std_msgs.msg import String
     rclpy.init()
     node = rclpy.create_node("view_bench_publisher")
-    pub = node.create_publisher(String, "/bench", QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
-                                                             history=HistoryPolicy.KEEP_LAST))
+    pub = node.create_publisher(String, "/bench", bench_qos())
     deadline = time.monotonic() + 60
     while pub.get_subscription_count() < 1 and time.monotonic() < deadline:
         rclpy.spin_once(node, timeout_sec=0.05)
@@ -58,7 +62,6 @@ def direct():
     """The baseline: an rclpy subscriber taking the serialized messages itself (no view, no WebSocket), same
     QoS. Reads the publish stamp the same way client.js does; prints counts and latency at "stop" on stdin."""
     import rclpy
-    from rclpy.qos import QoSProfile, ReliabilityPolicy, HistoryPolicy
     from std_msgs.msg import String
     rclpy.init()
     node = rclpy.create_node("view_bench_direct")
@@ -69,8 +72,7 @@ def direct():
         digits = raw[8:27].split(b"x")[0]
         latencies.append((now - int(digits)) / 1e6)
 
-    node.create_subscription(String, "/bench", got, QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
-                                                               history=HistoryPolicy.KEEP_LAST), raw=True)
+    node.create_subscription(String, "/bench", got, bench_qos(), raw=True)
     stop = threading.Event()
     threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
     while not stop.is_set():

@@ -37,20 +37,14 @@ const bad = args.includes("--bad");
 const latency = args.includes("--latency");
 const latencies = [];
 const getParameters = option("--get-parameters", null);
-const setParameters = args
-  .map((a, i) => (a === "--set-parameter" ? args[i + 1] : null))
-  .filter((a) => a !== null)
-  .map((a) => {
-    const eq = a.indexOf("=");
-    return { name: a.slice(0, eq), value: JSON.parse(a.slice(eq + 1)) };
-  });
-const serviceCalls = args
-  .map((a, i) => (a === "--call-service" ? args[i + 1] : null))
-  .filter((a) => a !== null)
-  .map((a) => {
-    const eq = a.indexOf("=");
-    return { name: a.slice(0, eq), request: a.slice(eq + 1) };
-  });
+// Every `name=rest` given with a repeatable option, as [name, rest].
+const repeated = (option) =>
+  args
+    .map((a, i) => (a === option ? args[i + 1] : null))
+    .filter((a) => a !== null)
+    .map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]);
+const setParameters = repeated("--set-parameter").map(([name, value]) => ({ name, value: JSON.parse(value) }));
+const serviceCalls = repeated("--call-service").map(([name, request]) => ({ name, request }));
 const services = new Map(); // name -> advertised service
 let servicesCalled = false;
 const callServices = () => {

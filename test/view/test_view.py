@@ -214,9 +214,7 @@ def test_a_foxglove_client_calls_a_nodes_services_in_json(ros):
 def test_a_bag_is_served_with_the_players_controls(ros):
     bag = REPO_ROOT / "test/data/rosbag2/mcap/talker"  # a real rosbag2 bag: /topic "Hello, world! 0..9"
     port = free_port()
-    view = ros.start("lockstep", "view", "--bag", str(bag), "--loop", "--rate", "4", "--port", str(port),
-                     "--address", "127.0.0.1", "--discovery-period-secs", "0.2", name="lockstep_view")
-    ros.wait_until(lambda: "live view on ws://" in view.log(), 60, "the view to listen", proc=view)
+    view = start_view(ros, port, "--bag", str(bag), "--loop", "--rate", "4")
     # The play starts paused; the client resumes it through the player's own service.
     client = Client(port, "--subscribe", "/topic", "--max", "12", "--seconds", "60",
                     "--call-service", "/lockstep_bag_player/resume={}")
