@@ -56,6 +56,22 @@ pub(crate) fn draw(figure: &Figure, buffer: &mut [u8]) -> Result<(), String> {
     root.present().map_err(text)
 }
 
+/// Room for the y labels: 72 px, or more for long category names (about 7 px a character at 13 px).
+pub(crate) fn y_label_area_px(panel: &Panel) -> u32 {
+    let longest = panel
+        .y_categories
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0);
+    (72_u32).max(
+        u32::try_from(longest)
+            .unwrap_or(u32::MAX)
+            .saturating_mul(7)
+            .saturating_add(24),
+    )
+}
+
 fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Result<(), String> {
     let ((x0, x1), (y0, y1)) = panel.ranges();
     let mut chart = ChartBuilder::on(area)
@@ -63,18 +79,22 @@ fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Re
         .margin(8)
         .margin_right(20)
         .x_label_area_size(38)
-        .y_label_area_size(72)
+        .y_label_area_size(y_label_area_px(panel))
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(text)?;
-    chart
-        .configure_mesh()
-        .x_desc(&panel.x_label)
+    let category = |y: &f64| panel.category_at(*y).unwrap_or_default().to_string();
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(&panel.x_label)
         .y_desc(&panel.y_label)
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
-        .light_line_style(RGBColor(235, 235, 235))
-        .draw()
-        .map_err(text)?;
+        .light_line_style(RGBColor(235, 235, 235));
+    if !panel.y_categories.is_empty() {
+        // One label a row: ask for a tick per half row so that every integer is a tick.
+        mesh.y_labels(2 * panel.y_categories.len() + 2)
+            .y_label_formatter(&category);
+    }
+    mesh.draw().map_err(text)?;
     let mut labelled = false;
     for (i, series) in panel.series.iter().enumerate() {
         let colour = series_colour(i);
@@ -90,12 +110,26 @@ fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Re
             SeriesKind::Points => chart
                 .draw_series(points.map(|p| Circle::new(p, 3, colour.filled())))
                 .map_err(text)?,
+            SeriesKind::Rects => chart
+                .draw_series(
+                    series
+                        .rect_corners()
+                        .into_iter()
+                        .map(|(a, b)| Rectangle::new([a, b], colour.filled())),
+                )
+                .map_err(text)?,
         };
         if !series.label.is_empty() {
             labelled = true;
-            drawn
-                .label(&series.label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+            if series.kind == SeriesKind::Rects {
+                drawn
+                    .label(&series.label)
+                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], colour.filled()));
+            } else {
+                drawn.label(&series.label).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+                });
+            }
         }
     }
     for limit in panel.limits.iter().filter(|l| l.y.is_finite()) {

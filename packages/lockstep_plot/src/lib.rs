@@ -62,6 +62,9 @@ pub enum SeriesKind {
     Line,
     /// Small filled circles, not joined (events, sparse samples).
     Points,
+    /// Filled rectangles: the points taken in pairs, each pair two opposite corners (cells of a map, the
+    /// bars of a timeline). A pair with a non-finite corner, or an odd last point, is left out.
+    Rects,
 }
 
 /// One named curve of a panel.
@@ -92,6 +95,24 @@ impl Series {
             points,
             kind: SeriesKind::Points,
         }
+    }
+
+    /// Filled rectangles, each given by two opposite corners.
+    pub fn rects(label: impl Into<String>, rects: Vec<((f64, f64), (f64, f64))>) -> Self {
+        Self {
+            label: label.into(),
+            points: rects.into_iter().flat_map(|(a, b)| [a, b]).collect(),
+            kind: SeriesKind::Rects,
+        }
+    }
+
+    /// The rectangles of a [`SeriesKind::Rects`] series (opposite corners, both finite).
+    pub fn rect_corners(&self) -> Vec<((f64, f64), (f64, f64))> {
+        self.points
+            .chunks_exact(2)
+            .map(|c| (c[0], c[1]))
+            .filter(|(a, b)| a.0.is_finite() && a.1.is_finite() && b.0.is_finite() && b.1.is_finite())
+            .collect()
     }
 }
 
@@ -125,6 +146,9 @@ pub struct Panel {
     pub x_range: Option<(f64, f64)>,
     /// The y range to show instead of the data's (a quantity that is never negative starts at 0).
     pub y_range: Option<(f64, f64)>,
+    /// A categorical y axis: the i-th name labels y = i (the rows of a timeline); the data range then holds
+    /// every row with half a row of room, and only the rows are labelled.
+    pub y_categories: Vec<String>,
 }
 
 impl Panel {
@@ -136,6 +160,15 @@ impl Panel {
             y_label: y_label.into(),
             ..Self::default()
         }
+    }
+
+    /// The name of the category at `y` (the nearest row, if `y` is within 0.01 of it).
+    pub fn category_at(&self, y: f64) -> Option<&str> {
+        let row = y.round();
+        if (y - row).abs() > 0.01 || row < 0.0 {
+            return None;
+        }
+        self.y_categories.get(row as usize).map(String::as_str)
     }
 
     /// The x and y ranges shown: `x_range` / `y_range` where set, otherwise the ranges that hold every
@@ -162,8 +195,13 @@ impl Panel {
         }
         let x = widen(x);
         let mut y = widen(y);
-        let margin = (y.1 - y.0) * 0.05;
-        y = (y.0 - margin, y.1 + margin);
+        if self.y_categories.is_empty() {
+            let margin = (y.1 - y.0) * 0.05;
+            y = (y.0 - margin, y.1 + margin);
+        } else {
+            let last = self.y_categories.len() as f64 - 1.0;
+            y = (y.0.min(-0.5), y.1.max(last + 0.5));
+        }
         if self.equal_aspect {
             let half = (x.1 - x.0).max(y.1 - y.0) / 2.0;
             let (cx, cy) = ((x.0 + x.1) / 2.0, (y.0 + y.1) / 2.0);

@@ -98,3 +98,46 @@ fn an_unwritable_path_is_an_error_naming_it() {
     assert!(matches!(err, PlotError::Write { .. }));
     assert!(err.to_string().contains("missing/plot.png"), "{err}");
 }
+
+#[test]
+fn rects_fill_their_cells_and_categories_name_the_rows() {
+    let mut panel = Panel::new("timeline", "t [s]", "");
+    panel.y_categories = vec!["task".into(), "drive".into()];
+    // Row 0 from t = 0 to 2, row 1 from t = 5 to 10.
+    panel.series.push(Series::rects(
+        "",
+        vec![((0.0, -0.3), (2.0, 0.3)), ((5.0, 0.7), (10.0, 1.3))],
+    ));
+    assert_eq!(panel.category_at(1.0), Some("drive"));
+    assert_eq!(panel.category_at(0.5), None);
+    assert_eq!(panel.category_at(2.0), None);
+    let ((x0, x1), (y0, y1)) = panel.ranges();
+    assert_eq!((x0, x1, y0, y1), (0.0, 10.0, -0.5, 1.5));
+    let (w, _, rgb) = Figure::new("rects").with_panel(panel).to_rgb().unwrap();
+    let filled: Vec<(u32, u32)> = rgb
+        .chunks_exact(3)
+        .enumerate()
+        .filter(|(_, px)| *px == FIRST)
+        .map(|(i, _)| (i as u32 % w, i as u32 / w))
+        .collect();
+    assert!(filled.len() > 2000, "filled area {} px", filled.len());
+    // The bar of row 1 (drawn higher) lies right of the bar of row 0.
+    let left: Vec<_> = filled.iter().filter(|(x, _)| *x < w / 3).collect();
+    let right: Vec<_> = filled.iter().filter(|(x, _)| *x > w / 2).collect();
+    assert!(!left.is_empty() && !right.is_empty());
+    let mean = |v: &[&(u32, u32)]| v.iter().map(|p| p.1 as f64).sum::<f64>() / v.len() as f64;
+    assert!(mean(&right) + 50.0 < mean(&left), "row 1 above row 0");
+}
+
+#[test]
+fn a_rect_with_a_non_finite_corner_is_left_out() {
+    let s = Series::rects(
+        "cells",
+        vec![((0.0, 0.0), (1.0, 1.0)), ((f64::NAN, 0.0), (1.0, 1.0))],
+    );
+    assert_eq!(s.rect_corners(), vec![((0.0, 0.0), (1.0, 1.0))]);
+    let mut panel = Panel::new("map", "x [m]", "y [m]");
+    panel.series.push(s);
+    let png = Figure::new("cells").with_panel(panel).to_png().unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+}
