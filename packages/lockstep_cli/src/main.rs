@@ -34,6 +34,10 @@ enum Command {
     /// its ros2msg schema); the node `/lockstep_view` runs in this process. In Foxglove: Open connection,
     /// Foxglove WebSocket, ws://<host>:8765.
     View(lockstep_view_node::cli::ViewArgs),
+    /// Run a ROS 2 XML launch file where `ros2 launch` is not installed: `lockstep launch <file>
+    /// [name:=value ...]` starts its nodes with prefixed output, forwards Ctrl-C, and stops them all when a
+    /// node marked on_exit="shutdown" ends.
+    Launch(lockstep_launch::cli::LaunchArgs),
 }
 
 /// `lockstep bag`: `play` comes from the player's package, the other verbs from the bag library's.
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Player(args) => lockstep_player::cli::run(args),
         Command::Replay(args) => lockstep_replay_node::replay_cli::run(args),
         Command::View(args) => lockstep_view_node::cli::run_view(args),
+        Command::Launch(args) => lockstep_launch::cli::run_launch(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

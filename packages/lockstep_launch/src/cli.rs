@@ -1,0 +1,160 @@
+//! `lockstep launch <file> [name:=value ...]`, or `lockstep launch <package> <file>` as `ros2 launch` takes it.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+
+use crate::{parse_arguments, plan_file, run, say, LaunchOptions, PackageIndex, RunOptions};
+
+/// When to colour the output prefixes.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Arguments of `lockstep launch`.
+#[derive(clap::Args, Debug)]
+pub struct LaunchArgs {
+    /// The launch file (ROS 2 XML format), or a package whose share/<package>/launch holds the file named next.
+    pub file: String,
+    /// The file name when the first argument is a package, then launch arguments as name:=value.
+    pub arguments: Vec<String>,
+    /// Print the launch arguments (name, default, description) and exit.
+    #[arg(short = 's', long)]
+    pub show_args: bool,
+    /// Print every process's command line and exit without starting anything.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Colour the output prefixes.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: Color,
+    /// Seconds between SIGINT and SIGTERM (and between SIGTERM and SIGKILL) when stopping.
+    #[arg(long, default_value_t = 5.0)]
+    pub sigterm_timeout: f64,
+    /// Where the processes' log files go [default: $ROS_LOG_DIR or ~/.ros/log, in a folder per launch].
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
+}
+
+/// Runs `lockstep launch`.
+pub fn run_launch(args: LaunchArgs) -> anyhow::Result<()> {
+    let index = PackageIndex::from_environment();
+    let mut rest = args.arguments.clone();
+    let file = if !rest.is_empty() && !rest[0].contains(":=") && !std::path::Path::new(&args.file).is_file() {
+        let name = rest.remove(0);
+        let prefix = index.package_prefix(&args.file).with_context(|| {
+            format!(
+                "package {} is not installed in any prefix of AMENT_PREFIX_PATH",
+                args.file
+            )
+        })?;
+        prefix.join("share").join(&args.file).join("launch").join(name)
+    } else {
+        PathBuf::from(&args.file)
+    };
+    let options = LaunchOptions {
+        arguments: parse_arguments(&rest)?,
+        index,
+    };
+    let plan = plan_file(&file, &options)?;
+    if args.show_args {
+        println!("Arguments (pass arguments as '<name>:=<value>'):");
+        for arg in &plan.arguments {
+            let default = arg
+                .default
+                .as_deref()
+                .map(|d| format!("(default: '{d}')"))
+                .unwrap_or_else(|| "(required)".into());
+            println!(
+                "\n    '{}':\n        {}\n        {default}",
+                arg.name,
+                arg.description.as_deref().unwrap_or("no description given")
+            );
+        }
+        return Ok(());
+    }
+    for name in &plan.undeclared_overrides {
+        say(
+            "WARNING",
+            &format!(
+                "argument {name}:=... is declared by no <arg> of {} or its includes",
+                file.display()
+            ),
+        );
+    }
+    if args.print {
+        for process in &plan.processes {
+            println!("# {} ({})", process.label, process.at);
+            for (name, value) in &process.env {
+                match value {
+                    Some(value) => println!("#   env {name}={value}"),
+                    None => println!("#   env -u {name}"),
+                }
+            }
+            println!("{}", process.display_argv().join(" "));
+        }
+        return Ok(());
+    }
+    if plan.processes.is_empty() {
+        bail!("{}: starts no process", file.display());
+    }
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stdout().is_terminal(),
+    };
+    if !(args.sigterm_timeout.is_finite() && args.sigterm_timeout >= 0.0) {
+        bail!(
+            "--sigterm-timeout {}: expected seconds >= 0",
+            args.sigterm_timeout
+        );
+    }
+    let log_dir = args.log_dir.unwrap_or_else(default_log_dir);
+    let outcome = run(
+        &plan,
+        &RunOptions {
+            color,
+            sigterm_timeout: Duration::from_secs_f64(args.sigterm_timeout),
+            log_dir,
+        },
+    )?;
+    let failed: Vec<String> = outcome
+        .ended
+        .iter()
+        .filter(|e| e.failed())
+        .map(|e| match e.code {
+            Some(code) => format!("{} (exit code {code})", e.label),
+            None => format!("{} (signal {})", e.label, e.signal.unwrap_or_default()),
+        })
+        .collect();
+    say("INFO", &format!("done: {}", outcome.reason));
+    if !failed.is_empty() {
+        bail!(
+            "{} failed: {}",
+            if failed.len() == 1 {
+                "a process"
+            } else {
+                "processes"
+            },
+            failed.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn default_log_dir() -> PathBuf {
+    let base = std::env::var_os("ROS_LOG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("ROS_HOME").map(|home| PathBuf::from(home).join("log")))
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".ros/log")))
+        .unwrap_or_else(std::env::temp_dir);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    base.join(format!("lockstep_launch_{secs}_{}", std::process::id()))
+}

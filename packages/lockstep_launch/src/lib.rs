@@ -1,0 +1,24 @@
+//! ROS 2 XML launch files where `ros2 launch` is not installed: `lockstep launch <file> [name:=value ...]`.
+//!
+//! [`plan_file`] reads a file and its includes into a [`Plan`] (every process with its command line), with
+//! `ros2 launch`'s meaning of `arg`, `let`, `if`/`unless`, scoped `group`s, `push-ros-namespace`, `set_env`,
+//! `set_remap`, `set_parameter`, `include`, `node` (`param` from a file or inline, `remap`, `env`) and
+//! `executable`, and the substitutions `var`, `env`, `find-pkg-share`, `find-pkg-prefix`, `dirname`,
+//! `filename`, `anon`. Anything else is an error naming the tag (or attribute, or substitution), the file and
+//! the line. [`run`] starts the plan: prefixed output, log files, SIGINT forwarding, `on_exit="shutdown"`.
+
+pub mod ament;
+mod error;
+pub mod plan;
+mod run;
+pub mod subst;
+mod walk;
+
+#[cfg(feature = "cli")]
+pub mod cli;
+
+pub use ament::PackageIndex;
+pub use error::{LaunchError, Location, Result};
+pub use plan::{DeclaredArg, NodeSpec, Output, ParamSource, Plan, ProcessSpec};
+pub use run::{run, say, Ended, Outcome, RunOptions};
+pub use walk::{parse_arguments, plan_file, LaunchOptions};

@@ -1,0 +1,368 @@
+//! Running a [`Plan`]: every process in its own process group, its output prefixed with its label (coloured
+//! on a terminal) and copied into a log file; SIGINT/SIGTERM to the launcher is forwarded to every process
+//! (a second one escalates to SIGTERM), and when a process marked `on_exit="shutdown"` ends, the rest are
+//! stopped the same way: SIGINT, then SIGTERM after `sigterm_timeout`, then SIGKILL.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::error::{LaunchError, Result};
+use crate::plan::{inline_params_yaml, Output, Plan, ProcessSpec};
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Colour the output prefixes.
+    pub color: bool,
+    /// After SIGINT, how long before SIGTERM (and after SIGTERM, before SIGKILL).
+    pub sigterm_timeout: Duration,
+    /// Where each process's log file goes (created).
+    pub log_dir: PathBuf,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    pub label: String,
+    /// Exit code, or `None` when a signal ended it.
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    /// Whether it ended after the launcher asked it to stop.
+    pub asked_to_stop: bool,
+}
+
+impl Ended {
+    /// Ended by itself with a failure (not after the launcher stopped it).
+    pub fn failed(&self) -> bool {
+        !self.asked_to_stop && self.code != Some(0)
+    }
+}
+
+/// Why the launch ended and how each process did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub reason: String,
+    pub ended: Vec<Ended>,
+}
+
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALS.fetch_add(1, Ordering::SeqCst);
+}
+
+fn install_signal_handlers() {
+    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: the handler only touches an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
+}
+
+const COLORS: [&str; 6] = [
+    "\x1b[32m", "\x1b[34m", "\x1b[35m", "\x1b[36m", "\x1b[33m", "\x1b[91m",
+];
+
+struct Running {
+    label: String,
+    child: Child,
+    readers: Vec<JoinHandle<()>>,
+    shutdown_on_exit: bool,
+    ended: Option<Ended>,
+}
+
+/// Launcher messages, like `ros2 launch`'s `[INFO] [launch]: ...`.
+pub fn say(level: &str, message: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "[{level}] [launch]: {message}");
+}
+
+/// Starts every process of `plan` and waits until they have all ended.
+pub fn run(plan: &Plan, options: &RunOptions) -> Result<Outcome> {
+    std::fs::create_dir_all(&options.log_dir).map_err(|source| LaunchError::Io {
+        path: options.log_dir.clone(),
+        source,
+    })?;
+    say(
+        "INFO",
+        &format!("All log files can be found below {}", options.log_dir.display()),
+    );
+    install_signal_handlers();
+    let params_dir = options.log_dir.join("params");
+    let mut running: Vec<Running> = Vec::new();
+    let mut reason = None;
+    for (index, spec) in plan.processes.iter().enumerate() {
+        if SIGNALS.load(Ordering::SeqCst) > 0 {
+            reason = Some("interrupted while starting".to_string());
+            break;
+        }
+        match start(spec, index, options, &params_dir) {
+            Ok(process) => running.push(process),
+            Err(err) => {
+                say("ERROR", &err.to_string());
+                reason = Some(format!("{} could not start", spec.label));
+                break;
+            }
+        }
+    }
+    let outcome = supervise(running, options, reason);
+    Ok(outcome)
+}
+
+fn start(spec: &ProcessSpec, index: usize, options: &RunOptions, params_dir: &Path) -> Result<Running> {
+    let mut written = 0;
+    let argv = spec
+        .argv(&mut |values| {
+            std::fs::create_dir_all(params_dir)?;
+            written += 1;
+            let path = params_dir.join(format!("{}_{written}.yaml", spec.label));
+            std::fs::write(&path, inline_params_yaml(values))?;
+            Ok(path)
+        })
+        .map_err(|source| LaunchError::Io {
+            path: params_dir.to_path_buf(),
+            source,
+        })?;
+    let mut command = Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("PYTHONUNBUFFERED", "1")
+        .process_group(0);
+    for (name, value) in &spec.env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    // SAFETY: prctl is async-signal-safe; it asks the kernel to SIGTERM the child when the launcher dies.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
+        label: spec.label.clone(),
+        program: argv[0].clone(),
+        source,
+    })?;
+    say(
+        "INFO",
+        &format!(
+            "{}: process started with pid [{}]: {}",
+            spec.label,
+            child.id(),
+            spec.display_argv().join(" ")
+        ),
+    );
+    let log_path = options.log_dir.join(format!("{}.log", spec.label));
+    let log = Arc::new(Mutex::new(File::create(&log_path).map_err(|source| {
+        LaunchError::Io {
+            path: log_path.clone(),
+            source,
+        }
+    })?));
+    let prefix = if options.color {
+        format!("{}[{}]\x1b[0m ", COLORS[index % COLORS.len()], spec.label)
+    } else {
+        format!("[{}] ", spec.label)
+    };
+    let mut readers = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        let screen = spec.output != Output::Log;
+        readers.push(relay(stdout, prefix.clone(), screen, false, Arc::clone(&log)));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        readers.push(relay(stderr, prefix, true, true, log));
+    }
+    Ok(Running {
+        label: spec.label.clone(),
+        child,
+        readers,
+        shutdown_on_exit: spec.shutdown_on_exit,
+        ended: None,
+    })
+}
+
+/// Copies a pipe line by line to the log file and, if `screen`, to stdout (or stderr) with the prefix.
+fn relay(
+    pipe: impl Read + Send + 'static,
+    prefix: String,
+    screen: bool,
+    to_stderr: bool,
+    log: Arc<Mutex<File>>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(pipe);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if let Ok(mut file) = log.lock() {
+                let _ = file.write_all(&line);
+            }
+            if screen {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end_matches(['\n', '\r']);
+                if to_stderr {
+                    let _ = writeln!(std::io::stderr().lock(), "{prefix}{text}");
+                } else {
+                    let _ = writeln!(std::io::stdout().lock(), "{prefix}{text}");
+                }
+            }
+        }
+    })
+}
+
+fn signal_group(process: &Running, signal: libc::c_int) {
+    if let Ok(pid) = libc::pid_t::try_from(process.child.id()) {
+        // SAFETY: kill has no memory effects; a negative pid signals the child's process group.
+        unsafe {
+            libc::kill(-pid, signal);
+        }
+    }
+}
+
+fn describe(status: ExitStatus) -> (Option<i32>, Option<i32>) {
+    (status.code(), status.signal())
+}
+
+fn supervise(mut running: Vec<Running>, options: &RunOptions, mut reason: Option<String>) -> Outcome {
+    let mut stop_stage = 0u8; // 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent
+    let mut stage_at = Instant::now();
+    let mut signals_seen = 0;
+    let signal = |running: &[Running], sig: libc::c_int| {
+        for process in running.iter().filter(|p| p.ended.is_none()) {
+            signal_group(process, sig);
+        }
+    };
+    loop {
+        let signals = SIGNALS.load(Ordering::SeqCst);
+        if signals > signals_seen {
+            signals_seen = signals;
+            if stop_stage == 0 {
+                say("WARNING", "signal received: stopping every process (SIGINT)");
+                reason.get_or_insert_with(|| "stopped by a signal".into());
+            } else if stop_stage == 1 {
+                say("WARNING", "second signal: sending SIGTERM");
+                signal(&running, libc::SIGTERM);
+                stop_stage = 2;
+                stage_at = Instant::now();
+            }
+        }
+        if stop_stage == 0 && reason.is_some() {
+            signal(&running, libc::SIGINT);
+            stop_stage = 1;
+            stage_at = Instant::now();
+        }
+        for process in running.iter_mut() {
+            if process.ended.is_some() {
+                continue;
+            }
+            if let Ok(Some(status)) = process.child.try_wait() {
+                let (code, signal) = describe(status);
+                let ended = Ended {
+                    label: process.label.clone(),
+                    code,
+                    signal,
+                    asked_to_stop: stop_stage > 0,
+                };
+                let how = match (code, signal) {
+                    (Some(code), _) => format!("exit code {code}"),
+                    (None, Some(signal)) => format!("signal {signal}"),
+                    (None, None) => "unknown status".into(),
+                };
+                if ended.failed() {
+                    say(
+                        "ERROR",
+                        &format!(
+                            "{}: process has died [pid {}, {how}]",
+                            process.label,
+                            process.child.id()
+                        ),
+                    );
+                } else {
+                    say(
+                        "INFO",
+                        &format!(
+                            "{}: process has finished cleanly [pid {}, {how}]",
+                            process.label,
+                            process.child.id()
+                        ),
+                    );
+                }
+                if process.shutdown_on_exit && reason.is_none() {
+                    reason = Some(format!(
+                        "{} ended ({how}) and has on_exit=\"shutdown\"",
+                        process.label
+                    ));
+                    say(
+                        "INFO",
+                        &format!(
+                            "{}: shutting everything down",
+                            reason.as_deref().unwrap_or_default()
+                        ),
+                    );
+                }
+                process.ended = Some(ended);
+            }
+        }
+        if running.iter().all(|p| p.ended.is_some()) {
+            break;
+        }
+        if stop_stage > 0 && stage_at.elapsed() >= options.sigterm_timeout && stop_stage < 3 {
+            let (sig, name) = if stop_stage == 1 {
+                (libc::SIGTERM, "SIGTERM")
+            } else {
+                (libc::SIGKILL, "SIGKILL")
+            };
+            let left: Vec<&str> = running
+                .iter()
+                .filter(|p| p.ended.is_none())
+                .map(|p| p.label.as_str())
+                .collect();
+            say(
+                "WARNING",
+                &format!(
+                    "still running after {:?}: {}; sending {name}",
+                    options.sigterm_timeout,
+                    left.join(", ")
+                ),
+            );
+            signal(&running, sig);
+            stop_stage += 1;
+            stage_at = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut ended = Vec::new();
+    for mut process in running {
+        for reader in process.readers.drain(..) {
+            let _ = reader.join();
+        }
+        if let Some(e) = process.ended {
+            ended.push(e);
+        }
+    }
+    Outcome {
+        reason: reason.unwrap_or_else(|| "every process ended".into()),
+        ended,
+    }
+}

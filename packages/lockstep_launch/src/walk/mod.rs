@@ -1,0 +1,459 @@
+//! Reading a ROS 2 XML launch file (and its includes) into a [`Plan`]: arguments, `let`, conditions,
+//! scoped groups, namespaces, environment, remaps and parameters, as `ros2 launch` evaluates them. A tag or
+//! attribute it does not know is an error with the file and line, never a silent skip.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use roxmltree::Node;
+use serde_norway::Value;
+
+use crate::ament::PackageIndex;
+use crate::error::{LaunchError, Location, Result};
+use crate::plan::{absolute, join_namespace, typed_value, DeclaredArg, Output, Plan};
+use crate::subst::{self, SubstEnv};
+
+mod node;
+
+/// How to read a launch file: command-line arguments and where packages are.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchOptions {
+    /// `name:=value` from the command line, in order.
+    pub arguments: Vec<(String, String)>,
+    pub index: PackageIndex,
+}
+
+/// Splits `name:=value` command-line launch arguments.
+pub fn parse_arguments(args: &[String]) -> Result<Vec<(String, String)>> {
+    args.iter()
+        .map(|arg| match arg.split_once(":=") {
+            Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+            _ => Err(LaunchError::BadArgument(arg.clone())),
+        })
+        .collect()
+}
+
+/// Reads `path` and everything it includes into the processes to start.
+pub fn plan_file(path: &Path, options: &LaunchOptions) -> Result<Plan> {
+    let mut walker = Walker {
+        options,
+        plan: Plan::default(),
+        anon: BTreeMap::new(),
+        labels: BTreeMap::new(),
+        declared: BTreeSet::new(),
+        depth: 0,
+    };
+    let mut scope = Scope::default();
+    for (name, value) in &options.arguments {
+        scope.vars.insert(name.clone(), value.clone());
+    }
+    walker.file(&absolute(path), &mut scope, None)?;
+    let mut plan = walker.plan;
+    let declared = walker.declared;
+    plan.undeclared_overrides = options
+        .arguments
+        .iter()
+        .filter(|(name, _)| !declared.contains(name))
+        .map(|(name, _)| name.clone())
+        .collect();
+    Ok(plan)
+}
+
+/// What a `<group>` (or an include) scopes.
+#[derive(Debug, Clone, Default)]
+struct Scope {
+    vars: BTreeMap<String, String>,
+    env: BTreeMap<String, Option<String>>,
+    namespace: String,
+    remaps: Vec<(String, String)>,
+    params: Vec<(String, Value)>,
+}
+
+struct Walker<'o> {
+    options: &'o LaunchOptions,
+    plan: Plan,
+    anon: BTreeMap<String, String>,
+    labels: BTreeMap<String, usize>,
+    declared: BTreeSet<String>,
+    depth: usize,
+}
+
+/// Substitution context: one scope of one file.
+struct Subst<'a> {
+    scope: &'a Scope,
+    file: &'a Path,
+    index: &'a PackageIndex,
+    anon: &'a mut BTreeMap<String, String>,
+}
+
+impl SubstEnv for Subst<'_> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.scope.vars.get(name).cloned()
+    }
+    fn env(&self, name: &str) -> Option<String> {
+        match self.scope.env.get(name) {
+            Some(value) => value.clone(),
+            None => std::env::var(name).ok(),
+        }
+    }
+    fn file(&self) -> &Path {
+        self.file
+    }
+    fn package_prefix(&self, package: &str) -> Option<PathBuf> {
+        self.index.package_prefix(package)
+    }
+    fn anon(&mut self, name: &str) -> String {
+        let next = self.anon.len();
+        self.anon
+            .entry(name.to_string())
+            .or_insert_with(|| format!("{name}_{}_{next}", std::process::id()))
+            .clone()
+    }
+}
+
+const MAX_INCLUDE_DEPTH: usize = 32;
+
+fn location(file: &Path, node: Node<'_, '_>, pos: usize) -> Location {
+    let text_pos = node.document().text_pos_at(pos);
+    Location {
+        file: file.to_path_buf(),
+        line: text_pos.row,
+        column: text_pos.col,
+    }
+}
+
+fn at(file: &Path, node: Node<'_, '_>) -> Location {
+    location(file, node, node.range().start)
+}
+
+impl Walker<'_> {
+    fn file(&mut self, path: &Path, scope: &mut Scope, included_at: Option<&Location>) -> Result<()> {
+        if self.depth >= MAX_INCLUDE_DEPTH {
+            let at = included_at.cloned().unwrap_or(Location {
+                file: path.to_path_buf(),
+                line: 1,
+                column: 1,
+            });
+            return Err(LaunchError::invalid(
+                &at,
+                format!("includes nest deeper than {MAX_INCLUDE_DEPTH} files (an include cycle?)"),
+            ));
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| LaunchError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let doc = roxmltree::Document::parse(&text).map_err(|source| LaunchError::Xml {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let root = doc.root_element();
+        if root.tag_name().name() != "launch" {
+            return Err(LaunchError::invalid(
+                &at(path, root),
+                format!(
+                    "the root element is <{}>, a launch file's is <launch>",
+                    root.tag_name().name()
+                ),
+            ));
+        }
+        check_attributes(path, root, &["version"])?;
+        self.depth += 1;
+        let result = self.children(path, root, scope);
+        self.depth -= 1;
+        result
+    }
+
+    fn children(&mut self, file: &Path, parent: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+        for child in parent.children().filter(Node::is_element) {
+            self.element(file, child, scope)?;
+        }
+        Ok(())
+    }
+
+    fn expand(
+        &mut self,
+        file: &Path,
+        node: Node<'_, '_>,
+        scope: &Scope,
+        name: &str,
+    ) -> Result<Option<String>> {
+        let Some(attribute) = node.attributes().find(|a| a.name() == name) else {
+            return Ok(None);
+        };
+        let mut env = Subst {
+            scope,
+            file,
+            index: &self.options.index,
+            anon: &mut self.anon,
+        };
+        subst::expand(attribute.value(), &mut env)
+            .map(Some)
+            .map_err(|message| {
+                LaunchError::invalid(&location(file, node, attribute.range_value().start), message)
+            })
+    }
+
+    fn required(&mut self, file: &Path, node: Node<'_, '_>, scope: &Scope, name: &str) -> Result<String> {
+        self.expand(file, node, scope, name)?
+            .ok_or_else(|| LaunchError::MissingAttribute {
+                at: at(file, node),
+                tag: node.tag_name().name().to_string(),
+                attribute: name.to_string(),
+            })
+    }
+
+    /// `if=` / `unless=`: whether the element applies.
+    fn condition(&mut self, file: &Path, node: Node<'_, '_>, scope: &Scope) -> Result<bool> {
+        for (name, wanted) in [("if", true), ("unless", false)] {
+            if let Some(value) = self.expand(file, node, scope, name)? {
+                let truth = match value.trim().to_ascii_lowercase().as_str() {
+                    "true" | "1" => true,
+                    "false" | "0" => false,
+                    other => {
+                        return Err(LaunchError::invalid(
+                            &at(file, node),
+                            format!("{name}=\"{other}\": a condition is true, false, 1 or 0"),
+                        ))
+                    }
+                };
+                if truth != wanted {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn element(&mut self, file: &Path, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+        let tag = node.tag_name().name();
+        let known: &[&str] = match tag {
+            "arg" => &["name", "default", "description"],
+            "let" => &["name", "value"],
+            "node" => &[
+                "pkg",
+                "exec",
+                "name",
+                "namespace",
+                "output",
+                "args",
+                "ros_args",
+                "on_exit",
+                "respawn",
+            ],
+            "executable" => &["cmd", "name", "cwd", "output", "on_exit", "shell"],
+            "group" => &["scoped"],
+            "push-ros-namespace" | "push_ros_namespace" => &["namespace"],
+            "set_env" => &["name", "value"],
+            "unset_env" => &["name"],
+            "set_remap" => &["from", "to"],
+            "set_parameter" => &["name", "value"],
+            "include" => &["file"],
+            other => {
+                let hint = match other {
+                    "node_container" | "composable_node" | "load_composable_node" => {
+                        " (composable nodes need rclcpp's component container)"
+                    }
+                    "timer" | "opaque_function" | "event_handler" => " (run this file with ros2 launch)",
+                    "param" | "remap" | "env" => " here (only inside <node>)",
+                    _ => "",
+                };
+                return Err(LaunchError::UnsupportedTag {
+                    at: at(file, node),
+                    tag: other.to_string(),
+                    hint: format!("{hint}; supported: arg, let, node, executable, group, push-ros-namespace, set_env, unset_env, set_remap, set_parameter, include"),
+                });
+            }
+        };
+        check_attributes(file, node, known)?;
+        if !self.condition(file, node, scope)? {
+            return Ok(());
+        }
+        match tag {
+            "arg" => self.arg(file, node, scope),
+            "let" => {
+                let name = self.required(file, node, scope, "name")?;
+                let value = self.required(file, node, scope, "value")?;
+                scope.vars.insert(name, value);
+                Ok(())
+            }
+            "node" => self.node(file, node, scope),
+            "executable" => self.executable(file, node, scope),
+            "group" => {
+                let scoped = self.flag(file, node, scope, "scoped", true)?;
+                if scoped {
+                    let mut inner = scope.clone();
+                    self.children(file, node, &mut inner)
+                } else {
+                    self.children(file, node, scope)
+                }
+            }
+            "push-ros-namespace" | "push_ros_namespace" => {
+                let namespace = self.required(file, node, scope, "namespace")?;
+                scope.namespace = join_namespace(&scope.namespace, &namespace);
+                Ok(())
+            }
+            "set_env" => {
+                let name = self.required(file, node, scope, "name")?;
+                let value = self.required(file, node, scope, "value")?;
+                scope.env.insert(name, Some(value));
+                Ok(())
+            }
+            "unset_env" => {
+                let name = self.required(file, node, scope, "name")?;
+                scope.env.insert(name, None);
+                Ok(())
+            }
+            "set_remap" => {
+                let from = self.required(file, node, scope, "from")?;
+                let to = self.required(file, node, scope, "to")?;
+                scope.remaps.push((from, to));
+                Ok(())
+            }
+            "set_parameter" => {
+                let name = self.required(file, node, scope, "name")?;
+                let value = self.required(file, node, scope, "value")?;
+                scope.params.push((name, typed_value(&value)));
+                Ok(())
+            }
+            _ => self.include(file, node, scope),
+        }
+    }
+
+    fn flag(
+        &mut self,
+        file: &Path,
+        node: Node<'_, '_>,
+        scope: &Scope,
+        name: &str,
+        default: bool,
+    ) -> Result<bool> {
+        match self.expand(file, node, scope, name)?.as_deref().map(str::trim) {
+            None => Ok(default),
+            Some("true" | "True" | "1") => Ok(true),
+            Some("false" | "False" | "0") => Ok(false),
+            Some(other) => Err(LaunchError::invalid(
+                &at(file, node),
+                format!("{name}=\"{other}\": expected true or false"),
+            )),
+        }
+    }
+
+    fn arg(&mut self, file: &Path, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+        let name = self.required(file, node, scope, "name")?;
+        let default = self.expand(file, node, scope, "default")?;
+        let description = node.attribute("description").map(str::to_string);
+        let value = match (scope.vars.get(&name), &default) {
+            (Some(value), _) => value.clone(),
+            (None, Some(default)) => default.clone(),
+            (None, None) => {
+                return Err(LaunchError::ArgumentWithoutValue {
+                    at: at(file, node),
+                    name,
+                })
+            }
+        };
+        scope.vars.insert(name.clone(), value.clone());
+        self.declared.insert(name.clone());
+        self.plan.arguments.push(DeclaredArg {
+            name,
+            default,
+            description,
+            value,
+            at: at(file, node),
+        });
+        Ok(())
+    }
+
+    fn include(&mut self, file: &Path, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+        let target = PathBuf::from(self.required(file, node, scope, "file")?);
+        let here = at(file, node);
+        if target
+            .extension()
+            .is_some_and(|ext| ext == "py" || ext == "yaml" || ext == "yml")
+        {
+            return Err(LaunchError::invalid(
+                &here,
+                format!("{}: lockstep launch reads XML launch files only; run Python or YAML launch files with ros2 launch", target.display()),
+            ));
+        }
+        let mut inner = scope.clone();
+        for child in node.children().filter(Node::is_element) {
+            if child.tag_name().name() != "arg" {
+                return Err(LaunchError::UnsupportedTag {
+                    at: at(file, child),
+                    tag: child.tag_name().name().to_string(),
+                    hint: " inside <include> (only <arg name value>)".into(),
+                });
+            }
+            check_attributes(file, child, &["name", "value"])?;
+            if !self.condition(file, child, scope)? {
+                continue;
+            }
+            let name = self.required(file, child, scope, "name")?;
+            let value = self.required(file, child, scope, "value")?;
+            inner.vars.insert(name, value);
+        }
+        let target = absolute(&target);
+        if !target.is_file() {
+            return Err(LaunchError::invalid(
+                &here,
+                format!("included file {} does not exist", target.display()),
+            ));
+        }
+        self.file(&target, &mut inner, Some(&here))
+    }
+
+    fn output(&mut self, file: &Path, node: Node<'_, '_>, scope: &Scope) -> Result<Output> {
+        match self.expand(file, node, scope, "output")?.as_deref() {
+            None | Some("log") => Ok(Output::Log),
+            Some("screen") => Ok(Output::Screen),
+            Some("both") => Ok(Output::Both),
+            Some(other) => Err(LaunchError::invalid(
+                &at(file, node),
+                format!("output=\"{other}\": expected screen, log or both"),
+            )),
+        }
+    }
+
+    fn on_exit(&mut self, file: &Path, node: Node<'_, '_>, scope: &Scope) -> Result<bool> {
+        match self.expand(file, node, scope, "on_exit")?.as_deref() {
+            None => Ok(false),
+            Some("shutdown") => Ok(true),
+            Some(other) => Err(LaunchError::invalid(
+                &at(file, node),
+                format!("on_exit=\"{other}\": lockstep launch knows on_exit=\"shutdown\" only"),
+            )),
+        }
+    }
+
+    fn label(&mut self, base: &str) -> String {
+        let count = self.labels.entry(base.to_string()).or_insert(0);
+        *count += 1;
+        if *count == 1 {
+            base.to_string()
+        } else {
+            format!("{base}-{count}")
+        }
+    }
+}
+
+fn check_attributes(file: &Path, node: Node<'_, '_>, known: &[&str]) -> Result<()> {
+    for attribute in node.attributes() {
+        let name = attribute.name();
+        if !known.contains(&name) && name != "if" && name != "unless" {
+            return Err(LaunchError::UnknownAttribute {
+                at: location(file, node, attribute.range().start),
+                tag: node.tag_name().name().to_string(),
+                attribute: name.to_string(),
+                known: known
+                    .iter()
+                    .chain(["if", "unless"].iter())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    }
+    Ok(())
+}
