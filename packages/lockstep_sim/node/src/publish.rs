@@ -76,6 +76,7 @@ type Pub<T> = Logged<r2r::Publisher<T>>;
 pub struct Publishers {
     command: Pub<TwistStamped>,
     odom: Pub<Odometry>,
+    odom_map: Pub<Odometry>,
     slam: Pub<PoseWithCovarianceStamped>,
     truth: Pub<PoseStamped>,
     joints: Pub<JointState>,
@@ -96,6 +97,7 @@ impl Publishers {
         Ok(Publishers {
             command: Logged::new(n.create_publisher("cmd_vel_out", deep.clone())?, "cmd_vel_out"),
             odom: Logged::new(n.create_publisher("odom", deep.clone())?, "odom"),
+            odom_map: Logged::new(n.create_publisher("odom_map", deep.clone())?, "odom_map"),
             slam: Logged::new(n.create_publisher("slam_pose", deep.clone())?, "slam_pose"),
             truth: Logged::new(n.create_publisher("ground_truth", deep.clone())?, "ground_truth"),
             joints: Logged::new(n.create_publisher("joint_states", deep)?, "joint_states"),
@@ -122,11 +124,12 @@ impl Publishers {
         })
     }
 
-    /// ground_truth, odom, joint_states and /clock.
+    /// ground_truth, odom, odom_map, joint_states and /clock.
     pub fn motion(&self, sim: &Simulator, st: &Statics) {
         let log = self.logger.as_str();
         self.truth.publish(&messages::ground_truth(sim, st), log);
         self.odom.publish(&messages::odometry(sim, st), log);
+        self.odom_map.publish(&messages::odometry_in_map(sim, st), log);
         self.joints.publish(&messages::joint_states(sim, st), log);
         if let Some(clock) = &self.clock {
             clock.publish(&messages::clock(sim), log);
