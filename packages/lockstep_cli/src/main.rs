@@ -38,6 +38,8 @@ enum Command {
     /// [name:=value ...]` starts its nodes with prefixed output, forwards Ctrl-C, and stops them all when a
     /// node marked on_exit="shutdown" ends.
     Launch(lockstep_launch::cli::LaunchArgs),
+    /// Render a demo output folder's report.json into PNG plots and one self-contained report.html.
+    Report(lockstep_report::cli::ReportArgs),
 }
 
 /// `lockstep bag`: `play` comes from the player's package, the other verbs from the bag library's.
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => lockstep_replay_node::replay_cli::run(args),
         Command::View(args) => lockstep_view_node::cli::run_view(args),
         Command::Launch(args) => lockstep_launch::cli::run_launch(args),
+        Command::Report(args) => lockstep_report::cli::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
