@@ -174,6 +174,11 @@ fn sensors_measure_free_distance_on_the_grid() {
     assert!((seen.free_front_m - 9.75).abs() < 1e-9, "{seen:?}");
     assert!((seen.free_left_m - 2.25).abs() < 1e-9, "{seen:?}");
     assert!((seen.free_right_m - 2.25).abs() < 1e-9, "{seen:?}");
+    // The range sensors: ahead as the rules see it; behind, the grid's edge at x = 0.
+    let (front, rear) = sim.front_rear_ranges();
+    assert_eq!(front, seen.free_front_m);
+    assert!((rear - 2.25).abs() < 1e-9, "{rear}");
+    assert_eq!(sim.sensor_range_m(), 10.0);
 }
 
 #[test]

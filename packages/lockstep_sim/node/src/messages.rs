@@ -8,7 +8,7 @@ use r2r::geometry_msgs::msg::{
 };
 use r2r::nav_msgs::msg::Odometry;
 use r2r::rosgraph_msgs::msg::Clock;
-use r2r::sensor_msgs::msg::JointState;
+use r2r::sensor_msgs::msg::{JointState, Range};
 use r2r::std_msgs::msg::{ColorRGBA, Header};
 use r2r::visualization_msgs::msg::{Marker, MarkerArray};
 
@@ -103,6 +103,27 @@ pub fn odometry_in_map(sim: &Simulator, st: &Statics) -> Odometry {
     msg.header.frame_id = st.p.map_frame.clone();
     msg.pose.pose = pose_msg(&pose, 0.0);
     msg
+}
+
+/// The front and rear range sensors (`scan_front`, `scan_rear`: the example pipeline's inputs), as REP 117
+/// readings: the free distance beyond the footprint, `+inf` when nothing is within the sensor range.
+pub fn ranges(sim: &Simulator, st: &Statics) -> (Range, Range) {
+    let (front, rear) = sim.front_rear_ranges();
+    let max_range = sim.sensor_range_m();
+    let reading = |distance: f64| Range {
+        header: header(sim.time_secs(), &st.p.base_frame),
+        radiation_type: Range::ULTRASOUND as u8,
+        field_of_view: 0.5,
+        min_range: 0.0,
+        max_range: max_range as f32,
+        range: if distance >= max_range {
+            f32::INFINITY
+        } else {
+            distance as f32
+        },
+        variance: 0.0,
+    };
+    (reading(front), reading(rear))
 }
 
 /// The wheel encoders.

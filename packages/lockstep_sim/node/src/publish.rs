@@ -8,7 +8,7 @@ use lockstep_sim::Simulator;
 use r2r::geometry_msgs::msg::{PoseStamped, PoseWithCovarianceStamped, TwistStamped};
 use r2r::nav_msgs::msg::Odometry;
 use r2r::rosgraph_msgs::msg::Clock;
-use r2r::sensor_msgs::msg::JointState;
+use r2r::sensor_msgs::msg::{JointState, Range};
 use r2r::visualization_msgs::msg::MarkerArray;
 
 use crate::messages;
@@ -77,6 +77,8 @@ pub struct Publishers {
     command: Pub<TwistStamped>,
     odom: Pub<Odometry>,
     odom_map: Pub<Odometry>,
+    scan_front: Pub<Range>,
+    scan_rear: Pub<Range>,
     slam: Pub<PoseWithCovarianceStamped>,
     truth: Pub<PoseStamped>,
     joints: Pub<JointState>,
@@ -98,6 +100,8 @@ impl Publishers {
             command: Logged::new(n.create_publisher("cmd_vel_out", deep.clone())?, "cmd_vel_out"),
             odom: Logged::new(n.create_publisher("odom", deep.clone())?, "odom"),
             odom_map: Logged::new(n.create_publisher("odom_map", deep.clone())?, "odom_map"),
+            scan_front: Logged::new(n.create_publisher("scan_front", deep.clone())?, "scan_front"),
+            scan_rear: Logged::new(n.create_publisher("scan_rear", deep.clone())?, "scan_rear"),
             slam: Logged::new(n.create_publisher("slam_pose", deep.clone())?, "slam_pose"),
             truth: Logged::new(n.create_publisher("ground_truth", deep.clone())?, "ground_truth"),
             joints: Logged::new(n.create_publisher("joint_states", deep)?, "joint_states"),
@@ -124,12 +128,15 @@ impl Publishers {
         })
     }
 
-    /// ground_truth, odom, odom_map, joint_states and /clock.
+    /// ground_truth, odom, odom_map, scan_front, scan_rear, joint_states and /clock.
     pub fn motion(&self, sim: &Simulator, st: &Statics) {
         let log = self.logger.as_str();
         self.truth.publish(&messages::ground_truth(sim, st), log);
         self.odom.publish(&messages::odometry(sim, st), log);
         self.odom_map.publish(&messages::odometry_in_map(sim, st), log);
+        let (front, rear) = messages::ranges(sim, st);
+        self.scan_front.publish(&front, log);
+        self.scan_rear.publish(&rear, log);
         self.joints.publish(&messages::joint_states(sim, st), log);
         if let Some(clock) = &self.clock {
             clock.publish(&messages::clock(sim), log);

@@ -61,6 +61,23 @@ impl Simulator {
         }
     }
 
+    /// What the range sensors `scan_front` and `scan_rear` read (m): the free distance ahead of and behind the
+    /// footprint, each over three parallel rays spanning the vehicle's width, capped at the sensor range.
+    pub fn front_rear_ranges(&self) -> (f64, f64) {
+        let r = self.config.vehicle_radius_m;
+        let yaw = self.pose.yaw_rad;
+        let clearance = |d: f64| (d - r).max(0.0);
+        (
+            clearance(self.cast_wide(yaw)),
+            clearance(self.cast_wide(normalize_angle(yaw + std::f64::consts::PI))),
+        )
+    }
+
+    /// The range sensors' limit (m): a reading at it shows no obstacle.
+    pub fn sensor_range_m(&self) -> f64 {
+        self.config.sensor_range_m
+    }
+
     /// Free distance along `bearing` over three parallel rays: the centre line and the footprint's two sides.
     fn cast_wide(&self, bearing: f64) -> f64 {
         let r = self.config.vehicle_radius_m;
