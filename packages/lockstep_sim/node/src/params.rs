@@ -71,6 +71,8 @@ pub struct SimParams {
     pub rate_hz: f64,
     /// odom, ground_truth, joint_states and /clock per simulated second.
     pub publish_rate_hz: f64,
+    /// Range readings (scan_front, scan_rear) per simulated second, at most one per publish; 0 = none.
+    pub range_rate_hz: f64,
     /// Simulated seconds per wall second (e.g. 10 for tests), in [0, 1e4]; 0 pauses. Can be changed at run time: a value outside the range is dropped (counted in the bad-input log line) and the previous one stays.
     pub time_scale: f64,
     /// Publish /clock (rosgraph_msgs/Clock) with the simulated time.
@@ -141,6 +143,7 @@ impl Default for SimParams {
             destination_row: -1,
             rate_hz: 50.0,
             publish_rate_hz: 20.0,
+            range_rate_hz: 10.0,
             time_scale: 1.0,
             publish_clock: true,
             vehicle_radius_m: c.vehicle_radius_m,
@@ -214,6 +217,11 @@ impl SimParams {
         positive("publish_rate_hz", self.publish_rate_hz)?;
         positive("watch_period_secs", self.watch_period_secs)?;
         positive("marker_rate_hz", self.marker_rate_hz)?;
+        anyhow::ensure!(
+            self.range_rate_hz.is_finite() && self.range_rate_hz >= 0.0,
+            "parameter `range_rate_hz` is {}; it must be >= 0",
+            self.range_rate_hz
+        );
         anyhow::ensure!(
             self.slam_rate_hz.is_finite() && self.slam_rate_hz >= 0.0,
             "parameter `slam_rate_hz` is {}; it must be >= 0",

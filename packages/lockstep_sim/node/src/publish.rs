@@ -10,6 +10,7 @@ use r2r::nav_msgs::msg::Odometry;
 use r2r::rosgraph_msgs::msg::Clock;
 use r2r::sensor_msgs::msg::{JointState, Range};
 use r2r::visualization_msgs::msg::MarkerArray;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::messages;
 use crate::params::Statics;
@@ -79,6 +80,8 @@ pub struct Publishers {
     odom_map: Pub<Odometry>,
     scan_front: Pub<Range>,
     scan_rear: Pub<Range>,
+    /// Simulated time of the next range reading (f64 bits).
+    next_range_secs: AtomicU64,
     slam: Pub<PoseWithCovarianceStamped>,
     truth: Pub<PoseStamped>,
     joints: Pub<JointState>,
@@ -102,6 +105,7 @@ impl Publishers {
             odom_map: Logged::new(n.create_publisher("odom_map", deep.clone())?, "odom_map"),
             scan_front: Logged::new(n.create_publisher("scan_front", deep.clone())?, "scan_front"),
             scan_rear: Logged::new(n.create_publisher("scan_rear", deep.clone())?, "scan_rear"),
+            next_range_secs: AtomicU64::new(0f64.to_bits()),
             slam: Logged::new(n.create_publisher("slam_pose", deep.clone())?, "slam_pose"),
             truth: Logged::new(n.create_publisher("ground_truth", deep.clone())?, "ground_truth"),
             joints: Logged::new(n.create_publisher("joint_states", deep)?, "joint_states"),
@@ -128,15 +132,38 @@ impl Publishers {
         })
     }
 
-    /// ground_truth, odom, odom_map, scan_front, scan_rear, joint_states and /clock.
+    /// scan_front and scan_rear, at `range_rate_hz` of simulated time (restarting after a reset).
+    fn ranges(&self, sim: &Simulator, st: &Statics) {
+        if st.p.range_rate_hz <= 0.0 {
+            return;
+        }
+        let (now, period) = (sim.time_secs(), 1.0 / st.p.range_rate_hz);
+        let mut next = f64::from_bits(self.next_range_secs.load(Ordering::Relaxed));
+        if next - now > period {
+            next = now; // the simulated time went back (a reset): start again
+        }
+        if now + 1e-9 < next {
+            return;
+        }
+        let (front, rear) = messages::ranges(sim, st);
+        self.scan_front.publish(&front, &self.logger);
+        self.scan_rear.publish(&rear, &self.logger);
+        // Behind (publishing slower than the range rate): one reading per publish, counted from now.
+        let following = if next + period <= now {
+            now + period
+        } else {
+            next + period
+        };
+        self.next_range_secs.store(following.to_bits(), Ordering::Relaxed);
+    }
+
+    /// ground_truth, odom, odom_map, joint_states and /clock; scan_front and scan_rear at their rate.
     pub fn motion(&self, sim: &Simulator, st: &Statics) {
         let log = self.logger.as_str();
         self.truth.publish(&messages::ground_truth(sim, st), log);
         self.odom.publish(&messages::odometry(sim, st), log);
         self.odom_map.publish(&messages::odometry_in_map(sim, st), log);
-        let (front, rear) = messages::ranges(sim, st);
-        self.scan_front.publish(&front, log);
-        self.scan_rear.publish(&rear, log);
+        self.ranges(sim, st);
         self.joints.publish(&messages::joint_states(sim, st), log);
         if let Some(clock) = &self.clock {
             clock.publish(&messages::clock(sim), log);
