@@ -1,10 +1,13 @@
 """Lockstep's whole story on the embedded simulator (run by scripts/demo.sh), into one output folder:
 
-  1. drive    the adaptive vehicle drives the sample warehouse (behaviour from Datalog rules, a tour of
-              destinations) while the example pipeline (fig. 3a: m1, m2, m3) runs and lockstep_recorder records
-  2. replay   the bag replayed lock-step into the live modules (timed, differences.png), and the alignment
-              comparison: recorded frames reproduced with exactly the recorded inputs, lock-step vs timed
-              playback (`lockstep bag play`)
+  1. drive    launch/system.launch.xml (`lockstep launch`): the adaptive vehicle drives the sample warehouse
+              (behaviour from Datalog rules, a tour of destinations set through the simulator's services) and
+              feeds the example pipeline (fig. 3a: m1, m2, m3) its range sensors and odometry while
+              lockstep_recorder records every topic; stopped with Ctrl-C (SIGINT)
+  2. replay   launch/replay_system.launch.xml replay:=true: the bag replayed lock-step into the live modules
+              (timed, differences.png; frames whose inputs preceded the recording are skipped and reported
+              apart), and the alignment comparison over the frames replayed: recorded frames reproduced with
+              exactly the recorded inputs, lock-step vs timed playback (`lockstep bag play`)
   3. calibrate  the motion model calibrated from the recorded run (`lockstep calibrate`): parameters before
               and after against the simulator's true vehicle, dead-reckoning drift before and after
   4. player   an interpolation file played to the mock joints with a pause, a resume and a speed change
@@ -12,8 +15,8 @@
   6. report   `lockstep report`: PNG plots and one self-contained report.html
 
 Writes report.json (the figures), data/*.json (the series the plots draw), the bags, logs/ and the plots into
---out (default demo-output/<UTC timestamp>/ in the repository) and prints that folder. Node processes run on
-a private ROS_DOMAIN_ID through the test harness (test/lockstep_testing/harness.py). Exit status 0 when every
+--out (default demo-output/<UTC timestamp>/ in the repository) and prints that folder. Node processes and
+launches run on a private ROS_DOMAIN_ID through the test harness (test/lockstep_testing/harness.py). Exit status 0 when every
 stage ran and its checks held.
 """
 
@@ -41,10 +44,10 @@ import yaml  # noqa: E402  (PyYAML comes with the ROS 2 wheels)
 from lockstep_testing.harness import RosTestContext, allocate_domain_id, binary, reliable  # noqa: E402
 
 SIM = "lockstep_sim_node"
-VEHICLE_NS = "/vehicle"  # the demo's vehicle publishes under /vehicle: the pipeline has its own /odom and /cmd_vel
 SEED = 42
 TIME_SCALE = 6.0  # simulated seconds per wall second while the vehicle drives
-PIPELINE_TICKS = 500  # 20 ms each: 10 s of recording
+DRIVE_SIM_S = 80.0  # simulated seconds of driving (and recording), at TIME_SCALE: the same data every run
+LAUNCH_DIR = REPO / "launch"
 # The warehouse tour (column, row): the rules drive the vehicle to each in turn (config/scenes/warehouse.scene).
 TOUR = [(17, 9), (17, 2), (2, 2), (4, 13), (17, 12), (10, 1), (2, 9)]
 SLAM_SIGMA_XY_M = 0.02
@@ -105,7 +108,8 @@ class Progress:
 
 # ----------------------------------------------------------------------------------------------------------
 # The demo's ROS world. Every node process is started through Demo.start (one place to change how systems
-# come up, e.g. to `lockstep launch`); helpers reused from the tests start theirs through the same context.
+# come up; the drive and the replay start the shipped launch files through it with `lockstep launch`); helpers
+# reused from the tests start theirs through the same context.
 # ----------------------------------------------------------------------------------------------------------
 class Demo:
     def __init__(self, out: Path):
@@ -117,8 +121,13 @@ class Demo:
         self.report: dict = {"seed": SEED, "created_utc": utc_stamp(), "stages": {}, "figures": {}, "plots": {}}
         self.failed = False
 
-    def start(self, binary_name: str, **kw):
-        return self.ros.start(binary_name, **kw)
+    def start(self, binary_name: str, *args: str, **kw):
+        return self.ros.start(binary_name, *args, **kw)
+
+    def launch(self, launch_file: str, *arguments: str, name: str):
+        """`lockstep launch launch/<launch_file> <arguments>` on the demo's domain, its nodes' logs in logs/<name>."""
+        return self.start("lockstep", "launch", str(LAUNCH_DIR / launch_file), *arguments, "--color", "never",
+                          "--log-dir", str(self.out / "logs" / name), name=name)
 
     def lockstep(self, *args: str, timeout: float = 300.0) -> subprocess.CompletedProcess:
         """The `lockstep` command on the demo's domain."""
@@ -161,6 +170,41 @@ def cell_centre(scene: dict, column: int, row: int) -> list[float]:
     return [(column + 0.5) * s, (scene["rows"] - 1 - row + 0.5) * s]
 
 
+def sim_params_file(demo: Demo) -> Path:
+    """config/sim.yaml with the demo's changes, for system.launch.xml's params_file: odometry at 50 Hz and a
+    finer and faster SLAM pose for the calibration (the range sensors, the pipeline's inputs, stay at 10 Hz),
+    paused (time_scale 0) until the recorder listens, the tour's first destination."""
+    doc = yaml.safe_load((REPO / "config/sim.yaml").read_text())
+    doc[SIM]["ros__parameters"].update({
+        "time_scale": 0.0, "publish_rate_hz": 50.0, "range_rate_hz": 10.0, "slam_rate_hz": 20.0, "slam_sigma_xy_m": SLAM_SIGMA_XY_M,
+        "slam_sigma_yaw_rad": SLAM_SIGMA_YAW_RAD, "seed": SEED, "watch_files": False, "publish_clock": False,
+        "marker_rate_hz": 1.0, "destination_column": TOUR[0][0], "destination_row": TOUR[0][1]})
+    path = demo.out / "sim.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+# What the recorder must be subscribed to before the vehicle moves: the pipeline's inputs and outputs (with their
+# dependency headers) and the calibration's topics.
+RECORDED_BEFORE_START = ["/scan_front", "/scan_rear", "/odom", "/obstacles", "/obstacles/lockstep_header",
+                         "/cmd_vel", "/cmd_vel/lockstep_header", "/mission", "/mission/lockstep_header",
+                         "/cmd_vel_out", "/slam_pose"]
+
+
+def message_counts(bag: Path) -> dict[str, int]:
+    """Topic -> messages in the bag (from the MCAP summaries)."""
+    from mcap.reader import make_reader
+    counts: dict[str, int] = {}
+    for path in sorted(bag.glob("*.mcap")):
+        with open(path, "rb") as f:
+            summary = make_reader(f).get_summary()
+        if summary and summary.statistics:
+            for cid, n in summary.statistics.channel_message_counts.items():
+                topic = summary.channels[cid].topic
+                counts[topic] = counts.get(topic, 0) + n
+    return counts
+
+
 def stage_drive(demo: Demo) -> str:
     from geometry_msgs.msg import PoseStamped
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
@@ -168,80 +212,77 @@ def stage_drive(demo: Demo) -> str:
     from std_msgs.msg import String
 
     from lockstep_interfaces.srv import SetDestination
-    from test_pipeline_recording import record_pipeline
 
     ros = demo.ros
     params = sim_yaml()
     scene = read_scene(REPO / params["scene_file"])
-    truth = ros.collect(PoseStamped, f"{VEHICLE_NS}/ground_truth", reliable(depth=5000))
-    states = ros.collect(String, f"{VEHICLE_NS}/{SIM}/state", reliable(depth=1000, latched=True))
-    # The vehicle of config/sim.yaml (true and nominal parameters differ on purpose), a finer SLAM pose and a
-    # faster odometry for the calibration; paused (time_scale 0) until the recorder runs.
-    # (Every parameter on the command line: a --params-file would win over the -p overrides.)
-    flat = {f"{k}.{kk}" if isinstance(v, dict) else k: vv if isinstance(v, dict) else v
-            for k, v in params.items() for kk, vv in (v.items() if isinstance(v, dict) else [(None, v)])}
-    sim = demo.start(SIM, remaps={"__ns": VEHICLE_NS}, params={
-        **flat, "scene_file": str(REPO / params["scene_file"]),
-        "rule_files": ",".join(str(REPO / p.strip()) for p in params["rule_files"].split(",")),
-        "time_scale": 0.0, "publish_rate_hz": 50.0, "slam_rate_hz": 20.0, "slam_sigma_xy_m": SLAM_SIGMA_XY_M,
-        "slam_sigma_yaw_rad": SLAM_SIGMA_YAW_RAD, "seed": SEED, "watch_files": False,
-        "publish_clock": False, "marker_rate_hz": 1.0,
-        "destination_column": TOUR[0][0], "destination_row": TOUR[0][1]})
-    ros.wait_until(lambda: states, 60, "the simulator's first state", proc=sim)
-    done = threading.Event()
-    visited: list[dict] = []
-    errors: list[str] = []
+    truth = ros.collect(PoseStamped, "/ground_truth", reliable(depth=5000))
+    states = ros.collect(String, f"/{SIM}/state", reliable(depth=1000, latched=True))
+    bag = demo.out / "run"
+    # The whole system as a user starts it: simulator (autonomous, feeding the pipeline's range sensors and
+    # odometry), the pipeline m1/m2/m3 and the recorder recording every topic.
+    system = demo.launch("system.launch.xml", f"recorder_output:={bag}", "time_scale:=0.0",
+                         f"params_file:={sim_params_file(demo)}", name="system")
+    ros.wait_until(lambda: states, 60, "the simulator's first state", proc=system)
+
+    def recorder_on(topic: str) -> bool:
+        return any("lockstep_recorder" in i.node_name for i in ros.node.get_subscriptions_info_by_topic(topic))
+
+    ros.wait_until(lambda: all(recorder_on(t) for t in RECORDED_BEFORE_START), 60,
+                   "the recorder subscribed to the system's topics", proc=system)
 
     def set_time_scale(value: float) -> None:
-        ros.call(SetParameters, f"{VEHICLE_NS}/{SIM}/set_parameters", SetParameters.Request(parameters=[
+        ros.call(SetParameters, f"/{SIM}/set_parameters", SetParameters.Request(parameters=[
             Parameter(name="time_scale", value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
                                                                 double_value=value))]))
 
-    def tour() -> None:
-        # Go once the recorder listens to the vehicle; then a new destination at each arrival (or give-up).
-        try:
-            ros.wait_until(lambda: done.is_set() or ros.node.count_subscribers(f"{VEHICLE_NS}/odom") >= 1, 60,
-                           "the recorder subscribed to the vehicle")
-            set_time_scale(TIME_SCALE)
-            seen, leg = 0, 0
-            while not done.wait(0.05):
-                now = list(states)
-                for s in now[seen:]:
-                    if s.data in ("arrived", "blocked"):
-                        visited.append({"destination": list(TOUR[leg % len(TOUR)]), "outcome": s.data})
-                        leg += 1
-                        nxt = TOUR[leg % len(TOUR)]
-                        ros.call(SetDestination, f"{VEHICLE_NS}/{SIM}/set_destination",
-                                 SetDestination.Request(column=nxt[0], row=nxt[1]))
-                seen = len(now)
-            set_time_scale(0.0)
-        except Exception as e:  # noqa: BLE001 - reported by the stage
-            errors.append(f"tour: {e}")
+    # The tour: a new destination at each arrival (or give-up), for DRIVE_SIM_S of simulated time (from the
+    # ground truth's stamps, so every run records as much, whatever the machine's speed).
+    visited: list[dict] = []
 
-    walker = threading.Thread(target=tour, daemon=True)
-    walker.start()
-    bag = demo.out / "run"
-    try:
-        sensors, _seen = record_pipeline(ros, bag, ticks=PIPELINE_TICKS)
-    finally:
-        done.set()
-        walker.join(10)
-    assert not errors, errors
-    sim.stop()
+    def simulated_s() -> float:
+        now = list(truth)
+        stamp = lambda p: p.header.stamp.sec + p.header.stamp.nanosec * 1e-9  # noqa: E731
+        return stamp(now[-1]) - stamp(now[0]) if len(now) >= 2 else 0.0
+
+    set_time_scale(TIME_SCALE)
+    deadline = time.monotonic() + 3 * DRIVE_SIM_S / TIME_SCALE + 30
+    seen, leg = 0, 0
+    while simulated_s() < DRIVE_SIM_S:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the simulator ran {simulated_s():.1f} of {DRIVE_SIM_S} simulated s in time")
+        if not system.alive():
+            raise AssertionError(f"system.launch.xml exited with {system.popen.returncode} during the drive")
+        now = list(states)
+        for s in now[seen:]:
+            if s.data in ("arrived", "blocked"):
+                visited.append({"destination": list(TOUR[leg % len(TOUR)]), "outcome": s.data})
+                leg += 1
+                nxt = TOUR[leg % len(TOUR)]
+                ros.call(SetDestination, f"/{SIM}/set_destination", SetDestination.Request(column=nxt[0], row=nxt[1]))
+        seen = len(now)
+        time.sleep(0.05)
+    set_time_scale(0.0)
+    time.sleep(1.0)  # the last outputs of the pipeline reach the recorder
+    code = system.stop(timeout=30)
+    assert code == 0, f"system.launch.xml exited with {code} after SIGINT: {system.log()[-2000:]}"
     poses = sorted((p.header.stamp.sec + p.header.stamp.nanosec * 1e-9, p.pose.position.x, p.pose.position.y)
                    for p in list(truth))
     length = sum(math.dist(a[1:], b[1:]) for a, b in zip(poses, poses[1:]))
-    transitions = re.findall(r"t=([0-9.]+) s: (\w+) -> (\w+)", sim.log())
+    transitions = re.findall(r"t=([0-9.]+) s: (\w+) -> (\w+)", system.log())
     demo.report["plots"]["vehicle_path"] = demo.write_data("vehicle_path.json", {
         "scene": scene, "start": cell_centre(scene, params["start_column"], params["start_row"]),
         "destinations": [cell_centre(scene, c, r) for c, r in TOUR],
         "truth": [[round(x, 4), round(y, 4)] for _, x, y in poses[::5]]})
+    counts = message_counts(bag)
     drive = {
         "scene": params["scene_file"], "rules": params["rule_files"], "time_scale": TIME_SCALE,
+        "launch": "launch/system.launch.xml", "drive_simulated_s": DRIVE_SIM_S,
         "simulated_s": round(poses[-1][0] - poses[0][0], 2) if poses else 0.0, "path_length_m": round(length, 2),
         "destinations_reached": sum(1 for v in visited if v["outcome"] == "arrived"), "legs": visited,
         "state_changes": len(transitions), "states": sorted({to for _, _, to in transitions}),
-        "pipeline_ticks": PIPELINE_TICKS, "sensor_messages": sensors.n_front + sensors.n_rear + len(sensors.sent_odom),
+        "sensor_messages": sum(counts.get(t, 0) for t in ("/scan_front", "/scan_rear", "/odom")),
+        "pipeline_outputs": {t: counts.get(t, 0) for t in ("/obstacles", "/cmd_vel", "/mission")},
         "bag": "run", "bag_bytes": sum(f.stat().st_size for f in bag.glob("*")),
     }
     demo.report["drive"] = drive
@@ -251,53 +292,62 @@ def stage_drive(demo: Demo) -> str:
             f"bag {drive['bag_bytes'] / 1e6:.1f} MB")
 
 
-
 # ----------------------------------------------------------------------------------------------------------
-# 2. replay: lock-step over DDS, timed; alignment against timed playback.
+# 2. replay: lock-step (replay_system.launch.xml replay:=true); alignment against timed playback.
 # ----------------------------------------------------------------------------------------------------------
 REPLAY_RATES = (1.0, 5.0)
 
 
 def stage_replay(demo: Demo) -> str:
     from lockstep_testing import alignment
-    from test_pipeline import HOLD
 
-    ros, bag = demo.ros, demo.out / "run"
-    modules = {"lockstep_module_m1": "/obstacle_fusion/lockstep/step",
-               "lockstep_module_m2": "/motion_controller/lockstep/step",
-               "lockstep_module_m3": "/mission_planner/lockstep/step"}
-    procs = [demo.start(name, params={"lockstep_step_mode": True, "processing_delay_ms": 0,
-                                      **({"hold": HOLD} if name.endswith("m3") else {})}) for name in modules]
-    for service in modules.values():
-        ros.wait_until(lambda s=service: any(n == s for n, _ in ros.node.get_service_names_and_types()), 30,
-                       service)
-    demo.lockstep("replay", str(bag), "--output", str(demo.out / "replay"), "--quiet")
-    for p in procs:
-        p.stop()
-    report = json.loads((demo.out / "replay" / "report.json").read_text())
+    ros, bag, out = demo.ros, demo.out / "run", demo.out / "replay"
+    # The modules in step mode and the replay; the launch ends by itself when the replay is done.
+    replay = demo.launch("replay_system.launch.xml", "replay:=true", f"bag:={bag}", f"output:={out}",
+                         name="replay_system")
+    ros.wait_until(lambda: not replay.alive(), 300, "replay_system.launch.xml to end by itself", proc=None)
+    code = replay.stop()
+    assert code == 0, f"replay_system.launch.xml exited with {code}: {replay.log()[-2000:]}"
+    report = json.loads((out / "report.json").read_text())
+    # Lock-step alignment over the frames replayed: frames whose inputs went out before the recorder matched
+    # cannot be replayed; the replay skips them (reported apart below).
+    skipped = report.get("frames_skipped", [])
     recorded = alignment.replayable(alignment.recorded_headers(bag), report)
-    rows = {"lock-step": alignment.alignment_table(recorded, alignment.recorded_headers(demo.out / "replay"))}
+    rows = {"lock-step": alignment.alignment_table(recorded, alignment.recorded_headers(out))}
     for rate in REPLAY_RATES:
         rows[f"timed playback, rate {rate:g}"] = alignment.alignment_table(
             recorded, alignment.timed_playback(ros, bag, rate))
     table = [{"replay": name, **{c: {"aligned": h, "frames": t, "percent": round(100.0 * h / max(t, 1), 1)}
                                  for c, (h, t) in cells.items()}} for name, cells in rows.items()]
     timing = report["timing"]
-    channels = report.get("channels", [])
-    equal = [c for c in channels if c.get("equal_to_recording")] if isinstance(channels, list) else []
+    channels = report.get("channels", {})
+    if isinstance(channels, dict):  # name -> recorded / simulated / exact
+        def equal(name: str, c: dict) -> bool:
+            gone = sum(1 for f in skipped if f["channel"] == name)
+            return c["exact"] == c["simulated"] == c["recorded"] - gone
+        equal_names = [n for n, c in channels.items() if equal(n, c)]
+    else:
+        equal_names = [c for c in channels if c.get("equal_to_recording")]
+    reasons: dict[str, int] = {}
+    for f in skipped:
+        reasons[f["reason"]] = reasons.get(f["reason"], 0) + 1
     demo.report["replay"] = {
         "frames_replayed": report["frames_replayed"], "wall_s": round(timing["wall_s"], 3),
         "frames_per_s": round(timing["frames_per_s"], 1),
         "overhead_per_frame_ms": round(timing["overhead_per_frame_ms"], 3),
         "alignment": table, "report": "replay/report.json", "bag": "replay",
-        "channels_equal_to_recording": len(equal), "channels": len(channels) if isinstance(channels, list) else 0}
+        "launch": "launch/replay_system.launch.xml",
+        "channels_equal_to_recording": len(equal_names), "channels": len(channels),
+        "frames_skipped": len(skipped), "skip_reasons": reasons}
     demo.report["plots"]["replay_differences"] = "replay/differences.png"
     lock = table[0]
     assert all(lock[c]["percent"] == 100.0 for c in alignment.OUTPUTS), lock
+    assert len(equal_names) == len(channels), channels
     timed = ", ".join(f"rate {r:g} {row['/obstacles']['percent']:.0f}/{row['/cmd_vel']['percent']:.0f} %"
                       for r, row in zip(REPLAY_RATES, table[1:]))
-    return (f"{report['frames_replayed']} frames in {timing['wall_s']:.2f} s; aligned /obstacles, /cmd_vel: "
-            f"lock-step {lock['/obstacles']['percent']:.0f}/{lock['/cmd_vel']['percent']:.0f} %, timed {timed}")
+    return (f"{report['frames_replayed']} frames in {timing['wall_s']:.2f} s ({len(skipped)} skipped); aligned "
+            f"/obstacles, /cmd_vel: lock-step {lock['/obstacles']['percent']:.0f}/{lock['/cmd_vel']['percent']:.0f} %, "
+            f"timed {timed}")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -307,8 +357,8 @@ def stage_calibrate(demo: Demo) -> str:
     params = sim_yaml()
     true, nominal = params["true_vehicle"], params["nominal_vehicle"]
     out = demo.out / "calibration"
-    run = demo.lockstep("calibrate", str(demo.out / "run"), "--cmd-topic", f"{VEHICLE_NS}/cmd_vel_out",
-                        "--odom-topic", f"{VEHICLE_NS}/odom", "--pose-topic", f"{VEHICLE_NS}/slam_pose",
+    run = demo.lockstep("calibrate", str(demo.out / "run"), "--cmd-topic", "/cmd_vel_out",
+                        "--odom-topic", "/odom", "--pose-topic", "/slam_pose",
                         "--nominal-radius-m", str(nominal["wheel_radius_m"]),
                         "--nominal-track-m", str(nominal["track_width_m"]),
                         "--pose-sigma-xy-m", str(SLAM_SIGMA_XY_M), "--pose-sigma-yaw-rad", str(SLAM_SIGMA_YAW_RAD),
