@@ -320,14 +320,12 @@ def stage_replay(demo: Demo) -> str:
     table = [{"replay": name, **{c: {"aligned": h, "frames": t, "percent": round(100.0 * h / max(t, 1), 1)}
                                  for c, (h, t) in cells.items()}} for name, cells in rows.items()]
     timing = report["timing"]
-    channels = report.get("channels", {})
-    if isinstance(channels, dict):  # name -> recorded / simulated / exact
-        def equal(name: str, c: dict) -> bool:
-            gone = sum(1 for f in skipped if f["channel"] == name)
-            return c["exact"] == c["simulated"] == c["recorded"] - gone
-        equal_names = [n for n, c in channels.items() if equal(n, c)]
-    else:
-        equal_names = [c for c in channels if c.get("equal_to_recording")]
+    channels = report["channels"]  # name -> recorded / simulated / exact
+
+    def equal(name: str, c: dict) -> bool:
+        gone = sum(1 for f in skipped if f["channel"] == name)
+        return c["exact"] == c["simulated"] == c["recorded"] - gone
+    equal_names = [n for n, c in channels.items() if equal(n, c)]
     reasons: dict[str, int] = {}
     for f in skipped:
         reasons[f["reason"]] = reasons.get(f["reason"], 0) + 1
