@@ -43,4 +43,21 @@ finally:
     proc.terminate()
     proc.wait(10)
 PY
+    # The installed launch files, read as `ros2 launch lockstep_bringup <file>` reads them: the package form,
+    # the config from share/lockstep_bringup, every executable from its package's lib/ in the install space.
+    plan="$(lockstep launch --print lockstep_bringup everything.launch.xml)"
+    for exe in lockstep_sim/lockstep_sim_node lockstep_tasks/lockstep_task_manager lockstep_tasks/lockstep_actuator \
+               lockstep_trace/lockstep_module_m1 lockstep_recorder/lockstep_recorder \
+               lockstep_calibrator/lockstep_calibrator lockstep_player/lockstep_interpolation_player \
+               lockstep_player/lockstep_mock_joints lockstep_view/lockstep_view; do
+        if ! grep -q "install/${exe%%/*}/lib/$exe " <<<"$plan"; then
+            printf 'installed launch files: %s not taken from install/%s/lib:\n%s\n' "$exe" "${exe%%/*}" "$plan"
+            exit 1
+        fi
+    done
+    if ! grep -q "install/lockstep_bringup/share/lockstep_bringup/launch/../config/sim.yaml" <<<"$plan"; then
+        printf 'installed launch files: config/sim.yaml not taken from share/lockstep_bringup:\n%s\n' "$plan"
+        exit 1
+    fi
+    echo "installed launch files resolve: $(grep -c '^# ' <<<"$plan") processes of everything.launch.xml from install/"
 )
