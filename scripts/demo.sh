@@ -11,8 +11,9 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 bash scripts/setup.sh
-# shellcheck source=env.sh
-source scripts/env.sh
-cargo build --bins -p lockstep_sim_node -p lockstep_recorder_node -p lockstep_pipeline -p lockstep_cli \
-    -p lockstep_calibrator_node -p lockstep_player_node -p lockstep_tasks_node
+# shellcheck source=env-local.sh
+source scripts/env-local.sh
+# Every binary of the workspace (the launch files start many of them), with the feature set and profile the
+# test script builds too, so CI compiles them once.
+cargo build --workspace --all-features --bins
 exec python3 scripts/demo.py "$@"

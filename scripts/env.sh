@@ -70,6 +70,7 @@ fi
 # needs rcl_interfaces, action_msgs, unique_identifier_msgs, builtin_interfaces and rosgraph_msgs.
 export IDL_PACKAGE_FILTER="builtin_interfaces;rcl_interfaces;action_msgs;unique_identifier_msgs;rosgraph_msgs;std_msgs;std_srvs;geometry_msgs;nav_msgs;sensor_msgs;diagnostic_msgs;trajectory_msgs;visualization_msgs;lockstep_interfaces"
 
-export PATH="$lockstep_venv/bin:$PATH"
+# `lockstep` and the node binaries as cargo builds them (`cargo build --bins`), like a sourced install space.
+export PATH="${CARGO_TARGET_DIR:-$lockstep_root/target}/debug:$lockstep_venv/bin:$PATH"
 export LOCKSTEP_PYTHON="$lockstep_venv/bin/python"
 unset lockstep_dir lockstep_libs lockstep_iface

@@ -49,7 +49,7 @@ if [ "$(cat "$venv/.lockstep-stamp" 2>/dev/null)" != "$req_hash" ]; then
     rm -rf "$venv"
     if [ "$ros_mode" = system ]; then
         "$python" -m venv --system-site-packages "$venv"
-        tools=$(grep -E '^(pytest|pytest-timeout|rosbags|mcap|zstandard|clingo|colcon-[a-z-]+)==' \
+        tools=$(grep -E '^(pytest|pytest-timeout|pytest-xdist|execnet|rosbags|mcap|zstandard|clingo|colcon-[a-z-]+)==' \
             "$repo/scripts/requirements.txt")
         # shellcheck disable=SC2086
         "$venv/bin/pip" install -q --disable-pip-version-check $tools

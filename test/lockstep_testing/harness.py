@@ -8,10 +8,12 @@ node processes are printed when a test fails.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import itertools
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -27,11 +29,36 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # Fast DDS derives its UDP ports from the domain id; 1..100 are all valid and leave 0 (the default) alone.
 _domain_counter = itertools.count()
+_held_domains: dict[int, int] = {}  # domain id -> descriptor of its lock file, held while in use
+_DOMAIN_LOCKS = Path(tempfile.gettempdir()) / "lockstep-ros-domains"
 
 
 def allocate_domain_id() -> int:
-    """A domain id no other test of this run uses (pid-salted so two concurrent pytest runs differ too)."""
-    return 1 + (os.getpid() * 7 + next(_domain_counter)) % 100
+    """A ROS_DOMAIN_ID no other live process of any test run on this machine holds (parallel pytest workers,
+    the demo started by a test, a second suite run): each id is taken by an exclusive lock on a file, which
+    the kernel drops when the process ends, so an id is never shared while in use. Free it with
+    `release_domain_id` (RosTestContext.close does)."""
+    _DOMAIN_LOCKS.mkdir(parents=True, exist_ok=True)
+    start = os.getpid() * 7 + next(_domain_counter)
+    for k in range(100):
+        domain = 1 + (start + k) % 100
+        if domain in _held_domains:
+            continue
+        fd = os.open(_DOMAIN_LOCKS / f"{domain}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        _held_domains[domain] = fd
+        return domain
+    raise RuntimeError(f"every ROS domain id 1..100 is held by another test process (locks in {_DOMAIN_LOCKS})")
+
+
+def release_domain_id(domain: int) -> None:
+    fd = _held_domains.pop(domain, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def target_dir() -> Path:
@@ -225,6 +252,7 @@ class RosTestContext:
         self.executor.shutdown(timeout_sec=2)
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
+        release_domain_id(self.domain_id)
 
     # ----- waiting on the graph -----
     def wait_until(self, predicate: Callable[[], Any], timeout: float, what: str,
