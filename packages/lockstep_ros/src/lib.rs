@@ -18,6 +18,7 @@
 pub mod generic;
 pub mod graph;
 mod guarded;
+pub mod help;
 pub mod qos;
 mod rcl_node;
 pub mod time;

@@ -62,6 +62,11 @@ struct Push {
 }
 
 fn main() -> anyhow::Result<()> {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_calibrator",
+        about: "calibrates a differential-drive motion model online (wheel radius, track width, command delay, centripetal factor) from cmd_vel, odom and a SLAM pose, and republishes the parameters once they are validated on held-out data.",
+        readme: Some(include_str!("../../README.md")),
+    });
     lockstep_ros::run_node("lockstep_calibrator", |node| Ok(setup(node)?)).context("lockstep_calibrator")
 }
 

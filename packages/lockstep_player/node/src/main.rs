@@ -35,6 +35,11 @@ use params::PlayerParams;
 use ticker::{Outputs, Ticker};
 
 fn main() -> anyhow::Result<()> {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_interpolation_player",
+        about: "plays interpolation files (per-joint positions at a fixed period) to ros2_control through the move_play action, with alignment to /joint_states, and pause / resume / speed changes kept within every joint's limits.",
+        readme: Some(include_str!("../../README.md")),
+    });
     lockstep_ros::run_node("lockstep_interpolation_player", |node| Ok(setup(node)?))
         .context("lockstep_interpolation_player")
 }

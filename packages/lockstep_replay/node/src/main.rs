@@ -5,6 +5,11 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_bag_player",
+        about: "plays a bag (parameter `bag`) like `ros2 bag play`: recorded timing and QoS, a stable order for equal timestamps, /clock, and pause / resume / seek services.",
+        readme: Some(include_str!("../../README.md")),
+    });
     match lockstep_replay_node::run(lockstep_replay_node::PlayerParams::default(), false, None) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -101,6 +101,11 @@ impl Loaded {
 }
 
 fn main() -> anyhow::Result<()> {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_task_manager",
+        about: "runs hierarchical tasks (task, duty, message, action) through the execute_task action, down to one action server per actuator, with per-level feedback, pause, resume and cancel.",
+        readme: Some(include_str!("../../README.md")),
+    });
     lockstep_ros::run_node("lockstep_task_manager", |node| Ok(setup(node)?)).context("lockstep_task_manager")
 }
 

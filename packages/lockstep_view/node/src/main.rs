@@ -49,6 +49,11 @@ impl Default for ViewParams {
 }
 
 fn main() -> anyhow::Result<()> {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_view",
+        about: "live view for Foxglove: a Foxglove WebSocket server relaying every topic of the graph as raw CDR with its message definition.",
+        readme: Some(include_str!("../../README.md")),
+    });
     lockstep_ros::run_node("lockstep_view", |node| {
         let declared = lockstep_ros::declare_parameters(&node, ViewParams::default())?;
         let p = declared.current()?;

@@ -68,6 +68,11 @@ const BURST_GAP: Duration = Duration::from_millis(500);
 type Shared = Arc<Mutex<Joints>>;
 
 fn main() -> anyhow::Result<()> {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_mock_joints",
+        about: "position-controlled mock joints for tests and demos without hardware (like ros2_control's mock_components): takes a forward position controller's commands or a JointTrajectory, publishes /joint_states, and raises an overspeed alarm when a command needs more than a joint's limits.",
+        readme: Some(include_str!("../../../README.md")),
+    });
     lockstep_ros::run_node("lockstep_mock_joints", |node| Ok(setup(node)?)).context("lockstep_mock_joints")
 }
 

@@ -41,6 +41,11 @@ impl Default for LoadParams {
 }
 
 fn main() -> anyhow::Result<()> {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_loadgen",
+        about: "benchmark load for the recorder: publishes `count` messages of `size_bytes` on `topic` (std_msgs/UInt8MultiArray) at `rate_hz`, each carrying its index in its first 8 bytes.",
+        readme: None,
+    });
     lockstep_ros::run_node("lockstep_loadgen", |node| {
         let params = lockstep_ros::declare_parameters(&node, LoadParams::default())?.values;
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;

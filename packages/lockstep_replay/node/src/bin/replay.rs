@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
+use clap::{CommandFactory as _, FromArgMatches as _};
 
 #[derive(Debug, clap::Parser)]
 #[command(
@@ -22,7 +22,17 @@ struct Cli {
 fn main() -> ExitCode {
     // rcl reads everything from --ros-args on itself.
     let ours: Vec<String> = std::env::args().take_while(|a| a != "--ros-args").collect();
-    let cli = Cli::parse_from(ours);
+    let node_interface =
+        lockstep_ros::help::interface_sections(include_str!("../../../README.md"), "lockstep_replay");
+    let matches = Cli::command()
+        .after_help(format!(
+            "The node (its ROS arguments after --ros-args):{node_interface}"
+        ))
+        .get_matches_from(ours);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match lockstep_replay_node::replay_cli::run(cli.args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -45,6 +45,11 @@ impl Default for Params {
 }
 
 fn main() -> anyhow::Result<()> {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_module_m1",
+        about: "example module `obstacle_fusion`: fuses the front and rear range sensors into obstacles and publishes a dependency header beside each output.",
+        readme: Some(include_str!("../../../README.md")),
+    });
     lockstep_ros::run_node("obstacle_fusion", |node| Ok(setup(node)?)).context("obstacle_fusion")
 }
 

@@ -70,6 +70,11 @@ impl Default for Params {
 }
 
 fn main() -> anyhow::Result<()> {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_module_m2",
+        about: "example module `motion_controller`: computes cmd_vel from obstacles, the mission goal and odometry, with a dependency header naming the inputs it used.",
+        readme: Some(include_str!("../../../README.md")),
+    });
     lockstep_ros::run_node("motion_controller", |node| Ok(setup(node)?)).context("motion_controller")
 }
 

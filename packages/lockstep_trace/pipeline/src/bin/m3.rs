@@ -37,6 +37,11 @@ impl Default for Params {
 }
 
 fn main() -> anyhow::Result<()> {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_module_m3",
+        about: "example module `mission_planner`: publishes the current patrol goal on its own timer, with a dependency header.",
+        readme: Some(include_str!("../../../README.md")),
+    });
     lockstep_ros::run_node("mission_planner", |node| Ok(setup(node)?)).context("mission_planner")
 }
 

@@ -68,6 +68,11 @@ const NODE: &str = "lockstep_actuator";
 type Task = Pin<Box<dyn Future<Output = ()>>>;
 
 fn main() -> ExitCode {
+    lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
+        binary: "lockstep_actuator",
+        about: "one simulated actuator for the task manager (parameter `kind`: navigation, localization, lift, roller, loader, display, hmi), each serving its own action.",
+        readme: Some(include_str!("../../../../README.md")),
+    });
     match lockstep_ros::run_node(NODE, |node| Ok(setup(node)?)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
