@@ -18,7 +18,7 @@ const RUNS: usize = 5;
 fn main() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("recorded");
-    common::record(&dir, FRAMES, false, None);
+    common::record(&dir, FRAMES, common::Cut::None, None);
     let started = Instant::now();
     let recording = Recording::load(&BagReader::open(&dir).unwrap()).unwrap();
     let load_s = started.elapsed().as_secs_f64();

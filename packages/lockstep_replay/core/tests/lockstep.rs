@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{cdr_string, count, modules, record, text_of, Count};
+use common::{cdr_string, count, modules, record, text_of, Count, Cut};
 use lockstep_bag::BagReader;
 use lockstep_replay::lockstep::{
     replay, write_bag, FrameSelection, LockstepError, Module, Recording, ReplayOptions, StepInput,
@@ -16,10 +16,10 @@ use lockstep_trace::{digest, TraceHeader};
 
 const N: u64 = 6;
 
-fn recorded(skip_first_input: bool) -> (tempfile::TempDir, PathBuf) {
+fn recorded(cut: Cut) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("recorded");
-    record(&dir, N, skip_first_input, None);
+    record(&dir, N, cut, None);
     (tmp, dir)
 }
 
@@ -40,7 +40,7 @@ fn files(dir: &Path) -> BTreeMap<String, (usize, u64)> {
 
 #[test]
 fn every_frame_replays_exactly_in_dag_order_and_the_output_bag_is_byte_identical() {
-    let (tmp, dir) = recorded(false);
+    let (tmp, dir) = recorded(Cut::None);
     let recording = Recording::load(&BagReader::open(&dir).unwrap()).unwrap();
     assert_eq!(recording.frames.len() as u64, 2 * N);
     let mut runs = Vec::new();
@@ -82,7 +82,7 @@ fn every_frame_replays_exactly_in_dag_order_and_the_output_bag_is_byte_identical
 
 #[test]
 fn a_changed_module_is_found_at_its_first_differing_frame() {
-    let (_tmp, dir) = recorded(false);
+    let (_tmp, dir) = recorded(Cut::None);
     let recording = Recording::load(&BagReader::open(&dir).unwrap()).unwrap();
     let outcome = replay(&recording, &mut modules(1), &ReplayOptions::default()).unwrap();
     let exact = outcome.exact_by_channel();
@@ -101,7 +101,7 @@ fn a_changed_module_is_found_at_its_first_differing_frame() {
 
 #[test]
 fn one_module_s_frames_bring_the_frames_they_depend_on() {
-    let (_tmp, dir) = recorded(false);
+    let (_tmp, dir) = recorded(Cut::None);
     let recording = Recording::load(&BagReader::open(&dir).unwrap()).unwrap();
     let options = ReplayOptions {
         frames: FrameSelection::Module("double".into()),
@@ -120,16 +120,48 @@ fn one_module_s_frames_bring_the_frames_they_depend_on() {
 }
 
 #[test]
+fn an_output_recorded_without_its_header_is_reported_as_skipped() {
+    let (_tmp, dir) = recorded(Cut::LastHeader);
+    let recording = Recording::load(&BagReader::open(&dir).unwrap()).unwrap();
+    assert_eq!(recording.frames.len() as u64, 2 * N - 1);
+    assert_eq!(recording.headerless.len(), 1, "{:?}", recording.headerless);
+    let outcome = replay(&recording, &mut modules(0), &ReplayOptions::default()).unwrap();
+    let exact = outcome.exact_by_channel();
+    assert_eq!(exact["/out"], (N - 1, N - 1));
+    // Every recorded /out message is either replayed or reported as skipped, with the reason.
+    let skipped: Vec<(&str, &str, Option<u32>)> = outcome
+        .skipped
+        .iter()
+        .map(|s| (s.module.as_str(), s.channel.as_str(), s.sequence_num))
+        .collect();
+    assert_eq!(skipped, vec![("count", "/out", None)]);
+    assert!(
+        outcome.skipped[0].reason.contains("no dependency header"),
+        "{}",
+        outcome.skipped[0].reason
+    );
+    // Replaying only the other module does not report it.
+    let only_double = ReplayOptions {
+        frames: FrameSelection::Module("double".into()),
+        strict: false,
+    };
+    assert!(replay(&recording, &mut modules(0), &only_double)
+        .unwrap()
+        .skipped
+        .is_empty());
+}
+
+#[test]
 fn a_recording_cut_in_the_middle_skips_or_refuses_frames() {
-    let (_tmp, dir) = recorded(true);
+    let (_tmp, dir) = recorded(Cut::FirstInput);
     let recording = Recording::load(&BagReader::open(&dir).unwrap()).unwrap();
     let outcome = replay(&recording, &mut modules(0), &ReplayOptions::default()).unwrap();
-    let skipped: Vec<(&str, u32)> = outcome
+    let skipped: Vec<(&str, Option<u32>)> = outcome
         .skipped
         .iter()
         .map(|s| (s.module.as_str(), s.sequence_num))
         .collect();
-    assert_eq!(skipped, vec![("double", 0), ("count", 0)]);
+    assert_eq!(skipped, vec![("double", Some(0)), ("count", Some(0))]);
     assert!(
         outcome.skipped[0].reason.contains("/in"),
         "{}",
@@ -156,7 +188,7 @@ fn bad_recordings_are_refused_by_name() {
         ("double".to_owned(), "reads=/in,/out;writes=/mid".to_owned()),
     ]
     .into();
-    record(&cyclic, N, false, Some(wiring));
+    record(&cyclic, N, Cut::None, Some(wiring));
     let err = Recording::load(&BagReader::open(&cyclic).unwrap())
         .unwrap_err()
         .to_string();
@@ -165,7 +197,7 @@ fn bad_recordings_are_refused_by_name() {
         "{err}"
     );
 
-    let (_tmp, dir) = recorded(false);
+    let (_tmp, dir) = recorded(Cut::None);
     let recording = Recording::load(&BagReader::open(&dir).unwrap()).unwrap();
     struct Stranger;
     impl Module for Stranger {
@@ -232,7 +264,7 @@ fn downstream_modules_consume_the_simulated_output_never_the_recorded_one() {
             Ok(cdr_string(&count(&text_of(inputs[0].data), 0)))
         }
     }
-    let (_tmp, dir) = recorded(false);
+    let (_tmp, dir) = recorded(Cut::None);
     let recording = Recording::load(&BagReader::open(&dir).unwrap()).unwrap();
     let mut live: Vec<Box<dyn Module>> = vec![Box::new(Triple), Box::new(CheckedCount)];
     let outcome = replay(&recording, &mut live, &ReplayOptions::default()).unwrap();

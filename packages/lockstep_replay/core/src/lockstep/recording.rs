@@ -61,6 +61,19 @@ impl Frame {
     }
 }
 
+/// A recorded output of a module with no dependency header in the bag: it cannot be replayed (nothing says
+/// which inputs it was computed from). Happens when the recording ended between a message and its header, or
+/// began between them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Headerless {
+    /// The module that publishes its channel in the recorded topology.
+    pub module: String,
+    /// Its channel.
+    pub channel: String,
+    /// Its log time in the bag.
+    pub log_time_ns: u64,
+}
+
 /// A recorded run.
 #[derive(Debug)]
 pub struct Recording {
@@ -73,6 +86,8 @@ pub struct Recording {
     pub channels: BTreeMap<String, Channel>,
     /// Type and definition of the header sidecar topics, if any.
     pub header_type: Option<(String, MessageDefinition, Schema)>,
+    /// Recorded outputs of the topology's modules that have no header in the bag, in log order.
+    pub headerless: Vec<Headerless>,
 }
 
 /// `reads=a,b;writes=c` (the recorder's `lockstep_topology` record entry) as a component of `module`.
@@ -154,6 +169,13 @@ impl Recording {
             .map(|(rank, m)| (m, rank))
             .collect();
         let mut frames = Vec::new();
+        // Each module output's (digest, log time), to find the ones no header names.
+        let mut outputs: BTreeMap<String, Vec<(u64, u64)>> = topology
+            .components
+            .iter()
+            .flat_map(|c| c.writer_channels.iter().cloned())
+            .map(|channel| (channel, Vec::new()))
+            .collect();
         let mut index_by_topic: BTreeMap<String, usize> = BTreeMap::new();
         for message in reader.messages() {
             let message = message?;
@@ -183,12 +205,16 @@ impl Recording {
                     .and_then(|s| s.canonical(&message.data).ok());
                 let d = digest(canonical.as_deref().unwrap_or(&message.data));
                 channel.count += 1;
+                if let Some(list) = outputs.get_mut(topic) {
+                    list.push((d, message.log_time_ns));
+                }
                 channel.by_digest.entry(d).or_insert(RecordedMessage {
                     log_time_ns: message.log_time_ns,
                     data: message.data,
                 });
             }
         }
+        let headerless = headerless(&topology, &frames, outputs);
         let rank = |f: &Frame| {
             modules
                 .get(f.header.module_name.as_str())
@@ -203,6 +229,7 @@ impl Recording {
             frames,
             channels,
             header_type,
+            headerless,
         })
     }
 
@@ -214,4 +241,41 @@ impl Recording {
             .find(|c| c.writer_channels.contains(channel))
             .map(|c| c.module_name.as_str())
     }
+}
+
+/// The recorded outputs that no header names: per channel, each header pairs with one recorded message of its
+/// payload digest (equal payloads are paired by count); the messages left over have no header.
+fn headerless(
+    topology: &Topology,
+    frames: &[Frame],
+    outputs: BTreeMap<String, Vec<(u64, u64)>>,
+) -> Vec<Headerless> {
+    let mut named: BTreeMap<(&str, u64), usize> = BTreeMap::new();
+    for f in frames {
+        *named
+            .entry((f.header.channel_name.as_str(), f.header.payload_digest))
+            .or_default() += 1;
+    }
+    let mut out = Vec::new();
+    for (channel, messages) in &outputs {
+        let Some(module) = topology
+            .components
+            .iter()
+            .find(|c| c.writer_channels.contains(channel))
+        else {
+            continue;
+        };
+        for &(digest, log_time_ns) in messages {
+            match named.get_mut(&(channel.as_str(), digest)) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => out.push(Headerless {
+                    module: module.module_name.clone(),
+                    channel: channel.clone(),
+                    log_time_ns,
+                }),
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.log_time_ns, &a.channel).cmp(&(b.log_time_ns, &b.channel)));
+    out
 }

@@ -92,8 +92,8 @@ pub struct SkippedFrame {
     pub module: String,
     /// Its output channel.
     pub channel: String,
-    /// Its sequence number.
-    pub sequence_num: u32,
+    /// Its sequence number (`None`: a recorded output with no header, so no sequence number is known).
+    pub sequence_num: Option<u32>,
     /// Why.
     pub reason: String,
 }
@@ -226,7 +226,7 @@ pub fn replay_observed(
             outcome.skipped.push(SkippedFrame {
                 module: header.module_name.clone(),
                 channel: header.channel_name.clone(),
-                sequence_num: header.sequence_num,
+                sequence_num: Some(header.sequence_num),
                 reason,
             });
             continue;
@@ -269,6 +269,24 @@ pub fn replay_observed(
         output.process_time_ns = process_time_ns;
         simulated.insert(frame.id(), outcome.outputs.len() as u64);
         outcome.outputs.push(output);
+    }
+    // Recorded outputs of the replayed modules with no header: counted as skipped so that every recorded
+    // output is either replayed or accounted for (also with `strict`, which concerns frames with headers).
+    let replays = |module: &str| match &options.frames {
+        FrameSelection::All => live.contains_key(module),
+        FrameSelection::Module(m) => m == module,
+    };
+    for h in recording.headerless.iter().filter(|h| replays(&h.module)) {
+        outcome.skipped.push(SkippedFrame {
+            module: h.module.clone(),
+            channel: h.channel.clone(),
+            sequence_num: None,
+            reason: format!(
+                "the recorded message on {} logged at {} ns has no dependency header in the bag (the recording \
+                 ended or began between the two)",
+                h.channel, h.log_time_ns
+            ),
+        });
     }
     progress(total, total);
     Ok(outcome)

@@ -61,7 +61,18 @@ pub fn count(text: &str, extra: usize) -> String {
 
 /// Writes the recording; `skip_first_input` leaves out the first /in message (a recording started late),
 /// `topology` overrides the stored wiring.
-pub fn record(dir: &Path, frames: u64, skip_first_input: bool, topology: Option<BTreeMap<String, String>>) {
+/// Where a recording is cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// Nothing missing.
+    None,
+    /// The first /in message was not recorded (the recording began after it).
+    FirstInput,
+    /// The last /out message was recorded, its header was not (the recording ended between the two).
+    LastHeader,
+}
+
+pub fn record(dir: &Path, frames: u64, cut: Cut, topology: Option<BTreeMap<String, String>>) {
     let mut w = BagWriter::create(dir, WriterOptions::default()).unwrap();
     let string = MessageDefinition {
         encoding: "ros2msg".into(),
@@ -92,7 +103,7 @@ pub fn record(dir: &Path, frames: u64, skip_first_input: bool, topology: Option<
     for k in 0..frames {
         let t = 1_000_000_000 + k * 10_000_000;
         let input = cdr_string(&format!("in{k}"));
-        if !(skip_first_input && k == 0) {
+        if !(cut == Cut::FirstInput && k == 0) {
             w.write("/in", t, &input).unwrap();
         }
         let ext = TraceHeader::external("/in", k as u32, t as i64, digest(&input));
@@ -117,7 +128,9 @@ pub fn record(dir: &Path, frames: u64, skip_first_input: bool, topology: Option<
             &[&h_mid],
         );
         w.write("/out", t + 2, &out).unwrap();
-        put_header(&mut w, t + 2, &h_out);
+        if !(cut == Cut::LastHeader && k + 1 == frames) {
+            put_header(&mut w, t + 2, &h_out);
+        }
     }
     let topology = topology.unwrap_or_else(|| {
         [
