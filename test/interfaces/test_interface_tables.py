@@ -59,7 +59,7 @@ DYNAMIC = {
     "lockstep_view": "what Foxglove clients look at",
 }
 
-WAIT_SECS = 90.0  # a loaded 2-core machine starting ~30 debug node processes at once
+WAIT_SECS = 180.0  # a loaded 2-core machine starting ~30 debug node processes at once (each wait ends on its condition)
 GRACE_SECS = 10.0  # discovery of the last endpoints once every node is there
 
 
@@ -304,7 +304,7 @@ def compare_all(ros, insts: list[Instance]) -> None:
             continue
         problems += compare_endpoints(inst, found)
         if inst.table.binary != "lockstep_replay":  # no parameters: created without declare_parameters
-            problems += compare_parameters(inst, parameters(ros.node, inst.node, inst.namespace))
+            problems += compare_parameters(inst, parameters(ros.node, inst.node, inst.namespace, timeout=WAIT_SECS))
         else:
             assert not has_parameter_services(ros, inst)
     for inst in insts:
