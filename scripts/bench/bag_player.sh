@@ -6,7 +6,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
-# shellcheck source=../env.sh
-source scripts/env.sh
+# shellcheck source=../env-local.sh
+source scripts/env-local.sh
 cargo build --release -q -p lockstep_cli
 python3 scripts/bench/bag_player_bench.py "$@"

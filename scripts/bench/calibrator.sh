@@ -7,8 +7,8 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
-# shellcheck source=../env.sh
-source scripts/env.sh
+# shellcheck source=../env-local.sh
+source scripts/env-local.sh
 cargo bench -q -p lockstep_calibrator --bench accuracy --no-run
 if cargo bench -q -p lockstep_calibrator --bench accuracy -- "$@"; then
     exit 0

@@ -9,8 +9,8 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
-# shellcheck source=../env.sh
-source scripts/env.sh
+# shellcheck source=../env-local.sh
+source scripts/env-local.sh
 cargo bench -q -p lockstep_player --bench changes --no-run
 cargo bench -q -p lockstep_player --bench changes -- "$@"
 # Streaming jitter at 500 Hz over DDS (release builds of the player, the mock and the CLI).

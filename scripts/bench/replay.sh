@@ -4,6 +4,6 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
-# shellcheck source=../env.sh
-source scripts/env.sh
+# shellcheck source=../env-local.sh
+source scripts/env-local.sh
 cargo bench -q -p lockstep_replay --bench inprocess

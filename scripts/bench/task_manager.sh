@@ -7,8 +7,8 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
-# shellcheck source=../env.sh
-source scripts/env.sh
+# shellcheck source=../env-local.sh
+source scripts/env-local.sh
 cargo bench -q -p lockstep_tasks --bench tasks
 cargo build -q --release -p lockstep_tasks_node
 python3 scripts/bench/task_manager_bench.py
