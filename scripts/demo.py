@@ -67,6 +67,7 @@ class Progress:
     def __init__(self, names: list[str]):
         self.names = names
         self.rows: list[tuple[str, str, float, str]] = []
+        self.error: str | None = None
         self.tty = sys.stdout.isatty()
         self.t0 = time.monotonic()
 
@@ -85,9 +86,12 @@ class Progress:
         else:
             print(f"{label} running ...", flush=True)
         status, summary = "ok", ""
+        self.error = None
         try:
             summary = fn(*args) or ""
         except Exception as e:  # noqa: BLE001 - reported in the table, the other stages still run
+            # The table gets the first line; report.json and logs/<stage>.log the whole error and traceback.
+            self.error = f"{type(e).__name__}: {e}\n\n{traceback.format_exc()}"
             status, summary = "FAILED", f"{type(e).__name__}: {e}".splitlines()[0][:200]
             traceback.print_exc()
         finally:
@@ -465,6 +469,23 @@ TASK_TIME_SCALE = 2.0
 TASK = ("move_material", {"from": "A", "to": "B", "speed": 1.0})
 
 
+def subtask_names(config: dict, task_type: str) -> dict[str, str]:
+    """Subtask path (`task/duty[0]/message[1]`, as on /task_events) -> the template it is made from, for the
+    timeline's row labels: the task manager's decomposition of `task_type` walked through the configuration's
+    levels and templates."""
+    levels, templates = config["levels"], config["templates"]
+    names: dict[str, str] = {}
+
+    def walk(path: str, template: str, depth: int) -> None:
+        names[path] = template
+        for i, child in enumerate(templates.get(template, {}).get("children", [])):
+            if depth + 1 < len(levels):
+                walk(f"{path}/{levels[depth + 1]}[{i}]", child["type"], depth + 1)
+
+    walk(levels[0], task_type, 0)
+    return names
+
+
 def stage_task(demo: Demo) -> str:
     from geometry_msgs.msg import PoseStamped
     from lockstep_interfaces.msg import TaskEvent
@@ -499,7 +520,8 @@ def stage_task(demo: Demo) -> str:
     end = max((ts.secs(e.stamp) - t0 for e in events), default=0.0)
     bars += [{"path": p, "level": 0, "status": s, "start_s": since, "end_s": end} for p, (s, since) in open_since.items()]
     demo.report["plots"]["task_timeline"] = demo.write_data("task_timeline.json", {
-        "task": TASK[0], "outcome": result.outcome, "bars": bars})
+        "task": TASK[0], "outcome": result.outcome, "bars": bars,
+        "names": subtask_names(yaml.safe_load(ts.WAREHOUSE.read_text()), TASK[0])})
     demo.report["task"] = {"type": TASK[0], "parameters": TASK[1], "outcome": result.outcome,
                            "success": result.success, "leaves_executed": result.leaves_executed,
                            "group_reports": result.group_reports, "events": len(events), "wall_s": round(wall, 2),
@@ -589,8 +611,12 @@ def main() -> int:
     try:
         for k, (name, fn) in enumerate(chosen):
             good = progress.run(k, fn, demo)
-            demo.report["stages"][name] = {"ok": good, "wall_s": round(progress.rows[-1][2], 2),
-                                           "summary": progress.rows[-1][3]}
+            row = {"ok": good, "wall_s": round(progress.rows[-1][2], 2), "summary": progress.rows[-1][3]}
+            if progress.error:
+                log = out / "logs" / f"{name}.log"
+                log.write_text(progress.error)
+                row.update(error=progress.error, log=str(log.relative_to(out)))
+            demo.report["stages"][name] = row
             ok &= good
             demo.save()
     finally:

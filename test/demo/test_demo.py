@@ -1,6 +1,7 @@
 """The README's main job: scripts/demo.py runs the whole story on the embedded simulator into one folder, and
-its report.json holds the figures the issue names; every plot exists and is not blank, and report.html, rendered
-by headless Chromium, shows every plot (non-blank image regions in the screenshot) under its title.
+its report.json holds the figures the README quotes; every plot exists and is not blank, and report.html, rendered
+by headless Chromium, shows every plot (non-blank image regions in the screenshot) under its title, across the
+page's column.
 
 The demo runs once per test session (module fixture): it is the slow part (a few minutes)."""
 
@@ -16,6 +17,10 @@ STAGES = ["drive", "replay", "calibrate", "player", "task", "report"]
 PLOTS = {"vehicle_path": "plots/vehicle_path.png", "replay_differences": "replay/differences.png",
          "calibration": "calibration/trajectories.png", "player": "plots/player.png",
          "task_timeline": "plots/task_timeline.png"}
+# The page's column at most (lockstep_report's PAGE_WIDTH_PX): every plot fills it at WIDTH_PX, and the plots
+# the report draws are drawn this wide.
+COLUMN_PX = 1200
+DRAWN = ("vehicle_path", "player", "task_timeline")
 TITLES = {"vehicle_path": "Vehicle path on the warehouse map", "replay_differences": "Lock-step replay differences",
           "calibration": "Calibration before and after",
           "player": "Interpolation player: speed and acceleration against the limits",
@@ -76,6 +81,7 @@ def test_every_plot_exists_and_is_not_blank(demo):
     for key, path in PLOTS.items():
         w, h, colours, ink = png_stats(out / path)
         assert w >= 300 and h >= 200 and colours >= 5 and ink > 0.02, (key, w, h, colours, ink)
+        assert key not in DRAWN or w == COLUMN_PX, (key, w)
 
 
 @pytest.mark.timeout(1200)
@@ -92,6 +98,9 @@ def test_report_html_shows_every_plot_under_its_title_in_chromium(demo, tmp_path
         assert fig["title"] == TITLES[key], (key, fig["title"])
         x, y, w, h = fig["box"]
         assert w >= 300 and h >= 200 and x + w <= WIDTH_PX and y + h <= page.height, (key, fig["box"])
+        # Every plot spans the page's column, whatever width its tool drew it at, with its aspect kept.
+        png_w, png_h, _, _ = png_stats(out / PLOTS[key])
+        assert w == COLUMN_PX and abs(h - png_h * COLUMN_PX / png_w) <= 4, (key, fig["box"], png_w, png_h)
         boxes[key] = fig["box"]
     # The key figures table lists the stages' figures.
     names = [row[1] for row in page.rows[1:]]

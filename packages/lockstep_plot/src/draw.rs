@@ -72,14 +72,23 @@ pub(crate) fn y_label_area_px(panel: &Panel) -> u32 {
     )
 }
 
+/// Height of the x labels and the x axis' description under a panel, pixels.
+const X_LABEL_AREA_PX: u32 = 38;
+
 fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Result<(), String> {
-    let ((x0, x1), (y0, y1)) = panel.ranges();
-    let mut chart = ChartBuilder::on(area)
-        .caption(&panel.title, ("sans-serif", 17))
-        .margin(8)
-        .margin_right(20)
-        .x_label_area_size(38)
-        .y_label_area_size(y_label_area_px(panel))
+    // The margins and the caption as ChartBuilder lays them out (margins, then the title), done here so that
+    // the plotting area's size is known before the ranges are chosen (equal_aspect needs it).
+    let inner = area
+        .margin(8, 8, 8, 20)
+        .titled(&panel.title, ("sans-serif", 17))
+        .map_err(text)?;
+    let y_label_area = y_label_area_px(panel);
+    let (w, h) = inner.dim_in_pixel();
+    let ((x0, x1), (y0, y1)) =
+        panel.ranges_in(w.saturating_sub(y_label_area), h.saturating_sub(X_LABEL_AREA_PX));
+    let mut chart = ChartBuilder::on(&inner)
+        .x_label_area_size(X_LABEL_AREA_PX)
+        .y_label_area_size(y_label_area)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(text)?;
     let category = |y: &f64| panel.category_at(*y).unwrap_or_default().to_string();

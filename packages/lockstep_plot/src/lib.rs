@@ -140,7 +140,9 @@ pub struct Panel {
     pub limits: Vec<Limit>,
     /// Written in the middle of the panel (e.g. why it is empty).
     pub note: Option<String>,
-    /// Same scale on both axes (a path on a map).
+    /// Same scale on both axes: a unit on x spans as many pixels as a unit on y (a path on a map, 1 m = 1 m).
+    /// The range that is too short for the plotting area's shape is widened about its centre, whether it
+    /// comes from the data or from `x_range` / `y_range`.
     pub equal_aspect: bool,
     /// The x range to show instead of the data's (panels of one figure sharing a time axis).
     pub x_range: Option<(f64, f64)>,
@@ -171,11 +173,32 @@ impl Panel {
         self.y_categories.get(row as usize).map(String::as_str)
     }
 
-    /// The x and y ranges shown: `x_range` / `y_range` where set, otherwise the ranges that hold every
-    /// finite point and limit (y with a 5 % margin), widened so that neither is empty.
+    /// The x and y ranges to show: `x_range` / `y_range` where set, otherwise the ranges that hold every
+    /// finite point and limit (y with a 5 % margin), widened so that neither is empty. `equal_aspect` is not
+    /// applied here (it needs the plotting area's size: [`Panel::ranges_in`]).
     pub fn ranges(&self) -> ((f64, f64), (f64, f64)) {
         let (x, y) = self.data_ranges();
         (self.x_range.map_or(x, widen), self.y_range.map_or(y, widen))
+    }
+
+    /// The ranges shown in a plotting area of `width_px` x `height_px`: [`Panel::ranges`], and with
+    /// `equal_aspect` the shorter one widened about its centre until a unit spans as many pixels on both axes.
+    pub fn ranges_in(&self, width_px: u32, height_px: u32) -> ((f64, f64), (f64, f64)) {
+        let (x, y) = self.ranges();
+        if !self.equal_aspect {
+            return (x, y);
+        }
+        // plotters maps a range onto the area's pixels from the first to the last: one fewer steps than pixels.
+        let (w, h) = (
+            f64::from(width_px.saturating_sub(1).max(1)),
+            f64::from(height_px.saturating_sub(1).max(1)),
+        );
+        let per_px = ((x.1 - x.0) / w).max((y.1 - y.0) / h);
+        let fit = |(lo, hi): (f64, f64), px: f64| {
+            let (centre, half) = ((lo + hi) / 2.0, per_px * px / 2.0);
+            (centre - half, centre + half)
+        };
+        (fit(x, w), fit(y, h))
     }
 
     fn data_ranges(&self) -> ((f64, f64), (f64, f64)) {
@@ -201,11 +224,6 @@ impl Panel {
         } else {
             let last = self.y_categories.len() as f64 - 1.0;
             y = (y.0.min(-0.5), y.1.max(last + 0.5));
-        }
-        if self.equal_aspect {
-            let half = (x.1 - x.0).max(y.1 - y.0) / 2.0;
-            let (cx, cy) = ((x.0 + x.1) / 2.0, (y.0 + y.1) / 2.0);
-            return ((cx - half, cx + half), (cy - half, cy + half));
         }
         (x, y)
     }
@@ -344,12 +362,21 @@ mod tests {
     }
 
     #[test]
-    fn equal_aspect_ranges_are_square() {
+    fn equal_aspect_ranges_take_the_plotting_area_shape() {
         let mut p = Panel::new("t", "x", "y");
-        p.equal_aspect = true;
         p.series.push(Series::line("a", vec![(0.0, 0.0), (10.0, 1.0)]));
-        let ((x0, x1), (y0, y1)) = p.ranges();
-        assert!(((x1 - x0) - (y1 - y0)).abs() < 1e-9);
+        p.y_range = Some((0.0, 1.0));
+        // Off: the ranges whatever the area.
+        assert_eq!(p.ranges_in(201, 101), ((0.0, 10.0), (0.0, 1.0)));
+        p.equal_aspect = true;
+        // 10 units over 200 pixel steps across: 0.05 a pixel, so 100 steps down span 5 units about y = 0.5.
+        let ((x0, x1), (y0, y1)) = p.ranges_in(201, 101);
+        assert_eq!((x0, x1), (0.0, 10.0));
+        assert!((y0 + 2.0).abs() < 1e-9 && (y1 - 3.0).abs() < 1e-9, "{y0} {y1}");
+        // A flat area (1 unit over 10 steps down: 0.1 a pixel) widens x instead, to 20 units about x = 5.
+        let ((x0, x1), (y0, y1)) = p.ranges_in(201, 11);
+        assert_eq!((y0, y1), (0.0, 1.0));
+        assert!((x0 + 5.0).abs() < 1e-9 && (x1 - 15.0).abs() < 1e-9, "{x0} {x1}");
     }
 
     #[test]

@@ -141,3 +141,40 @@ fn a_rect_with_a_non_finite_corner_is_left_out() {
     let png = Figure::new("cells").with_panel(panel).to_png().unwrap();
     assert_eq!(&png[1..4], b"PNG");
 }
+
+/// The bounding box (x0, y0, x1, y1) of every pixel of exactly `colour`.
+fn bounding_box(w: u32, rgb: &[u8], colour: [u8; 3]) -> Option<(u32, u32, u32, u32)> {
+    let mut b: Option<(u32, u32, u32, u32)> = None;
+    for (i, px) in rgb.chunks_exact(3).enumerate() {
+        if px == colour {
+            let (x, y) = (i as u32 % w, i as u32 / w);
+            b = Some(b.map_or((x, y, x, y), |b| (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y))));
+        }
+    }
+    b
+}
+
+#[test]
+fn equal_aspect_draws_a_square_as_a_square_whatever_the_figure_shape() {
+    for (width_px, panel_height_px) in [(1200, 400), (500, 900)] {
+        let mut panel = Panel::new("map", "x [m]", "y [m]");
+        panel.equal_aspect = true;
+        // A 2 m x 2 m cell in a 10 m x 4 m map: drawn as wide as high in pixels.
+        panel
+            .series
+            .push(Series::rects("", vec![((4.0, 1.0), (6.0, 3.0))]));
+        panel
+            .series
+            .push(Series::points("", vec![(0.0, 0.0), (10.0, 4.0)]));
+        let mut figure = Figure::new("equal").with_panel(panel);
+        figure.width_px = width_px;
+        figure.panel_height_px = panel_height_px;
+        let (w, _, rgb) = figure.to_rgb().unwrap();
+        let (x0, y0, x1, y1) = bounding_box(w, &rgb, FIRST).expect("the cell is drawn");
+        let (cw, ch) = (f64::from(x1 - x0), f64::from(y1 - y0));
+        assert!(
+            cw > 20.0 && (cw - ch).abs() <= 2.0,
+            "{width_px}x{panel_height_px}: cell {cw} x {ch} px"
+        );
+    }
+}

@@ -1,29 +1,72 @@
-//! The demo report: PNG plots and one self-contained `report.html` from a demo output folder
-//! (`scripts/demo.py` writes it; `lockstep report <dir>` renders it).
+//! Reports of the folders Lockstep's tools write. `lockstep report <dir>` recognises the folder by the files
+//! in it and their shape (never by its name), draws what needs drawing with `lockstep_plot`, and writes one
+//! self-contained `<dir>/report.html`: a summary table of the key figures, then the plots, every PNG inlined
+//! as a base64 data URI, so the one file is the whole report.
 //!
-//! The folder holds `report.json`: the key figures (`figures`: stage, name, value, ok), the stages' run
-//! times and, under `plots`, where each plot's source lies relative to the folder: a PNG a tool already
-//! wrote (`replay/differences.png` from `lockstep replay`, `calibration/trajectories.png` from
-//! `lockstep calibrate`) is inlined as it is; a JSON series the demo wrote (`data/vehicle_path.json`,
-//! `data/player.json`, `data/task_timeline.json`) is drawn here with `lockstep_plot` into `plots/<key>.png`.
-//! The HTML inlines every PNG as a base64 data URI, so the one file is the whole report.
+//! | folder | written by | recognised by | its report |
+//! |---|---|---|---|
+//! | [demo] | `scripts/demo.py` | `report.json` with `stages` | the stages (a failed one with its whole error and a link to its log under `logs/`), the key figures, the five plots |
+//! | lock-step [replay] | `lockstep replay <bag> --output DIR` (or the `lockstep_replay` node) | `report.json` with `channels` and `frames_replayed` | the run, outputs equal to the recording per channel, modules, skipped frames, wiring changes, `differences.png` |
+//! | [calibration] | `lockstep calibrate <bag> --output DIR` | `calibration.yaml` setting `lockstep_sim_node`'s `nominal_vehicle` | the parameters against the nominal ones, dead-reckoning error before and after, the windows, `trajectories.png` |
+//!
+//! The interpolation player writes no output folder (`lockstep player generate` writes one interpolation
+//! file, `lockstep player check` prints), so it has no report of its own; the demo's report has its plot.
+//!
+//! Anything else (an empty folder, a missing one, a report.json of another shape) is an error of one line
+//! that says what was expected.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
+pub mod calibration;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod demo;
 mod html;
 mod plots;
+pub mod replay;
 
-pub use html::html;
+pub use demo::{FigureRow, PlotSpec, ReportJson, Source, StageRow, PLOTS, STAGE_ORDER};
+pub use html::{escape, href, Cell, Page, PAGE_WIDTH_PX};
 pub use plots::{path_figure, player_figure, timeline_figure, PlayerSeries, TaskTimeline, VehiclePath};
+
+/// The file a demo or a lock-step replay leaves in its folder.
+pub const REPORT_JSON: &str = "report.json";
+/// The file `lockstep calibrate` leaves in its folder.
+pub const CALIBRATION_YAML: &str = "calibration.yaml";
+/// The page written into the folder.
+pub const REPORT_HTML: &str = "report.html";
+/// What a folder must hold, said when it holds none of it.
+pub const EXPECTED: &str =
+    "expected report.json from the demo or lockstep replay, or calibration.yaml from lockstep calibrate";
 
 /// What can go wrong rendering a report.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// The folder holds nothing a Lockstep tool writes (or is missing, or is a file).
+    #[error("{dir}: not a Lockstep output folder ({}{EXPECTED})", why.map(|w| format!("{w}; ")).unwrap_or_default())]
+    NotOutputFolder {
+        /// The folder given.
+        dir: PathBuf,
+        /// Why, when it is not simply the files: `no such folder`, `a file, not a folder`.
+        why: Option<&'static str>,
+    },
+    /// `report.json` is JSON, but neither the demo's nor lock-step replay's.
+    #[error(
+        "{path}: not a report a Lockstep tool writes (expected the demo's `stages`, or lockstep replay's \
+         `channels` and `frames_replayed`)"
+    )]
+    UnknownReport {
+        /// report.json.
+        path: PathBuf,
+    },
+    /// `calibration.yaml` is YAML, but not what `lockstep calibrate` writes.
+    #[error("{path}: not a calibration lockstep calibrate writes: {reason}")]
+    NotCalibration {
+        /// calibration.yaml.
+        path: PathBuf,
+        /// What is missing.
+        reason: String,
+    },
     /// A file could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
@@ -39,6 +82,14 @@ pub enum ReportError {
         path: PathBuf,
         /// serde_json's error, with line and column.
         source: serde_json::Error,
+    },
+    /// A YAML file does not parse.
+    #[error("{path}: {source}")]
+    Yaml {
+        /// The file.
+        path: PathBuf,
+        /// The parser's error, with line and column.
+        source: serde_norway::Error,
     },
     /// A file is not a PNG (or not one this reader understands).
     #[error("{path}: not a PNG image")]
@@ -72,136 +123,124 @@ pub enum ReportError {
 /// `Result` with a [`ReportError`].
 pub type Result<T, E = ReportError> = std::result::Result<T, E>;
 
-/// One key figure of the table.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct FigureRow {
-    /// The stage it comes from (drive, replay, ...).
-    pub stage: String,
-    /// What it is.
-    pub name: String,
-    /// Its value, as text with its unit.
-    pub value: String,
-    /// Whether it meets its goal; `None`: informative only.
-    #[serde(default)]
-    pub ok: Option<bool>,
-}
-
-/// One stage's line of report.json.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct StageRow {
-    /// It ran and its checks held.
-    pub ok: bool,
-    /// Wall time, seconds.
-    pub wall_s: f64,
-    /// One-line summary.
-    #[serde(default)]
-    pub summary: String,
-}
-
-/// The parts of report.json the report shows (the rest is for people and tests).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct ReportJson {
-    /// The key figures.
-    #[serde(default)]
-    pub figures: Vec<FigureRow>,
-    /// Plot key -> its source, relative to the folder.
-    #[serde(default)]
-    pub plots: BTreeMap<String, String>,
-    /// Stage name -> how it went (in run order: serde_json keeps a map's order only with
-    /// `preserve_order`, so the order comes from [`STAGE_ORDER`]).
-    #[serde(default)]
-    pub stages: BTreeMap<String, StageRow>,
-    /// When the demo ran (UTC).
-    #[serde(default)]
-    pub created_utc: String,
-    /// The demo's seed.
-    #[serde(default)]
-    pub seed: Option<u64>,
-    /// The whole run, wall seconds.
-    #[serde(default)]
-    pub total_wall_s: Option<f64>,
-}
-
-/// The demo's stages in run order (others follow, sorted).
-pub const STAGE_ORDER: [&str; 6] = ["drive", "replay", "calibrate", "player", "task", "report"];
-
-/// How a plot's source becomes a PNG.
+/// The kinds of folder a report is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    /// A PNG a tool wrote: inlined as it is.
-    Png,
-    /// The vehicle's path on the map (`VehiclePath` JSON).
-    VehiclePath,
-    /// Player speed and acceleration against the limits (`PlayerSeries` JSON).
-    Player,
-    /// The task's timeline (`TaskTimeline` JSON).
-    Timeline,
+pub enum Kind {
+    /// `scripts/demo.py`'s output folder.
+    Demo,
+    /// `lockstep replay --output`'s folder: the simulated bag, report.json, differences.png.
+    Replay,
+    /// `lockstep calibrate --output`'s folder: calibration.yaml, trajectories.png.
+    Calibration,
 }
 
-/// A plot of the report: its key in report.json's `plots`, title, caption and how it is made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlotSpec {
-    /// Key under `plots`; also the `id` of its `<figure>` (`plot-<key>`) and its PNG's name.
-    pub key: &'static str,
-    /// The `<h2>` above it.
-    pub title: &'static str,
-    /// The `<figcaption>` under it.
-    pub caption: &'static str,
-    /// Where it comes from.
-    pub source: Source,
+impl Kind {
+    /// How the kind is called in messages: `demo`, `lock-step replay`, `calibration`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Demo => "demo",
+            Self::Replay => "lock-step replay",
+            Self::Calibration => "calibration",
+        }
+    }
 }
 
-/// The report's plots, in order.
-pub const PLOTS: [PlotSpec; 5] = [
-    PlotSpec {
-        key: "vehicle_path",
-        title: "Vehicle path on the warehouse map",
-        caption: "The adaptive vehicle's ground-truth path while the rules drove it through a tour of \
-                  destinations; racks and walls filled.",
-        source: Source::VehiclePath,
-    },
-    PlotSpec {
-        key: "replay_differences",
-        title: "Lock-step replay differences",
-        caption: "lockstep replay: per output channel, the largest numeric difference between the replayed \
-                  and the recorded message over recording time (0 everywhere: byte-identical outputs).",
-        source: Source::Png,
-    },
-    PlotSpec {
-        key: "calibration",
-        title: "Calibration before and after",
-        caption: "lockstep calibrate: dead reckoning from the recorded odometry with the nominal and with the \
-                  calibrated motion model, against the observed (SLAM) poses.",
-        source: Source::Png,
-    },
-    PlotSpec {
-        key: "player",
-        title: "Interpolation player: speed and acceleration against the limits",
-        caption: "The commands the player sent to the mock joints (differences over 10 ms), as fractions of each \
-                  joint's velocity and acceleration limit (1 = the limit), with the pause, the resume and the \
-                  speed change marked on the time axis.",
-        source: Source::Player,
-    },
-    PlotSpec {
-        key: "task_timeline",
-        title: "Warehouse task timeline",
-        caption: "The transport task's subtasks from /task_events: when each ran, by level of the \
-                  decomposition.",
-        source: Source::Timeline,
-    },
-];
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
-/// One plot ready for the HTML.
+/// Which kind of folder `dir` is, from the files in it and their shape: a `report.json` is the demo's when it
+/// has `stages`, lock-step replay's when it has `channels` and `frames_replayed`; without one, a
+/// `calibration.yaml` setting `lockstep_sim_node`'s `nominal_vehicle` is a calibration.
+pub fn detect(dir: &Path) -> Result<Kind> {
+    let not = |why| ReportError::NotOutputFolder {
+        dir: dir.to_owned(),
+        why,
+    };
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not(Some("no such folder"))),
+        Err(source) => {
+            return Err(ReportError::Read {
+                path: dir.to_owned(),
+                source,
+            })
+        }
+        Ok(m) if !m.is_dir() => return Err(not(Some("a file, not a folder"))),
+        Ok(_) => {}
+    }
+    let report = dir.join(REPORT_JSON);
+    if report.is_file() {
+        let value: serde_json::Value = parse(&report)?;
+        if demo::recognises(&value) {
+            return Ok(Kind::Demo);
+        }
+        if replay::recognises(&value) {
+            return Ok(Kind::Replay);
+        }
+        return Err(ReportError::UnknownReport { path: report });
+    }
+    let yaml = dir.join(CALIBRATION_YAML);
+    if yaml.is_file() {
+        calibration::load(&yaml)?;
+        return Ok(Kind::Calibration);
+    }
+    Err(not(None))
+}
+
+/// One plot ready for the page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Image {
-    /// Its spec.
-    pub spec: PlotSpec,
+    /// Its key: the `id` of its `<figure>` is `plot-<key>`.
+    pub key: String,
+    /// The `<h2>` above it.
+    pub title: String,
+    /// The `<figcaption>` under it.
+    pub caption: String,
     /// The PNG bytes.
     pub png: Vec<u8>,
     /// Width and height, pixels.
     pub size_px: (u32, u32),
     /// Where the PNG lies, relative to the folder.
     pub file: String,
+}
+
+/// A plot the report has not got, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// The plot's key.
+    pub key: String,
+    /// Why it is not there, e.g. `its stage did not run`.
+    pub why: String,
+}
+
+/// What [`render`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    /// The kind of folder.
+    pub kind: Kind,
+    /// The report.
+    pub html: PathBuf,
+    /// Each plot's PNG, relative to the folder, in the report's order.
+    pub plots: Vec<String>,
+    /// Plots the report could not show.
+    pub missing: Vec<Missing>,
+}
+
+/// Recognises `dir` ([`detect`]) and renders its report into `<dir>/report.html` (and, for the demo, the
+/// plots it draws into `<dir>/plots/`).
+pub fn render(dir: &Path) -> Result<Rendered> {
+    render_as(dir, detect(dir)?)
+}
+
+/// Renders `dir` as a folder of `kind`.
+pub fn render_as(dir: &Path, kind: Kind) -> Result<Rendered> {
+    match kind {
+        Kind::Demo => demo::render(dir),
+        Kind::Replay => replay::render(dir),
+        Kind::Calibration => calibration::render(dir),
+    }
 }
 
 /// Width and height of a PNG from its IHDR chunk.
@@ -235,88 +274,39 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
-/// Reads `<dir>/report.json`.
-pub fn load(dir: &Path) -> Result<ReportJson> {
-    parse(&dir.join("report.json"))
+/// The PNG at `<dir>/<file>` as a plot of the page.
+fn png_image(dir: &Path, file: &str, key: &str, title: &str, caption: &str) -> Result<Image> {
+    let path = dir.join(file);
+    let png = read(&path)?;
+    image(png, file, key, title, caption).ok_or(ReportError::NotPng { path })
 }
 
-/// The PNG of one plot: drawn from its JSON into `<dir>/plots/<key>.png`, or read as it is.
-fn image(dir: &Path, report: &ReportJson, spec: PlotSpec) -> Result<Option<Image>> {
-    let Some(rel) = report.plots.get(spec.key) else {
-        return Ok(None);
-    };
-    let src = dir.join(rel);
-    let (png, file) = match spec.source {
-        Source::Png => (read(&src)?, rel.clone()),
-        drawn => {
-            let figure = match drawn {
-                Source::VehiclePath => path_figure(&parse(&src)?),
-                Source::Player => player_figure(&parse(&src)?),
-                _ => timeline_figure(&parse(&src)?),
-            };
-            let png = figure.to_png()?;
-            let file = format!("plots/{}.png", spec.key);
-            write(&dir.join(&file), &png)?;
-            (png, file)
-        }
-    };
-    let size_px = png_size(&png).ok_or_else(|| ReportError::NotPng { path: src.clone() })?;
-    Ok(Some(Image {
-        spec,
+/// PNG bytes as a plot of the page (`None`: not a PNG).
+fn image(png: Vec<u8>, file: &str, key: &str, title: &str, caption: &str) -> Option<Image> {
+    let size_px = png_size(&png)?;
+    Some(Image {
+        key: key.to_owned(),
+        title: title.to_owned(),
+        caption: caption.to_owned(),
         png,
         size_px,
-        file,
-    }))
-}
-
-/// What [`render`] wrote.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rendered {
-    /// The report.
-    pub html: PathBuf,
-    /// Each plot's PNG, relative to the folder, in the report's order.
-    pub plots: Vec<String>,
-    /// Plots report.json does not name (a stage that did not run).
-    pub missing: Vec<&'static str>,
-}
-
-/// Renders `<dir>/report.json` into `<dir>/plots/*.png` and `<dir>/report.html`.
-pub fn render(dir: &Path) -> Result<Rendered> {
-    let report = load(dir)?;
-    if let Some(key) = report
-        .plots
-        .keys()
-        .find(|k| !PLOTS.iter().any(|p| p.key == k.as_str()))
-    {
-        return Err(ReportError::Plot {
-            path: dir.join("report.json"),
-            key: key.clone(),
-            reason: format!(
-                "unknown plot (known: {})",
-                PLOTS.iter().map(|p| p.key).collect::<Vec<_>>().join(", ")
-            ),
-        });
-    }
-    let plots_dir = dir.join("plots");
-    std::fs::create_dir_all(&plots_dir).map_err(|source| ReportError::Write {
-        path: plots_dir.clone(),
-        source,
-    })?;
-    let mut images = Vec::new();
-    let mut missing = Vec::new();
-    for spec in PLOTS {
-        match image(dir, &report, spec)? {
-            Some(image) => images.push(image),
-            None => missing.push(spec.key),
-        }
-    }
-    let out = dir.join("report.html");
-    write(&out, html(&report, &images).as_bytes())?;
-    Ok(Rendered {
-        html: out,
-        plots: images.into_iter().map(|i| i.file).collect(),
-        missing,
+        file: file.to_owned(),
     })
+}
+
+/// Writes the page as `<dir>/report.html`; its path.
+fn write_page(dir: &Path, page: String) -> Result<PathBuf> {
+    let out = dir.join(REPORT_HTML);
+    write(&out, page.as_bytes())?;
+    Ok(out)
+}
+
+/// A number with `decimals`, or `n/a` when it is missing or not finite.
+fn number(value: Option<f64>, decimals: usize) -> String {
+    match value {
+        Some(v) if v.is_finite() => format!("{v:.decimals$}"),
+        _ => "n/a".to_owned(),
+    }
 }
 
 #[cfg(test)]

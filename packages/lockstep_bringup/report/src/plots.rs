@@ -1,10 +1,13 @@
 //! The plots drawn here from the demo's JSON series: the vehicle's path on the map, the player's speed and
-//! acceleration against the limits, the task's timeline.
+//! acceleration against the limits, the task's timeline. Each is drawn [`PAGE_WIDTH_PX`] wide, the width the
+//! page shows it at.
 
 use std::collections::BTreeMap;
 
 use lockstep_plot::{Figure, Limit, Panel, Series};
 use serde::Deserialize;
+
+use crate::html::PAGE_WIDTH_PX;
 
 /// The scene's grid (`data/vehicle_path.json` → `scene`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -69,6 +72,10 @@ pub struct TaskTimeline {
     pub outcome: String,
     /// One bar per status interval.
     pub bars: Vec<Bar>,
+    /// Subtask path -> its name (the template it was made from: `load`, `drive`, `unload`, ...), the row's
+    /// label. A subtask without a name here or on its bars is labelled with the end of its path.
+    #[serde(default)]
+    pub names: BTreeMap<String, String>,
 }
 
 /// A subtask in one status from `start_s` to `end_s`.
@@ -76,6 +83,9 @@ pub struct TaskTimeline {
 pub struct Bar {
     /// e.g. `task/duty[0]/message[1]/action[0]`.
     pub path: String,
+    /// The subtask's name, e.g. `drive` (the row's label).
+    #[serde(default)]
+    pub name: Option<String>,
     /// 0 = the task.
     pub level: u32,
     /// running, delayed, interrupted, ...
@@ -89,7 +99,12 @@ pub struct Bar {
 /// Half the height of a timeline bar, in rows.
 const BAR_HALF: f64 = 0.3;
 
-/// The vehicle's path on the map: obstacle cells, the path, start and destinations, equal scales.
+/// Room around a panel's plotting area in a figure [`PAGE_WIDTH_PX`] wide, pixels: across, the margins and
+/// the y labels; down, the margins, the panel's title and the x labels.
+const PANEL_FRAME_PX: (u32, u32) = (100, 80);
+
+/// The vehicle's path on the map: obstacle cells, the path, start and destinations, one metre as long on
+/// both axes; the figure's height follows the map's shape so little of it is left blank.
 pub fn path_figure(data: &VehiclePath) -> Figure {
     let s = data.scene.cell_m;
     let rows = f64::from(data.scene.rows);
@@ -119,10 +134,12 @@ pub fn path_figure(data: &VehiclePath) -> Figure {
     if data.truth.is_empty() {
         panel.note = Some("no ground truth recorded".into());
     }
+    let ((x0, x1), (y0, y1)) = panel.ranges();
+    let plot_w = f64::from(PAGE_WIDTH_PX - PANEL_FRAME_PX.0);
+    let plot_h = (plot_w * (y1 - y0) / (x1 - x0)).clamp(200.0, 1400.0);
     let mut figure = Figure::new("Vehicle path on the warehouse map").with_panel(panel);
-    // A near-square plotting area for the equal x and y ranges.
-    figure.width_px = 900;
-    figure.panel_height_px = 860;
+    figure.width_px = PAGE_WIDTH_PX;
+    figure.panel_height_px = plot_h.round() as u32 + PANEL_FRAME_PX.1;
     figure
 }
 
@@ -166,10 +183,12 @@ pub fn player_figure(data: &PlayerSeries) -> Figure {
     }
     let mut figure = Figure::new("Interpolation player: speed and acceleration against the limits");
     figure.panels = panels;
+    figure.width_px = PAGE_WIDTH_PX;
     figure
 }
 
-/// The task's subtasks as rows (in first-seen order, the task at the top), a bar per status interval.
+/// The task's subtasks as rows (in first-seen order, the task at the top) labelled with their names, a bar
+/// per status interval.
 pub fn timeline_figure(data: &TaskTimeline) -> Figure {
     // Rows: the task on top, then the subtasks in the order they started.
     let mut order: Vec<(&str, f64)> = Vec::new();
@@ -201,7 +220,7 @@ pub fn timeline_figure(data: &TaskTimeline) -> Figure {
         "time since the task started [s]",
         "",
     );
-    panel.y_categories = order.iter().rev().map(|(p, _)| short(p)).collect();
+    panel.y_categories = order.iter().rev().map(|(p, _)| label(data, p)).collect();
     for status in statuses {
         let rects = data
             .bars
@@ -218,8 +237,20 @@ pub fn timeline_figure(data: &TaskTimeline) -> Figure {
         panel.note = Some("no task events".into());
     }
     let mut figure = Figure::new("Warehouse task timeline").with_panel(panel);
+    figure.width_px = PAGE_WIDTH_PX;
     figure.panel_height_px = (120 + 40 * n as u32).max(300);
     figure
+}
+
+/// A row's label: the subtask's name (from its bars, else from `names`), else the end of its path.
+fn label(data: &TaskTimeline, path: &str) -> String {
+    data.bars
+        .iter()
+        .filter(|b| b.path == path)
+        .find_map(|b| b.name.clone())
+        .or_else(|| data.names.get(path).cloned())
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| short(path))
 }
 
 /// `task/duty[0]/message[1]/action[0]` -> `message[1]/action[0]`: the last two levels, enough to tell rows
