@@ -1,5 +1,5 @@
 """Helpers of the calibrator's black-box tests: the simulator on the open floor with a vehicle off nominal
-(the issue's pinned values), driven by a drive script, and the calibrator fed by it over DDS."""
+(pinned values), driven by a drive script, and the calibrator fed by it over DDS."""
 
 import math
 
@@ -15,7 +15,7 @@ from lockstep_testing.harness import REPO_ROOT, reliable
 SIM = "lockstep_sim_node"
 CALIBRATOR = "lockstep_calibrator"
 DRIVES = REPO_ROOT / "config/drives"
-# The true vehicle of the issue: radius +5 %, track width -4 %, delay 80 ms, beta 0.3 (nominal 0.05 / 0.40).
+# The true vehicle of the tests: radius +5 %, track width -4 %, delay 80 ms, beta 0.3 (nominal 0.05 / 0.40).
 TRUE = {"wheel_radius_m": 0.05 * 1.05, "track_width_m": 0.40 * 0.96, "delay_secs": 0.08, "centripetal_factor": 0.3}
 NOMINAL = {"wheel_radius_m": 0.05, "track_width_m": 0.40, "delay_secs": 0.0, "centripetal_factor": 0.0}
 SLAM_SIGMA_XY_M = 0.02

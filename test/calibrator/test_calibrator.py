@@ -1,4 +1,4 @@
-"""Black-box tests of the calibrator node `lockstep_calibrator` (seed 001) against the simulator over DDS:
+"""Black-box tests of the calibrator node `lockstep_calibrator` against the simulator over DDS:
 the simulator's vehicle is off nominal (radius +5 %, track -4 %, delay 80 ms, beta 0.3, SLAM noise 2 cm and
 0.5 deg, pinned in calibrator_support.py) and drives a script in simulated time; rclpy watches both."""
 
@@ -44,7 +44,7 @@ def test_calibration_pushed_to_the_simulator_cuts_odometry_drift_fivefold(ros):
     last = accepted[-1]
     log = "\n".join(f"{r.wheel_radius_m:.5f} {r.track_width_m:.5f} {r.delay_secs:.3f} {r.centripetal_factor:.3f}"
                     for r in accepted)
-    # The issue's tolerance: radius and track width within 0.5 %, delay within 10 ms.
+    # The target tolerance: radius and track width within 0.5 %, delay within 10 ms.
     assert abs(last.wheel_radius_m / TRUE["wheel_radius_m"] - 1) < 0.005, log
     assert abs(last.track_width_m / TRUE["track_width_m"] - 1) < 0.005, log
     assert abs(last.delay_secs - TRUE["delay_secs"]) <= 0.010, log
@@ -81,6 +81,11 @@ def test_standing_still_changes_nothing_and_straight_driving_refuses_track_and_b
     assert not out.accepted() and all(s.outcome in ("waiting", "unchanged") for s in still), \
         [(s.outcome, s.reason) for s in still]
     assert any(s.outcome == "unchanged" for s in still), [(s.outcome, s.reason) for s in still]
+    # Every parameter is still nominal: the reason names the driving that would determine each.
+    reason = next(s.reason for s in reversed(still) if s.outcome == "unchanged")
+    for needs in ("wheel radius: needs straight runs of at least 0.3 m", "track width: needs turns in place",
+                  "delay: needs command steps", "centripetal factor (beta): needs turns of at least 0.5 rad"):
+        assert needs in reason, (needs, reason)
 
     set_params(ros, SIM, {"drive_script": str(DRIVES / "straight.drive")})
     t0 = out.sim_secs()
@@ -91,6 +96,8 @@ def test_standing_still_changes_nothing_and_straight_driving_refuses_track_and_b
     assert any("beta" in r for r in refusals), refusals
     for r in out.accepted():
         assert r.track_width_m == NOMINAL["track_width_m"] and r.centripetal_factor == 0.0, r
+    last = driving[-1].reason
+    assert "still nominal: " in last and "track width: needs turns in place of at least 0.5 rad" in last, last
     assert calibrator.stop() == 0 and sim.stop() == 0
 
 

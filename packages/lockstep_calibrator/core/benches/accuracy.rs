@@ -1,8 +1,8 @@
-//! Accuracy and speed of the online calibrator (issue 11, "Performance"), next to the closed-form
+//! Accuracy and speed of the online calibrator, next to the closed-form
 //! least-squares baseline of Censi et al. 2013 and the Cramer-Rao bound, on the same simulated runs.
 //!
 //! Per noise level and seed: the simulator's core (tests/common, commanded mode, asphalt) drives the mixed
-//! drive with the issue's true vehicle (radius +5 %, track -4 %, delay 80 ms, beta 0.3) at 100 Hz, SLAM
+//! drive with the test's true vehicle (radius +5 %, track -4 %, delay 80 ms, beta 0.3) at 100 Hz, SLAM
 //! at 20 Hz as tests/online.rs; the calibrator runs online exactly as there (a step every second of data,
 //! `Config::default()` with the pose noise set to the level's), and its final parameters are compared with
 //! the truth. The baseline gets the wheel angle increments (recovered from the odometry by the library's

@@ -1,6 +1,6 @@
-//! The online calibrator (seed 001, S21-S27): for the latest window, search the delay, fit what the window
+//! The online calibrator: for the latest window, search the delay, fit what the window
 //! determines and fold the fit into the estimate accumulated over recent windows. The accumulated estimate
-//! becomes a candidate when the parameters in use explain the window worse than threshold 1 (the seed's
+//! becomes a candidate when the parameters in use explain the window worse than threshold 1 (the residual
 //! gate), or, below it, when the estimate differs from them significantly (`Config::significance_sigmas`).
 //! A candidate is validated on earlier held-out segments (threshold 2) and only then accepted; an accepted
 //! parameter far from nominal raises a drift alarm.
@@ -11,6 +11,7 @@ use crate::delay::estimate_delay;
 use crate::fit::{fit, predict, residual, PoseNoise};
 use crate::history::{History, Window};
 use crate::model::{ModelParams, Pose};
+use crate::needs::{needs, DriveSummary, Need};
 use crate::observe::{determined, Observability};
 
 /// How threshold 1 is set.
@@ -56,7 +57,7 @@ pub struct Config {
     /// into the accumulated estimate; that estimate replaces the parameters (after validation) once it
     /// differs from them by more than this many of its standard deviations in radius, track width or beta.
     /// A single 3 s window cannot see a 0.5 % radius error under 2 cm of SLAM noise; two minutes of
-    /// windows can. 0: threshold 1 alone decides (the seed's gate).
+    /// windows can. 0: threshold 1 alone decides (the residual gate).
     pub significance_sigmas: f64,
     /// An observed pose that moves this much more than the wheels say is a jump (m).
     pub jump_m: f64,
@@ -209,6 +210,7 @@ pub struct Calibrator {
     current: ModelParams,
     std: [f64; 4],
     series: [Series; 4],
+    drive: DriveSummary,
 }
 
 impl Calibrator {
@@ -221,6 +223,7 @@ impl Calibrator {
             current: nominal,
             std: [0.0; 4],
             series: Default::default(),
+            drive: DriveSummary::default(),
         }
     }
 
@@ -244,11 +247,29 @@ impl Calibrator {
         &self.config
     }
 
-    /// Forgets the estimates (back to nominal), keeping the history.
+    /// Standard deviations of the parameters in use: radius, track width, delay, beta (0 = not estimated,
+    /// still nominal).
+    pub fn std(&self) -> [f64; 4] {
+        self.std
+    }
+
+    /// What the windows looked at since start or reset had of the driving each parameter needs.
+    pub fn drive(&self) -> &DriveSummary {
+        &self.drive
+    }
+
+    /// The parameters still nominal (not estimated), each with the driving that would determine it and
+    /// what the drive had of that.
+    pub fn needs(&self) -> Vec<Need> {
+        needs(&self.config, &self.drive, &self.std)
+    }
+
+    /// Forgets the estimates (back to nominal) and what the drive had, keeping the history.
     pub fn reset(&mut self) {
         self.current = self.reference;
         self.std = [0.0; 4];
         self.series = Default::default();
+        self.drive = DriveSummary::default();
     }
 
     /// Calibrates on the latest complete window.
@@ -282,6 +303,7 @@ impl Calibrator {
             return Outcome::Waiting("the residual cannot be computed on this window".into());
         };
         let delay = estimate_delay(&w, c.max_delay_secs);
+        self.drive.record(&d, &delay);
         let mut refused = d.refused.clone();
         if let Err(e) = &delay {
             refused.push(e.to_string());
@@ -295,8 +317,7 @@ impl Calibrator {
         if nothing {
             return unchanged(f64::NAN);
         }
-        // A fixed threshold 1 is known before fitting; with significance_sigmas 0 nothing is fitted below it
-        // (seed S24).
+        // A fixed threshold 1 is known before fitting; with significance_sigmas 0 nothing is fitted below it.
         if let Gate::Fixed(t) = c.gate {
             if before < t && c.significance_sigmas <= 0.0 {
                 return unchanged(t);
@@ -366,6 +387,7 @@ impl Calibrator {
                 residual: r,
             };
             if r.is_nan() || r >= c.threshold2 {
+                self.drive.rejected += 1;
                 return Outcome::Rejected {
                     params: candidate,
                     segment: check,

@@ -4,7 +4,7 @@
 //! poses do not drag the fit.
 //!
 //! Prediction: from the start pose, the wheel motion of each odometry step (wheel angles recovered through
-//! the nominal parameters) is turned into body motion by the candidate model (seed 001's arc with slip) and
+//! the nominal parameters) is turned into body motion by the candidate model (the arc with slip) and
 //! composed; at each observed pose's time the prediction is interpolated within its step. The residual of a
 //! sample is `(dx / sigma_xy, dy / sigma_xy, dyaw / sigma_yaw)`.
 

@@ -1,11 +1,12 @@
-//! Online differential-drive motion-model calibration (seed 001), without ROS.
+//! Online differential-drive motion-model calibration, without ROS.
 //!
-//! - [`model`]: the seed's model (track width, wheel radius, delay, centripetal factor beta, the latter a
+//! - [`model`]: the motion model (track width, wheel radius, delay, centripetal factor beta, the latter a
 //!   reconstruction: yaw rate `omega / (1 + beta * |v * omega|)`).
 //! - [`history`]: commands, wheel motion recovered from odometry and observed poses, checked on entry.
 //! - [`delay`]: the delay, searched first, from commands vs wheel speeds.
 //! - [`fit`]: radius, track width and beta from wheel motion vs observed poses (Levenberg-Marquardt, Huber).
 //! - [`observe`]: what a window can determine, and why not the rest.
+//! - [`needs`]: what driving determines each parameter, for those that stayed nominal.
 //! - [`calibrator`]: the online loop: gate, fit, accumulate, validate on held-out history, accept, alarm.
 
 pub mod calibrator;
@@ -13,6 +14,7 @@ pub mod delay;
 pub mod fit;
 pub mod history;
 pub mod model;
+pub mod needs;
 pub mod observe;
 
 #[cfg(feature = "cli")]
@@ -23,4 +25,5 @@ pub use delay::{estimate_delay, DelayEstimate, DelayRefusal};
 pub use fit::{fit, predict, residual, Fit, Free, PoseNoise};
 pub use history::{CommandSample, DropCounts, Dropped, History, OdomSample, PoseSample, Stream, Window};
 pub use model::{arc, wrap, yaw_of_quaternion, ModelParams, Pose};
+pub use needs::{driving_needed, needs, DriveSummary, Need, Parameter};
 pub use observe::{determined, Determined, Observability};

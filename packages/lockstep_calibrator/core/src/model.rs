@@ -1,12 +1,12 @@
-//! The differential-drive motion model of seed 001: track width b, wheel radius, command-to-motion delay
+//! The differential-drive motion model: track width b, wheel radius, command-to-motion delay
 //! T_d and a centripetal factor beta.
 //!
 //! With left and right wheel travel l and r: theta = (r - l) / b, x = (r + l)/2 * sin(theta)/theta,
 //! y = (r + l)/2 * (1 - cos(theta))/theta, and when |r - l| < 1e-6 the motion is straight: x = (r + l)/2,
 //! y = 0, theta = 0 (b and beta drop out, which is why straight driving cannot determine them).
 //!
-//! The seed's centripetal formula is an image that did not survive; this is a **reconstruction**, the one
-//! the simulator uses: the ground delivers the yaw rate `omega / (1 + beta * |v * omega|)`.
+//! The centripetal slip is the simulator's:
+//! the ground delivers the yaw rate `omega / (1 + beta * |v * omega|)`.
 
 /// The four parameters of the model.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,7 +32,7 @@ impl Default for ModelParams {
     }
 }
 
-/// Wheel travel shorter than this difference is straight motion (seed 001).
+/// Wheel travel shorter than this difference is straight motion.
 pub const STRAIGHT_EPSILON_M: f64 = 1e-6;
 
 /// Heading (rotation about z) of the quaternion `(x, y, z, w)`; NaN when a component is not finite, so that
@@ -44,7 +44,7 @@ pub fn yaw_of_quaternion(x: f64, y: f64, z: f64, w: f64) -> f64 {
     (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z))
 }
 
-/// The seed's arc: a body moving `distance_m` along its path while turning `theta_rad` ends at `(x, y)` in
+/// The arc: a body moving `distance_m` along its path while turning `theta_rad` ends at `(x, y)` in
 /// its start frame; straight when `straight` (then theta is 0).
 pub fn arc(distance_m: f64, theta_rad: f64, straight: bool) -> (f64, f64, f64) {
     if straight || theta_rad.abs() < 1e-12 {

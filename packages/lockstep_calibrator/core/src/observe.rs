@@ -46,6 +46,11 @@ pub struct Determined {
     pub distance_m: f64,
     /// Rotation (rad).
     pub rotation_rad: f64,
+    /// Rotation of the samples turning in place, |v * omega| below half `min_level_gap` (rad).
+    pub in_place_rotation_rad: f64,
+    /// Spread of the turning samples' |v * omega| (80th minus 20th percentile; 0 when the window turned
+    /// less than `min_rotation_rad` or in fewer than 10 samples).
+    pub level_gap: f64,
 }
 
 /// Decides what `w` can determine.
@@ -75,7 +80,7 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
     let mut free = Free::default();
     if distance < o.min_distance_m && rotation < o.min_rotation_rad {
         refused.push(format!(
-            "nothing determined: standing still (travelled {distance:.3} m, turned {rotation:.3} rad)"
+            "nothing determined: standing still or too little motion (travelled {distance:.3} m, turned {rotation:.3} rad)"
         ));
         return Determined {
             free,
@@ -83,6 +88,8 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
             refused,
             distance_m: distance,
             rotation_rad: rotation,
+            in_place_rotation_rad: in_place_rotation,
+            level_gap: 0.0,
         };
     }
     free.radius = distance >= o.min_distance_m;
@@ -92,6 +99,7 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
             o.min_distance_m
         ));
     }
+    let mut level_gap = 0.0;
     if rotation < o.min_rotation_rad {
         refused.push(format!(
             "track width and beta refused: straight driving (turned {rotation:.3} rad, {} rad needed)",
@@ -105,6 +113,7 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
         } else {
             0.0
         };
+        level_gap = gap;
         free.beta = gap >= o.min_level_gap;
         free.track_width = free.beta || in_place_rotation >= o.min_rotation_rad;
         if !free.track_width {
@@ -129,5 +138,7 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
         refused,
         distance_m: distance,
         rotation_rad: rotation,
+        in_place_rotation_rad: in_place_rotation,
+        level_gap,
     }
 }

@@ -396,3 +396,85 @@ fn a_missing_topic_a_wrong_type_a_non_bag_and_a_short_bag_are_one_line_errors() 
     );
     assert!(!out.join("calibration.yaml").exists());
 }
+
+fn twist_bag(name: &str, script: &[Segment], secs: f64, seed: u64) -> (PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let bag = dir.join("drive");
+    let run_data = simulate(true_vehicle(), script, secs, 1, 20.0, NOISE, seed);
+    let rec = Recording {
+        cmd_type: "geometry_msgs/msg/Twist",
+        pose_type: "geometry_msgs/msg/PoseWithCovarianceStamped",
+        sim_clock_headers: false,
+        inject_bad: false,
+    };
+    write_bag(&bag, &run_data, &rec);
+    (bag, dir.join("out"))
+}
+
+#[test]
+fn a_creeping_straight_drive_estimates_nothing_and_names_the_driving_each_parameter_needs() {
+    // 20 s straight at 5 cm/s on one command: 0.15 m per window, no turn, no command step.
+    let (bag, out) = twist_bag("creep", &[(0.05, 0.0, 1.0)], 20.0, 11);
+    let report = calibrate(&args(&bag, &out)).unwrap();
+    let summary = report.summary();
+    println!("{summary}");
+    assert_eq!(
+        report.exit_code(),
+        lockstep_calibrator::cli::EXIT_NOTHING_ESTIMATED
+    );
+    assert_eq!(report.exit_code(), 2);
+    assert!(summary.starts_with("nothing could be estimated\n"), "{summary}");
+    for line in [
+        "  wheel radius stays nominal at 0.050000 m: needs straight runs of at least 0.3 m within one 3 s window, i.e. 0.10 m/s or faster (the farthest any 3 s window went was 0.1",
+        "  track width stays nominal at 0.40000 m: needs turns in place of at least 0.5 rad (29 deg) within one 3 s window",
+        "  delay stays nominal at 0.0000 s: needs command steps: changes of the commanded speed or turn rate",
+        "  centripetal factor (beta) stays nominal at 0.000: needs turns of at least 0.5 rad (29 deg) within one 3 s window at two or more different |v*omega| levels (speed times turn rate at least 0.05 m/s^2 apart)",
+    ] {
+        assert!(summary.contains(line), "{line}\nnot in\n{summary}");
+    }
+    assert!(summary.contains("(no window held a command step)"), "{summary}");
+    assert!(summary.contains("(no window turned more than 0.0"), "{summary}");
+    assert!(
+        summary.contains("\nkept nominal: wheel radius 0.050000 m (nominal, not estimated)"),
+        "{summary}"
+    );
+    // The files are written all the same, the YAML saying why its values are nominal.
+    let yaml = std::fs::read_to_string(out.join("calibration.yaml")).unwrap();
+    assert!(
+        yaml.contains("# Nothing could be estimated: no window of the drive determined any parameter"),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("#   track width: needs turns in place of at least 0.5 rad"),
+        "{yaml}"
+    );
+    assert_eq!(yaml_number(&yaml, "wheel_radius_m"), 0.05);
+    assert!(yaml.contains("lockstep_sim_node:\n  ros__parameters:\n    nominal_vehicle:\n"));
+    assert!(out.join("trajectories.png").exists());
+}
+
+#[test]
+fn a_straight_drive_estimates_the_radius_and_says_the_track_width_needs_turns_in_place() {
+    let (bag, out) = twist_bag("straight", &straight_drive(), 40.0, 12);
+    let report = calibrate(&args(&bag, &out)).unwrap();
+    let summary = report.summary();
+    println!("{summary}");
+    assert_eq!(report.exit_code(), 0, "{summary}");
+    assert!(!summary.contains("nothing could be estimated"), "{summary}");
+    let radius = report.params.wheel_radius_m / model(&true_vehicle()).wheel_radius_m - 1.0;
+    assert!(report.std[0] > 0.0 && radius.abs() < 0.01, "{summary}");
+    assert!(
+        summary.contains("track width 0.40000 m (nominal, not estimated)")
+            && summary.contains("\nnot estimated, kept nominal:\n  track width stays nominal at 0.40000 m: needs turns in place of at least 0.5 rad (29 deg) within one 3 s window")
+            && summary.contains("  centripetal factor (beta) stays nominal at 0.000: needs turns of at least 0.5 rad"),
+        "{summary}"
+    );
+    assert!(!summary.contains("wheel radius stays nominal"), "{summary}");
+    let yaml = std::fs::read_to_string(out.join("calibration.yaml")).unwrap();
+    assert!(
+        yaml.contains("# Not estimated, kept nominal (and the driving that would determine each):\n#   track width: needs turns in place")
+            && yaml.contains("track_width_m: 0.400000    # not estimated, kept nominal (see above)"),
+        "{yaml}"
+    );
+    assert!(!yaml.contains("#   wheel radius: needs"), "{yaml}");
+}

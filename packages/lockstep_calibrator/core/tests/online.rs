@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use lockstep_calibrator::{Calibrator, Config, ModelParams, Outcome};
+use lockstep_calibrator::{Calibrator, Config, ModelParams, Outcome, Parameter};
 
 const NOISE: (f64, f64) = (0.02, 0.5 * std::f64::consts::PI / 180.0);
 
@@ -89,6 +89,29 @@ fn straight_driving_never_changes_the_track_width_and_says_why() {
     assert!(said, "{}", summary(&outcomes));
     // The radius is still found.
     assert!((c.current().wheel_radius_m / model(&true_vehicle()).wheel_radius_m - 1.0).abs() < 0.01);
+    // The track width and beta stayed nominal, each with the driving that would determine it and what
+    // the drive had of it; the radius and the delay were estimated.
+    let needs = c.needs();
+    let text: String = needs.iter().map(|n| format!("{n}\n")).collect();
+    let names: Vec<Parameter> = needs.iter().map(|n| n.parameter).collect();
+    assert_eq!(
+        names,
+        [Parameter::TrackWidth, Parameter::CentripetalFactor],
+        "{text}"
+    );
+    assert!(needs.iter().all(|n| n.windows_determined == 0), "{text}");
+    assert!(
+        needs[0].to_string().starts_with(
+            "track width: needs turns in place of at least 0.5 rad (29 deg) within one 3 s window"
+        ) && needs[0].advice.contains("(no window turned more than 0.0"),
+        "{text}"
+    );
+    assert!(
+        needs[1].advice.contains("two or more different |v*omega| levels")
+            && needs[1].advice.contains("at least 0.05 m/s^2 apart"),
+        "{text}"
+    );
+    assert!(!c.drive().nothing_determined());
 }
 
 #[test]
@@ -107,6 +130,31 @@ fn standing_still_changes_nothing() {
         "{}",
         summary(&outcomes)
     );
+    // Nothing determined: every parameter needs its driving, and the drive had none of it.
+    assert!(c.drive().nothing_determined(), "{:?}", c.drive());
+    let needs = c.needs();
+    let text: String = needs.iter().map(|n| format!("{n}\n")).collect();
+    assert_eq!(needs.len(), 4, "{text}");
+    for (need, (driving, had)) in needs.iter().zip([
+        (
+            "needs straight runs of at least 0.3 m within one 3 s window",
+            "(the farthest any 3 s window went was 0.0",
+        ),
+        (
+            "needs turns in place of at least 0.5 rad",
+            "(no window turned more than 0.0",
+        ),
+        ("needs command steps", "(no window held a command step)"),
+        (
+            "at two or more different |v*omega| levels",
+            "(no window turned more than 0.0",
+        ),
+    ]) {
+        assert!(
+            need.advice.contains(driving) && need.advice.contains(had),
+            "{need}"
+        );
+    }
 }
 
 #[test]
@@ -137,7 +185,7 @@ fn slam_jumps_do_not_drag_the_fit_and_never_pass_validation() {
     let mut c = Calibrator::new(Config::default(), model(&nominal()));
     let outcomes = run.online(&mut c, 1.0);
     // 1 %, not the 0.5 % of the clean drive: the gate (threshold 1) closes once a 3 s window cannot tell the
-    // estimate from the truth, and the skipped windows leave fewer fits before that (see the issue note).
+    // estimate from the truth, and the skipped windows leave fewer fits before that.
     let (_, _, log) = assert_geometry_within(&c, &outcomes, 0.01);
     assert!(
         outcomes

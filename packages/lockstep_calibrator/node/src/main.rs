@@ -1,4 +1,4 @@
-//! `lockstep_calibrator`: online differential-drive calibration (seed 001) as a ROS 2 node.
+//! `lockstep_calibrator`: online differential-drive calibration as a ROS 2 node.
 //!
 //! Subscribes (relative names, so they remap): `cmd_vel` (geometry_msgs/Twist, or TwistStamped with
 //! `cmd_vel_stamped:=true`), `odom` (nav_msgs/Odometry), `slam_pose` (PoseWithCovarianceStamped, or

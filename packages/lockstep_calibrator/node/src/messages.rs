@@ -1,6 +1,6 @@
 //! Building the node's messages from the calibrator's outcomes.
 
-use lockstep_calibrator::{Accepted, ModelParams, Outcome, SegmentCheck};
+use lockstep_calibrator::{Accepted, ModelParams, Need, Outcome, SegmentCheck};
 use lockstep_ros::time::secs_to_time;
 use r2r::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use r2r::lockstep_interfaces::msg::{CalibrationResult, CalibrationSegment, CalibrationStatus};
@@ -55,9 +55,24 @@ pub fn describe(o: &Outcome) -> (&'static str, String) {
     }
 }
 
-/// `~/status` after a step.
+/// `reason`, then each parameter still nominal with the driving that would determine it
+/// (`...; still nominal: track width: needs turns in place of at least 0.5 rad ...; delay: needs ...`).
+pub fn with_needs(reason: String, needs: &[Need]) -> String {
+    if needs.is_empty() {
+        return reason;
+    }
+    let needs: Vec<String> = needs.iter().map(Need::to_string).collect();
+    format!("{reason}; still nominal: {}", needs.join("; "))
+}
+
+/// `~/status` after a step: the reason says, after what the step did, what driving each parameter still
+/// nominal needs (not while waiting for data: then data, not driving, is missing).
 pub fn status(s: &State, outcome: &Outcome, t_secs: f64) -> CalibrationStatus {
     let (name, reason) = describe(outcome);
+    let reason = match outcome {
+        Outcome::Waiting(_) => reason,
+        _ => with_needs(reason, &s.calibrator.needs()),
+    };
     let (residual, threshold1, refused) = match outcome {
         Outcome::Unchanged {
             residual,
@@ -175,5 +190,46 @@ pub fn diagnostics(node_name: &str, a: &Accepted, t_secs: f64) -> DiagnosticArra
                 value("centripetal_factor", a.params.centripetal_factor),
             ],
         }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockstep_calibrator::{Calibrator, Config};
+
+    fn state() -> State {
+        State::new(Calibrator::new(Config::default(), ModelParams::default()), 1.0)
+    }
+
+    #[test]
+    fn the_status_reason_names_the_driving_each_nominal_parameter_needs() {
+        let s = state();
+        let unchanged = Outcome::Unchanged {
+            residual: 0.9,
+            threshold1: f64::NAN,
+            refused: vec!["nothing determined: standing still".into()],
+        };
+        let reason = status(&s, &unchanged, 1.0).reason;
+        let (what, needs) = reason.split_once("; still nominal: ").expect(&reason);
+        assert!(what.starts_with("nothing the window determines"), "{reason}");
+        let needs: Vec<&str> = needs.split("; ").collect();
+        assert!(
+            needs[0].starts_with("wheel radius: needs straight runs of at least 0.3 m")
+                && needs
+                    .iter()
+                    .any(|n| n.starts_with("track width: needs turns in place of at least 0.5 rad"))
+                && needs.iter().any(|n| n.starts_with("delay: needs command steps"))
+                && needs
+                    .iter()
+                    .any(|n| n.starts_with("centripetal factor (beta): needs turns")),
+            "{reason}"
+        );
+        // While waiting, data is missing, not driving: the reason says only that.
+        let waiting = Outcome::Waiting("no odometry and observed pose yet".into());
+        assert_eq!(
+            status(&s, &waiting, 1.0).reason,
+            "no odometry and observed pose yet"
+        );
     }
 }

@@ -107,7 +107,7 @@ fn errors<'a>(params: impl Iterator<Item = &'a ModelParams>, truth: &ModelParams
     out
 }
 
-/// The issue's test tolerance: radius and track width within 0.5 %, delay within 10 ms.
+/// The test tolerance: radius and track width within 0.5 %, delay within 10 ms.
 pub fn within_tolerance(p: &ModelParams, truth: &ModelParams) -> bool {
     (p.wheel_radius_m / truth.wheel_radius_m - 1.0).abs() < 0.005
         && (p.track_width_m / truth.track_width_m - 1.0).abs() < 0.005
@@ -182,7 +182,7 @@ fn accuracy(out: &mut String, levels: &[LevelResult], truth: &ModelParams, secs:
          every second of data. CRB: Cramer-Rao standard deviation at the true parameters and the known noise, \
          over one run's disjoint 3 s windows (each with its own start pose, as the window fit) and over the \
          whole run as one window. Ours sigma: the standard deviation the last accepted update reported \
-         (median over runs). The issue's tolerance: radius and track width within 0.5 %, delay within 10 ms.\n",
+         (median over runs). The target tolerance: radius and track width within 0.5 %, delay within 10 ms.\n",
         truth.wheel_radius_m,
         truth.track_width_m,
         truth.delay_secs * 1e3,
@@ -273,7 +273,7 @@ fn accuracy(out: &mut String, levels: &[LevelResult], truth: &ModelParams, secs:
         };
         let _ = writeln!(
             out,
-            "| | runs | {accepted}/{n} ended with accepted values (median {updates:.0} updates); {within}/{n} within the issue's tolerance | | | | {censi_cell}; {censi_within}/{n} within 0.5 % | | | {} windows | 1 window |",
+            "| | runs | {accepted}/{n} ended with accepted values (median {updates:.0} updates); {within}/{n} within the target tolerance | | | | {censi_cell}; {censi_within}/{n} within 0.5 % | | | {} windows | 1 window |",
             l.bound.map_or(0, |b| b.windows)
         );
     }
@@ -284,7 +284,7 @@ fn ablation(out: &mut String, levels: &[LevelResult], truth: &ModelParams) {
     out.push_str(
         "\n### Ablation: ours with threshold 1 = 0 (every window's estimate validated and published; by default only a window over threshold 1 or an estimate significantly off the parameters in use is)\n\n",
     );
-    out.push_str("| SLAM noise | parameter | mean | worst | bias | runs with accepted values | runs within the issue's tolerance |\n|---|---|---|---|---|---|---|\n");
+    out.push_str("| SLAM noise | parameter | mean | worst | bias | runs with accepted values | runs within the target tolerance |\n|---|---|---|---|---|---|---|\n");
     for l in levels {
         let off: Vec<&(ModelParams, usize)> = l.runs.iter().filter_map(|r| r.gate_off.as_ref()).collect();
         let e = errors(off.iter().map(|(p, _)| p), truth);

@@ -14,6 +14,10 @@
 //! `lockstep_sim_node`'s `nominal_vehicle`, with the statistics as comments) and
 //! `<output>/trajectories.png` (dead reckoning with the nominal and the calibrated parameters against
 //! the observed poses).
+//!
+//! Every parameter that stayed nominal is named with the driving that would determine it
+//! ([`Calibrator::needs`]). When no window of the drive determined any parameter, the report starts with
+//! `nothing could be estimated` and the command exits with [`EXIT_NOTHING_ESTIMATED`].
 
 mod input;
 mod output;
@@ -30,6 +34,7 @@ use crate::calibrator::{Accepted, Calibrator, Config, Outcome};
 use crate::fit::PoseNoise;
 use crate::history::{DropCounts, Stream};
 use crate::model::ModelParams;
+use crate::needs::{DriveSummary, Need, Parameter};
 use input::Sample;
 pub use output::Evaluation;
 
@@ -69,6 +74,10 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub quiet: bool,
 }
+
+/// Exit code of `lockstep calibrate` when no window of the drive determined any parameter (the files are
+/// still written, with the nominal values).
+pub const EXIT_NOTHING_ESTIMATED: i32 = 2;
 
 /// Windows by outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -110,6 +119,10 @@ pub struct Report {
     pub last_accepted: Option<Accepted>,
     /// The last rejection, as a sentence.
     pub last_rejection: Option<String>,
+    /// What the windows had of the driving each parameter needs.
+    pub drive: DriveSummary,
+    /// The parameters that stayed nominal, each with the driving that would determine it.
+    pub needs: Vec<Need>,
     /// Messages read per stream (cmd_vel, odom, pose).
     pub read: [u64; 3],
     /// Messages that did not decode, per stream.
@@ -154,10 +167,18 @@ fn progress_bar(quiet: bool, total: u64) -> ProgressBar {
     bar
 }
 
-/// Runs `lockstep calibrate`: calibrates, writes the files, prints the summary.
+/// Runs `lockstep calibrate`: calibrates, writes the files, prints the summary; exits the process with
+/// [`EXIT_NOTHING_ESTIMATED`] when the drive determined nothing.
 pub fn run(args: CalibrateArgs) -> Result<()> {
     let report = calibrate(&args)?;
     print!("{}", report.summary());
+    let code = report.exit_code();
+    if code != 0 {
+        use std::io::Write as _;
+        // `exit` runs no destructors: the summary must be out first.
+        std::io::stdout().flush().context("cannot write the summary")?;
+        std::process::exit(code);
+    }
     Ok(())
 }
 
@@ -254,7 +275,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
             } => {
                 windows.rejected += 1;
                 last_rejection = Some(format!(
-                    "at t={until:.1} s: the held-out segment {:.1}-{:.1} s has residual {:.2}, threshold 2 is {threshold2}",
+                    "at t={until:.1} s: the update did not explain the earlier, held-out driving of {:.1}-{:.1} s (residual {:.2}, below {threshold2} needed)",
                     segment.t0_secs, segment.t1_secs, segment.residual
                 ));
             }
@@ -279,7 +300,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
         }
     }
     let params = calibrator.current();
-    let std = last_accepted.as_ref().map_or([0.0; 4], |a| a.std);
+    let std = calibrator.std();
     let evaluation = output::evaluate(&inputs.samples, nominal, params, &config);
     let output_dir = args.output.clone().unwrap_or_else(|| default_output(&args.bag));
     std::fs::create_dir_all(&output_dir)
@@ -300,6 +321,8 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
         refusals,
         last_accepted,
         last_rejection,
+        drive: calibrator.drive().clone(),
+        needs: calibrator.needs(),
         read: inputs.read,
         undecodable: inputs.undecodable,
         dropped: calibrator.history().dropped(),
@@ -317,21 +340,87 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
     Ok(report)
 }
 
-/// `value ± std unit`, or `value unit (not estimated)` when the std is 0.
-fn with_std(value: f64, std: f64, decimals: usize, unit: &str) -> String {
-    if std > 0.0 {
-        format!("{value:.decimals$} ± {std:.decimals$}{unit}")
+/// Decimals and unit `p` is printed with.
+fn print_format(p: Parameter) -> (usize, &'static str) {
+    match p {
+        Parameter::WheelRadius => (6, " m"),
+        Parameter::TrackWidth => (5, " m"),
+        Parameter::Delay => (4, " s"),
+        Parameter::CentripetalFactor => (3, ""),
+    }
+}
+
+/// `p`'s value in `params` with its unit.
+fn value_text(p: Parameter, params: &ModelParams) -> String {
+    let (decimals, unit) = print_format(p);
+    format!("{:.decimals$}{unit}", p.value(params))
+}
+
+/// `value ± std unit`, or `value unit (nominal, not estimated)` when the std is 0.
+fn with_std(p: Parameter, params: &ModelParams, std: &[f64; 4]) -> String {
+    let (decimals, _) = print_format(p);
+    let s = std[p.index()];
+    let value = value_text(p, params);
+    if s > 0.0 {
+        let (number, unit) = value.split_at(value.len() - print_format(p).1.len());
+        format!("{number} ± {s:.decimals$}{unit}")
     } else {
-        format!("{value:.decimals$}{unit} (not estimated)")
+        format!("{value} (nominal, not estimated)")
     }
 }
 
 impl Report {
-    /// What `lockstep calibrate` prints: counts, notes, then one line with the parameters and the files.
+    /// Whether no window of the drive determined any parameter (every value is the nominal one).
+    pub fn nothing_estimated(&self) -> bool {
+        self.drive.nothing_determined()
+    }
+
+    /// The exit code of `lockstep calibrate`: 0, or [`EXIT_NOTHING_ESTIMATED`].
+    pub fn exit_code(&self) -> i32 {
+        if self.nothing_estimated() {
+            EXIT_NOTHING_ESTIMATED
+        } else {
+            0
+        }
+    }
+
+    /// One line per parameter that stayed nominal: `track width stays nominal at 0.40000 m: needs ...`.
+    pub fn need_lines(&self) -> Vec<String> {
+        self.needs
+            .iter()
+            .map(|n| {
+                format!(
+                    "{} stays nominal at {}: {}",
+                    n.parameter,
+                    value_text(n.parameter, &self.params),
+                    n.advice
+                )
+            })
+            .collect()
+    }
+
+    /// What `lockstep calibrate` prints: when the drive determined nothing, `nothing could be estimated` and
+    /// what would determine each parameter; then notes, counts, refusals, alarms; then the parameters and
+    /// the files, and what would determine each parameter that stayed nominal.
     pub fn summary(&self) -> String {
         let d = &self.dropped;
         let w = &self.windows;
+        let nothing = self.nothing_estimated();
         let mut out = String::new();
+        if nothing {
+            out.push_str("nothing could be estimated\n");
+            out.push_str(&format!(
+                "no window of the drive determined any parameter ({} looked at); {} keeps the nominal values:\n",
+                match self.drive.windows {
+                    1 => "1 window".to_string(),
+                    n => format!("{n} windows"),
+                },
+                self.yaml_path.display()
+            ));
+            for line in self.need_lines() {
+                out.push_str(&format!("  {line}\n"));
+            }
+        }
         for note in &self.notes {
             out.push_str(&format!("note: {note}\n"));
         }
@@ -348,22 +437,39 @@ impl Report {
         for (count, text) in self.refusals.values() {
             out.push_str(&format!("refused in {count} windows: {text}\n"));
         }
+        if let Some(rejection) = &self.last_rejection {
+            out.push_str(&format!(
+                "rejected in {} windows, the last {rejection}\n",
+                w.rejected
+            ));
+        }
         for alarm in self.last_accepted.iter().flat_map(|a| &a.alarms) {
             out.push_str(&format!("alarm: {alarm}\n"));
         }
-        let p = &self.params;
         let e = &self.evaluation;
+        let values = Parameter::ALL
+            .map(|p| {
+                let name = match p {
+                    Parameter::CentripetalFactor => "beta",
+                    _ => p.name(),
+                };
+                format!("{name} {}", with_std(p, &self.params, &self.std))
+            })
+            .join(", ");
         out.push_str(&format!(
-            "calibrated: wheel radius {}, track width {}, delay {}, beta {}; dead-reckoning RMS error {:.3} m -> {:.3} m; wrote {} and {}\n",
-            with_std(p.wheel_radius_m, self.std[0], 6, " m"),
-            with_std(p.track_width_m, self.std[1], 5, " m"),
-            with_std(p.delay_secs, self.std[2], 4, " s"),
-            with_std(p.centripetal_factor, self.std[3], 3, ""),
+            "{}: {values}; dead-reckoning RMS error {:.3} m -> {:.3} m; wrote {} and {}\n",
+            if nothing { "kept nominal" } else { "calibrated" },
             e.rms_error_nominal_m,
             e.rms_error_calibrated_m,
             self.yaml_path.display(),
             self.png_path.display()
         ));
+        if !nothing && !self.needs.is_empty() {
+            out.push_str("not estimated, kept nominal:\n");
+            for line in self.need_lines() {
+                out.push_str(&format!("  {line}\n"));
+            }
+        }
         out
     }
 }

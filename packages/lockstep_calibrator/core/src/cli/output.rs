@@ -107,11 +107,13 @@ pub(crate) fn evaluate(
     }
 }
 
-fn std_text(std: f64) -> String {
-    if std > 0.0 {
-        format!("std {std:.6}")
-    } else {
-        "not estimated".to_string()
+/// The comment after a value: its standard deviation (and the nominal value, when given), or that it
+/// was not estimated.
+fn std_text(std: f64, nominal: Option<f64>) -> String {
+    match (std > 0.0, nominal) {
+        (true, Some(n)) => format!("std {std:.6}, nominal {n}"),
+        (true, None) => format!("std {std:.6}"),
+        (false, _) => "not estimated, kept nominal (see above)".to_string(),
     }
 }
 
@@ -135,31 +137,37 @@ pub(crate) fn yaml(r: &Report) -> String {
     }
     out.push_str("# A ROS 2 parameter file: `--params-file calibration.yaml` gives the simulator these nominal parameters;\n");
     out.push_str("# a real base takes the radius and track width into its controller's parameters.\n");
-    if w.accepted == 0 {
+    if r.nothing_estimated() {
+        out.push_str("# Nothing could be estimated: no window of the drive determined any parameter, these are the nominal parameters.\n");
+    } else if w.accepted == 0 {
         out.push_str("# No window was accepted: these are the nominal parameters.\n");
+    }
+    if !r.needs.is_empty() {
+        out.push_str("# Not estimated, kept nominal (and the driving that would determine each):\n");
+        for need in &r.needs {
+            out.push_str(&format!("#   {need}\n"));
+        }
     }
     out.push_str("lockstep_sim_node:\n  ros__parameters:\n    nominal_vehicle:\n");
     out.push_str(&format!(
-        "      wheel_radius_m: {:.6}   # {}, nominal {}\n",
+        "      wheel_radius_m: {:.6}   # {}\n",
         p.wheel_radius_m,
-        std_text(r.std[0]),
-        n.wheel_radius_m
+        std_text(r.std[0], Some(n.wheel_radius_m))
     ));
     out.push_str(&format!(
-        "      track_width_m: {:.6}    # {}, nominal {}\n",
+        "      track_width_m: {:.6}    # {}\n",
         p.track_width_m,
-        std_text(r.std[1]),
-        n.track_width_m
+        std_text(r.std[1], Some(n.track_width_m))
     ));
     out.push_str(&format!(
         "      delay_secs: {:.4}         # {}\n",
         p.delay_secs,
-        std_text(r.std[2])
+        std_text(r.std[2], None)
     ));
     out.push_str(&format!(
         "      centripetal_factor: {:.4} # {} (reconstruction: yaw rate = omega / (1 + beta*|v*omega|))\n",
         p.centripetal_factor,
-        std_text(r.std[3])
+        std_text(r.std[3], None)
     ));
     out.push_str("# calibration:\n");
     out.push_str(&format!(

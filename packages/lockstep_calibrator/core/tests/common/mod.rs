@@ -11,7 +11,7 @@ use lockstep_sim::{Cell, DiffDriveParams, Mode, Scene, SimConfig, Simulator};
 
 pub const DT: f64 = 0.01;
 
-/// The true vehicle of the test: radius +5 %, track -4 %, delay 80 ms, beta 0.3.
+/// The true vehicle of the tests: radius +5 %, track -4 %, delay 80 ms, beta 0.3.
 pub fn true_vehicle() -> DiffDriveParams {
     DiffDriveParams {
         track_width_m: 0.4 * 0.96,
