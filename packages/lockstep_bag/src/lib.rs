@@ -20,6 +20,7 @@ pub mod msgdefs;
 pub mod qos;
 pub mod reader;
 mod reindex;
+pub mod utc;
 pub mod writer;
 mod yaml_out;
 

@@ -28,7 +28,7 @@ enum Command {
     /// offline from a bag's cmd_vel, odom and SLAM pose; writes calibration.yaml (a ROS 2 parameter file)
     /// and trajectories.png (dead reckoning before and after against the observed poses).
     Calibrate(lockstep_calibrator::cli::CalibrateArgs),
-    /// Interpolation files (seed 002): generate one from waypoints within joint limits, or check one.
+    /// Interpolation files: generate one from waypoints within joint limits, or check one.
     Player(lockstep_player::cli::PlayerArgs),
     /// Live view for Foxglove: a Foxglove WebSocket server relaying every topic of the graph (raw CDR with
     /// its ros2msg schema); the node `/lockstep_view` runs in this process. In Foxglove: Open connection,
@@ -38,11 +38,20 @@ enum Command {
     /// [name:=value ...]` starts its nodes with prefixed output, forwards Ctrl-C, and stops them all when a
     /// node marked on_exit="shutdown" ends.
     Launch(lockstep_launch::cli::LaunchArgs),
-    /// Render a demo output folder's report.json into PNG plots and one self-contained report.html.
+    /// Render an output folder (of the demo, `lockstep replay` or `lockstep calibrate`) into PNG plots and
+    /// one self-contained report.html.
     Report(lockstep_report::cli::ReportArgs),
+    /// Print a shell completion script. bash: `lockstep completions bash >
+    /// ~/.local/share/bash-completion/completions/lockstep`; zsh: as `_lockstep` in a directory of $fpath;
+    /// fish: `~/.config/fish/completions/lockstep.fish`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
-/// `lockstep bag`: `play` comes from the player's package, the other verbs from the bag library's.
+/// `lockstep bag`: `play` comes from the player's package, `record` from the recorder's, the other verbs from
+/// the bag library's.
 #[derive(clap::Args)]
 struct BagArgs {
     #[command(subcommand)]
@@ -54,6 +63,9 @@ enum BagVerb {
     /// Play a bag like `ros2 bag play`: every installed message type, recorded timing and QoS, a stable
     /// order; the player node `/lockstep_bag_player` runs in this process (its services work meanwhile).
     Play(lockstep_replay_node::cli::PlayArgs),
+    /// Record topics into a bag like `ros2 bag record` (same flag names): any installed message type, with
+    /// dependency headers and the module topology; a status line while it runs; Ctrl-C finishes the bag.
+    Record(lockstep_recorder_node::cli::RecordArgs),
     #[command(flatten)]
     Library(lockstep_bag::cli::BagCommand),
 }
@@ -63,6 +75,9 @@ fn main() -> ExitCode {
         Command::Bag(BagArgs {
             command: BagVerb::Play(args),
         }) => lockstep_replay_node::cli::run(args),
+        Command::Bag(BagArgs {
+            command: BagVerb::Record(args),
+        }) => lockstep_recorder_node::cli::run(args),
         Command::Bag(BagArgs {
             command: BagVerb::Library(command),
         }) => lockstep_bag::cli::run(lockstep_bag::cli::BagArgs { command }),
@@ -77,6 +92,11 @@ fn main() -> ExitCode {
         Command::View(args) => lockstep_view_node::cli::run_view(args),
         Command::Launch(args) => lockstep_launch::cli::run_launch(args),
         Command::Report(args) => lockstep_report::cli::run(args),
+        Command::Completions { shell } => {
+            use clap::CommandFactory as _;
+            clap_complete::generate(shell, &mut Cli::command(), "lockstep", &mut std::io::stdout());
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

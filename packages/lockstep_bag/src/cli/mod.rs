@@ -424,23 +424,10 @@ fn human_size(bytes: u64) -> String {
 fn timestamp(ns: u64) -> String {
     let secs = ns / 1_000_000_000;
     let nanos = ns % 1_000_000_000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (proleptic Gregorian), Howard Hinnant's algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let t = crate::utc::UtcTime::from_unix_secs(secs);
     format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{nanos:09} UTC ({secs}.{nanos:09})",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{nanos:09} UTC ({secs}.{nanos:09})",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     )
 }
 

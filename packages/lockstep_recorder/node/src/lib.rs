@@ -1,4 +1,5 @@
-//! `lockstep_recorder`: records topics (raw CDR of any message type installed on the machine, see `topics`)
+//! The recorder node `lockstep_recorder` (and `lockstep bag record`, which runs it in its own process, see
+//! [`cli`]): records topics (raw CDR of any message type installed on the machine, see `topics`)
 //! into a rosbag2-compatible MCAP bag, with the dependency headers of traced modules and the module topology
 //! learnt from them.
 //!
@@ -15,6 +16,7 @@
 //! there is always something new, and a stop must stay prompt), then the thread writes what was received, stores
 //! the topology and finishes the bag (summary + metadata.yaml).
 
+pub mod cli;
 mod shared;
 mod topics;
 mod writer;
@@ -38,38 +40,38 @@ use topics::{Discovery, TypeSupport};
 use writer::{BagThread, Command, ThreadOptions};
 
 /// Parameters of the recorder.
-#[derive(r2r::RosParams, Debug)]
-struct RecorderParams {
+#[derive(r2r::RosParams, Debug, Clone)]
+pub struct RecorderParams {
     /// Bag directory to create; it must not exist yet. Empty: `lockstep_bag_<unix seconds>`.
-    output: String,
+    pub output: String,
     /// Record every topic (minus `exclude_regex`).
-    all_topics: bool,
+    pub all_topics: bool,
     /// Comma-separated topics to record in addition (absolute or relative names).
-    topics: String,
+    pub topics: String,
     /// Record topics whose name matches this regular expression.
-    include_regex: String,
+    pub include_regex: String,
     /// Do not record topics matching this regular expression (topics named in `topics` are still recorded).
-    exclude_regex: String,
+    pub exclude_regex: String,
     /// Seconds between two looks at the ROS graph for new topics.
-    discovery_period_secs: f64,
+    pub discovery_period_secs: f64,
     /// Chunk compression: `none` or `zstd`.
-    compression: String,
+    pub compression: String,
     /// Start a new bag file when the current one would exceed this many bytes (0: never).
-    max_bag_size_bytes: i64,
+    pub max_bag_size_bytes: i64,
     /// Start a new bag file after this many seconds of messages (0: never).
-    max_bag_duration_secs: f64,
+    pub max_bag_duration_secs: f64,
     /// Start paused (messages are dropped until `~/resume`).
-    start_paused: bool,
+    pub start_paused: bool,
     /// Seconds between two `~/status` messages.
-    status_period_secs: f64,
+    pub status_period_secs: f64,
     /// Bytes of received messages that may wait for the bag writer; beyond it messages are dropped and
     /// counted (like rosbag2's `max_cache_size`, whose default this is).
-    max_queue_bytes: i64,
+    pub max_queue_bytes: i64,
     /// For tests of the queue bound: sleep this long before each write, like a slow disk. Leave at 0.
-    test_write_delay_secs: f64,
+    pub test_write_delay_secs: f64,
     /// `generic`: load each type's support at run time from AMENT_PREFIX_PATH (every installed type records);
     /// `compiled`: only the types compiled into this binary (kept for comparison benchmarks).
-    type_support: String,
+    pub type_support: String,
 }
 
 impl Default for RecorderParams {
@@ -102,7 +104,16 @@ static BAG_THREAD: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None)
 const DRAIN_QUIET: Duration = Duration::from_millis(200);
 const DRAIN_MAX: Duration = Duration::from_secs(1);
 
-fn main() -> anyhow::Result<()> {
+/// Called with the recorder's status every `status_period_secs` (what `~/status` publishes).
+pub type StatusObserver = Box<dyn FnMut(&RecorderStatus)>;
+
+/// Runs the recorder node `node_name` until SIGINT/SIGTERM (or a fatal error), then finishes the bag and
+/// returns the last status. `defaults` are the parameters' values unless `--ros-args -p` overrides them.
+pub fn run(
+    node_name: &str,
+    defaults: RecorderParams,
+    observer: Option<StatusObserver>,
+) -> anyhow::Result<RecorderStatus> {
     let received = Arc::new(AtomicU64::new(0));
     let drain = lockstep_ros::Drain {
         activity: received.clone(),
@@ -112,8 +123,11 @@ fn main() -> anyhow::Result<()> {
     let options = lockstep_ros::RunOptions {
         drain_on_shutdown: Some(drain),
     };
-    let outcome =
-        lockstep_ros::run_node_with("lockstep_recorder", options, |node| Ok(setup(node, received)?));
+    let shared_slot: Arc<Mutex<Option<Arc<Shared>>>> = Arc::default();
+    let slot = shared_slot.clone();
+    let outcome = lockstep_ros::run_node_with(node_name, options, move |node| {
+        Ok(setup(node, defaults, received, observer, slot)?)
+    });
     // The node's tasks are gone, so every sender to the bag thread is dropped: it finishes the bag.
     let handle = BAG_THREAD.lock().ok().and_then(|mut h| h.take());
     if let Some(handle) = handle {
@@ -121,7 +135,11 @@ fn main() -> anyhow::Result<()> {
             anyhow::bail!("the bag writer thread panicked");
         }
     }
-    outcome.context("lockstep_recorder")
+    outcome.with_context(|| node_name.to_owned())?;
+    let shared = shared_slot.lock().ok().and_then(|mut s| s.take());
+    shared
+        .map(|s| s.status())
+        .context("the recorder stopped before it started recording")
 }
 
 fn writer_options(params: &RecorderParams) -> anyhow::Result<WriterOptions> {
@@ -145,9 +163,12 @@ fn writer_options(params: &RecorderParams) -> anyhow::Result<WriterOptions> {
 
 fn setup(
     node: SharedNode,
+    defaults: RecorderParams,
     received: Arc<AtomicU64>,
+    mut observer: Option<StatusObserver>,
+    shared_slot: Arc<Mutex<Option<Arc<Shared>>>>,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>>> {
-    let params = lockstep_ros::declare_parameters(&node, RecorderParams::default())?.values;
+    let params = lockstep_ros::declare_parameters(&node, defaults)?.values;
     let params = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
     let logger = lockstep_ros::logger_name(&node)?;
     let topics: Vec<String> = params.topics.split(',').map(str::to_owned).collect();
@@ -187,6 +208,9 @@ fn setup(
         write_delay: Duration::from_secs_f64(params.test_write_delay_secs),
     };
     let bag = BagThread::start(&output, options, thread, shared.clone())?;
+    if let Ok(mut slot) = shared_slot.lock() {
+        *slot = Some(shared.clone());
+    }
     if let Ok(mut slot) = BAG_THREAD.lock() {
         *slot = Some(bag.handle);
     }
@@ -275,7 +299,11 @@ fn setup(
             let mut failing = false;
             loop {
                 interval.tick().await;
-                match status_pub.publish(&shared.status()) {
+                let status = shared.status();
+                if let Some(observer) = observer.as_mut() {
+                    observer(&status);
+                }
+                match status_pub.publish(&status) {
                     Err(e) if !failing => {
                         r2r::log_error!(&logger, "publishing {status_topic}: {e} (logged once)");
                         failing = true;
