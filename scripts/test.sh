@@ -3,10 +3,11 @@
 # black-box pytest + rclpy suite, and a colcon build of all packages. Exits non-zero on the first failure and
 # prints how long each step took.
 #
-#   bash scripts/test.sh [--under-load] [-- PYTEST_ARGS...]
+#   bash scripts/test.sh [--under-load] [--pytest-only] [-- PYTEST_ARGS...]
 #
 #   --under-load   run the pytest suite beside two busy-loop processes (one per core here), to show the
 #                  suite holds on a loaded machine; LOCKSTEP_TEST_UNDER_LOAD=1 does the same
+#   --pytest-only  only setup, the build and pytest (to run the black-box suite again, say under load)
 #   -- ARGS        passed to pytest (a test path, -k EXPR, ...); the other steps still run
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,11 +15,13 @@ cd "$repo"
 
 under_load="${LOCKSTEP_TEST_UNDER_LOAD:-0}"
 pytest_args=()
+pytest_only=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --under-load) under_load=1 ;;
+        --pytest-only) pytest_only=1 ;;
         --) shift; pytest_args=("$@"); break ;;
-        -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) printf 'test.sh: unknown option %s (see --help)\n' "$1" >&2; exit 2 ;;
     esac
     shift
@@ -32,22 +35,26 @@ bash scripts/setup.sh
 # shellcheck source=env-local.sh
 source scripts/env-local.sh
 
-step "cargo fmt --check"
-cargo fmt --all -- --check
+if [ "$pytest_only" = 0 ]; then
+    step "cargo fmt --check"
+    cargo fmt --all -- --check
 
-step "cargo clippy"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+    step "cargo clippy"
+    cargo clippy --workspace --all-targets --all-features -- -D warnings
+fi
 
 # One build for the Rust tests and the node binaries pytest starts: the same features (dev-dependencies'
 # included) and profile, so nextest compiles nothing more.
 step "build (binaries and tests)"
 cargo build --workspace --all-features --bins --tests
 
-step "Rust tests (nextest)"
-cargo nextest run --workspace --all-features --no-fail-fast
+if [ "$pytest_only" = 0 ]; then
+    step "Rust tests (nextest)"
+    cargo nextest run --workspace --all-features --no-fail-fast
 
-step "doc tests"
-cargo test --workspace --all-features --doc
+    step "doc tests"
+    cargo test --workspace --all-features --doc
+fi
 
 step "black-box tests (pytest + rclpy)"
 export LOCKSTEP_BIN="$repo/target/debug/lockstep"
@@ -75,7 +82,9 @@ if [ "$pytest_rc" != 0 ]; then
     exit "$pytest_rc"
 fi
 
-step "colcon build"
-bash scripts/colcon_check.sh
+if [ "$pytest_only" = 0 ]; then
+    step "colcon build"
+    bash scripts/colcon_check.sh
+fi
 
 steps_done

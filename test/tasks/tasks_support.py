@@ -66,12 +66,19 @@ class Manager:
         # Per actuator: goal id -> [when this client first saw it (monotonic s), its latest status]. (r2r's
         # servers leave the accepted stamp in the status at zero, so the order is the order seen here.)
         self.seen: dict = {kind: {} for kind in SERVERS}
-        for kind, server in SERVERS.items():
-            ros.node.create_subscription(GoalStatusArray, f"{server}/_action/status",
-                                         lambda array, kind=kind: self._status(kind, array),
-                                         reliable(depth=100, latched=True))
+        self.status_subscriptions = {
+            kind: ros.node.create_subscription(GoalStatusArray, f"{server}/_action/status",
+                                               lambda array, kind=kind: self._status(kind, array),
+                                               reliable(depth=100, latched=True))
+            for kind, server in SERVERS.items()}
         self.proc = ros.start("lockstep_task_manager", params={"config_file": str(config), **params})
         self.client = ros.action_client(ExecuteTask, "/execute_task", timeout=30)
+
+    def wait_for_actuators(self, *kinds: str, timeout: float = 120.0) -> None:
+        """Until this client hears the goal statuses of the actuators `kinds`: a goal's first-seen time is
+        its order only once the status publishers are matched (under load discovery takes seconds)."""
+        for kind in kinds:
+            self.ros.wait_for_publishers(self.status_subscriptions[kind], timeout=timeout)
 
     def send(self, task_type: str, params: dict, priority: int = 0, feedback: list | None = None):
         goal = ExecuteTask.Goal(task_type=task_type, parameters_json=json.dumps(params), priority=priority)

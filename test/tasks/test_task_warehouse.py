@@ -1,4 +1,4 @@
-"""The seed's warehouse task ("move material from A to B", config/tasks/warehouse.yaml) end to end: the
+"""The warehouse task ("move material from A to B", config/tasks/warehouse.yaml) end to end: the
 task manager, the loader and roller, and the navigation actuator driving the simulator vehicle over cmd_vel."""
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ def start(ros):
     actuator(ros, "navigation")
     actuator(ros, "loader", duration_s=0.3)
     actuator(ros, "roller", duration_s=0.3)
-    return Manager(ros, WAREHOUSE), truth, nav_feedback
+    manager = Manager(ros, WAREHOUSE)
+    manager.wait_for_actuators("navigation", "loader", "roller")
+    return manager, truth, nav_feedback
 
 
 def speeds(truth, window: float = 0.25):
