@@ -104,7 +104,7 @@ def main() -> int:
             end_cell = cell_of(x_end, y_end)
             arrived_at = next((float(t) for t, _, to in transitions if to == "arrived"), None)
 
-            print("Lockstep vehicle simulator (seed 004): behaviour and surfaces from Datalog rule files")
+            print("Lockstep vehicle simulator: behaviour and surfaces from Datalog rule files")
             print(f"  scene        {scene_path.relative_to(REPO)}: {columns} x {rows} cells of {cell} m")
             print(f"  rules        {params['rule_files']}")
             print(f"  start        column {start[0]}, row {start[1]} (x={samples[0][1]:.2f}, y={samples[0][2]:.2f})")

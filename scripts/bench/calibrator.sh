@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Calibrator figures (issue 11, "Performance"): accuracy of the online calibrator over seeded simulated runs
+# Calibrator figures: accuracy of the online calibrator over seeded simulated runs
 # at two SLAM noise levels (2 cm / 0.5 deg, 5 cm / 1.5 deg), next to the closed-form least-squares baseline
 # of Censi et al. 2013 on the same data and the Cramer-Rao bound; fit time per 3 s window (goal < 50 ms).
 # Prints markdown tables; exits non-zero when a window fit takes 50 ms or more.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interpolation player figures (issue 12, "Performance"): 100 random pause / resume / speed changes on one
+# Interpolation player figures: 100 random pause / resume / speed changes on one
 # generated file, ours (ramps planned and checked by simulation) against instant speed scaling (what the
 # joint_trajectory_controller does), same file, same requests, same output period: peak |v| and |a| per joint
 # as a fraction of its limit, alarms, and the time one plan takes. Exits non-zero if ours breaks a limit.

@@ -1,4 +1,4 @@
-"""Lock-step replay over DDS, the example pipeline (seed 000): frames/s and orchestration overhead per frame
+"""Lock-step replay over DDS, the example pipeline (m1, m2, m3): frames/s and orchestration overhead per frame
 (goal <= 2 ms: wall time per frame minus the modules' own computing time, as report.json's timing says), and
 the alignment table: recorded frames of m1 and m2 reproduced with exactly the recorded inputs, lock-step
 against timed playback (`lockstep bag play`) at rates 1, 2 and 5, same bag, same modules, measured the same

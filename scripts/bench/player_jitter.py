@@ -1,4 +1,4 @@
-"""Streaming figures of lockstep_interpolation_player (issue 12, "Performance"): a 60 s interpolation file
+"""Streaming figures of lockstep_interpolation_player: a 60 s interpolation file
 played at 500 Hz (T_c = 2 ms) to lockstep_mock_joints, release builds, over real DDS. Prints the player's tick
 intervals (producer side), the command arrival intervals at the mock (what a ros2_control controller would
 see), missed cycles (intervals over 1.5 periods) and the player's CPU use. Run by scripts/bench/interpolation_player.sh."""

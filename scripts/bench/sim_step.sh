@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Simulator step figures (issue 14, "Performance"): one Simulator::step (20 ms simulated) on the sample
+# Simulator step figures: one Simulator::step (20 ms simulated) on the sample
 # warehouse with the shipped rules, autonomous (a behaviour evaluation with the per-tick surface decoding)
 # and commanded (per-tick decoding, cached while its facts are unchanged). Criterion, then a table of the
 # medians; exits non-zero when the autonomous median is 50 us or more (the goal).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Task-manager figures (issue 13, "Performance"): in-process (the library: decomposition, memory per task,
+# Task-manager figures: in-process (the library: decomposition, memory per task,
 # scheduling per leaf, AddAttribute), then over DDS (release builds of lockstep_task_manager and
 # lockstep_actuator, rclpy as the client): decomposition in the node, the cycle and the manager's dispatch
 # overhead per leaf against an instant actuator, memory per queued task, 1,000 AddAttribute calls during a run.

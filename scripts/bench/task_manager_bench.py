@@ -1,4 +1,4 @@
-"""DDS figures of lockstep_task_manager (issue 13, "Performance"), release builds, real DDS, rclpy as the
+"""DDS figures of lockstep_task_manager, release builds, real DDS, rclpy as the
 client: a task of 1,000 leaf actions (10 duties x 10 messages x 10 actions) against an instant actuator
 (lockstep_actuator kind display, duration 0):
 - decomposition (and goal checking) time, from the manager's log;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Live view relay figures (issue 15): 256 B at 10k msg/s and 1 MiB at 100 msg/s to 1 and 4 Foxglove clients
+# Live view relay figures: 256 B at 10k msg/s and 1 MiB at 100 msg/s to 1 and 4 Foxglove clients
 # (@foxglove/ws-protocol, test/view/client.js): messages received, the view's CPU, and the added latency from
 # publish to client receipt. Prints a markdown table.
 #   Usage: view.sh [seconds per case (10)]

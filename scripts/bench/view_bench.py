@@ -1,4 +1,4 @@
-"""Relay figures of `lockstep view` (issue 15): messages published by an rclpy process on /bench
+"""Relay figures of `lockstep view`: messages published by an rclpy process on /bench
 (std_msgs/String of a given size at a given rate, each starting with its publish time in ns) reach 1 and 4
 Foxglove clients (test/view/client.js: @foxglove/ws-protocol's FoxgloveClient) through `lockstep view`, and
 (the baseline, "direct") one rclpy subscriber taking the serialized messages itself with the same QoS. Per

@@ -1,4 +1,4 @@
-"""Frame alignment, the headline comparison of seed 000: replaying a recording into the live example modules,
+"""Frame alignment, the headline comparison of lock-step replay: replaying a recording into the live example modules,
 how many recorded frames does the replay reproduce with exactly the recorded inputs? Lock-step replay
 (`lockstep replay`, modules in step mode) against timed playback (`lockstep bag play` at a rate, modules
 running on their own triggers), measured the same way: from the dependency headers the live modules publish

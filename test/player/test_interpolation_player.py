@@ -56,7 +56,7 @@ def test_pause_mid_motion_stops_on_the_path_and_resume_finishes(ros, tmp_path):
     answer = ros.call(PauseMotion, "/pause", PauseMotion.Request())
     assert answer.success and answer.stop_time_secs > 0, answer
     ros.wait_until(lambda: feedback[-1].state == "paused", answer.stop_time_secs + 2, "paused")
-    # The hold point: the seed's interpolation at the tau the feedback reports while paused, on the file's path.
+    # The hold point: the file's interpolation at the tau the feedback reports while paused, on the file's path.
     points = rows(root / "move.csv")
     ros.wait_until(lambda: len(feedback) >= 2 and feedback[-1].state == "paused", 5, "feedback while paused")
     tau = feedback[-1].tau_secs

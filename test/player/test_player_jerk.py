@@ -1,4 +1,4 @@
-"""Jerk limits (issue 12, "beyond the anchors"): with max_jerk in the joint limits the player interpolates
+"""Jerk limits: with max_jerk in the joint limits the player interpolates
 with a cubic spline (interpolation:=auto) and plans every change of s as an S-curve; the mock checks each
 command's finite-difference jerk and raises the overspeed alarm over the limit."""
 

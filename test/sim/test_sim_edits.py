@@ -1,4 +1,4 @@
-"""Edits that take effect (seed 004: the scene and the behaviour change without a restart): a scene edit and a
+"""Edits that take effect (the scene and the behaviour change without a restart): a scene edit and a
 surface edit reach the running simulator within a second of the write and change what it does; facts from
 outside change the per-tick decoding; run-time parameter changes take effect or are refused with a reason."""
 

@@ -1,4 +1,4 @@
-"""Lock-step re-simulation over DDS (seed 000): a recording of the example pipeline replayed through the live
+"""Lock-step re-simulation over DDS: a recording of the example pipeline replayed through the live
 module processes in step mode (`-p lockstep_step_mode:=true`), by `lockstep replay` and the `lockstep_replay`
 node. One recording (made by the first test that needs it) serves every test of this file."""
 

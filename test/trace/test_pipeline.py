@@ -1,4 +1,4 @@
-"""Black-box test of dependency headers on the example pipeline of seed 000, figure 3a.
+"""Black-box test of dependency headers on the example three-module pipeline (m1, m2, m3).
 
 rclpy plays the sensors (c1 scan_front, c2 scan_rear) and odometry (c4 odom); the three r2r modules run as
 real processes: obstacle_fusion (m1: c1, c2 -> c3 obstacles), mission_planner (m3: -> c6 mission) and

@@ -1,4 +1,4 @@
-"""Bad input on the example pipeline's modules (seed 000, fig. 3a): m1, m2 and m3 each get NaN, +-inf and huge
+"""Bad input on the example pipeline's modules: m1, m2 and m3 each get NaN, +-inf and huge
 numbers on every input (`lockstep_testing.bad_input`), must keep running, must never publish a non-finite number,
 must keep computing from their last valid inputs, and must count what they drop in a throttled log line.
 

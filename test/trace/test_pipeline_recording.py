@@ -1,4 +1,4 @@
-"""The example pipeline (seed 000, fig. 3a) recorded by lockstep_recorder: the bag holds the live wiring as
+"""The example three-module pipeline (m1, m2, m3) recorded by lockstep_recorder: the bag holds the live wiring as
 the module topology, and every cmd_vel (c5) message in the bag has its header, naming the exact
 obstacles/mission/odom (c3/c6/c4) messages the controller used — checked by recomputing the command from
 the recorded inputs the header names.
@@ -131,7 +131,7 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
         m: (sorted(r), sorted(w)) for m, (r, w) in EXPECTED_TOPOLOGY.items()}
 
     recorded, attachments = read_raw(bag)
-    assert "lockstep/topology.pb" in attachments  # the patent's protobuf form
+    assert "lockstep/topology.pb" in attachments  # the dependency-header protobuf form
     info_out = subprocess.run([os.environ["LOCKSTEP_BIN"], "bag", "info", str(bag)], capture_output=True,
                               text=True, timeout=60)
     assert info_out.returncode == 0 and "lockstep/topology.pb" in info_out.stdout, info_out.stdout

@@ -3,7 +3,7 @@
 //! Rules use classic syntax and are checked before they are used:
 //!
 //! ```text
-//! // Decode a road-surface typecode (the patent's form: one rule per code).
+//! // Decode a road-surface typecode (one rule per code).
 //! surface(C, A, S, V) :- typecode(C), C = 3, A = 1.2, S = 2.0, V = 1.5.
 //! blocked_front :- free_front(F), min_step(D), F < D.
 //! next_state(turn_left) :- state(obstacle_ahead), left_open, !right_open | state(turn_left), blocked_front.

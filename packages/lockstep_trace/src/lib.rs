@@ -1,16 +1,16 @@
-//! Dependency headers for Lockstep modules (seed 000, "Recorder").
+//! Dependency headers for Lockstep modules.
 //!
-//! A *module* is a node; its *channels* (the patent's memory queues) are topics. Beside every message a module
+//! A *module* is a node; its *channels* (data queues) are topics. Beside every message a module
 //! publishes, it publishes a dependency header naming what produced it and from what:
 //!
 //! - [`TraceHeader`]: module, channel, per-channel sequence number, start time, processing time, a digest of
 //!   the payload, and the headers of the inputs used (first level) with *their* inputs (second level) — the
-//!   patent's two-level backtrace.
+//!   two-level backtrace.
 //! - [`Tracer`]: the module-side bookkeeping that numbers outputs and builds headers.
 //! - [`digest`]: the payload digest (first 8 bytes of SHA-256, little-endian) that pairs a header with its data.
 //! - [`HeaderMatcher`]: pairs data and headers arriving on two topics, despite loss, reordering, duplicates.
 //! - [`TopologyBuilder`]: learns which module reads and writes which channel, rejects cycles.
-//! - [`proto`]: the patent's protobuf schema (`proto/lockstep/dependency_header.proto`, compiled with
+//! - [`proto`]: the protobuf schema (`proto/lockstep/dependency_header.proto`, compiled with
 //!   prost-build), for storing headers and topology in a bag.
 //!
 //! No ROS here: `lockstep_trace_ros` converts to and from the ROS messages.

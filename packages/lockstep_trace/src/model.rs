@@ -4,10 +4,10 @@ use std::collections::BTreeSet;
 
 /// Module name used for an input that came from outside any traced module (a sensor driver, a simulator,
 /// rclpy): its header is synthesized by the receiver, so nobody is known to have produced it. Topology
-/// learning treats channels written only by this "module" as external inputs (the patent's collected data c4).
+/// learning treats channels written only by this "module" as external inputs (collected data).
 pub const EXTERNAL_MODULE: &str = "";
 
-/// A second-level dependency (the patent's `end2endsource`): which output of which module an input was
+/// A second-level dependency (protobuf `end2endsource`): which output of which module an input was
 /// computed from.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct SourceRef {
@@ -23,7 +23,7 @@ pub struct SourceRef {
     pub payload_digest: u64,
 }
 
-/// A first-level dependency (the patent's `end2endheader`): the header of one input a module consumed, with
+/// A first-level dependency (protobuf `end2endheader`): the header of one input a module consumed, with
 /// that input's own inputs as [`SourceRef`]s.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct InputRecord {
@@ -59,7 +59,7 @@ impl InputRecord {
     }
 }
 
-/// The dependency header of one output message (the patent's `header`).
+/// The dependency header of one output message (protobuf `header`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct TraceHeader {
     /// Module that produced the message.
@@ -73,7 +73,7 @@ pub struct TraceHeader {
     pub epoch: u64,
     /// When the module started computing the message, nanoseconds since the Unix epoch (ROS time).
     pub start_time_ns: i64,
-    /// How long the computation took, nanoseconds (saturates at `u32::MAX`, about 4.29 s, as the patent's
+    /// How long the computation took, nanoseconds (saturates at `u32::MAX`, about 4.29 s, as the schema's
     /// `uint32 process_time` must).
     pub process_time_ns: u32,
     /// [`crate::digest`] of the message's canonical CDR bytes (padding zeroed), to pair header and data.
@@ -95,7 +95,7 @@ impl TraceHeader {
     }
 
     /// This header seen as a first-level input of someone else's output: its own inputs become the sources,
-    /// which is where the backtrace stops (two levels, as in the patent).
+    /// which is where the backtrace stops (two levels, as in the schema).
     pub fn as_input(&self) -> InputRecord {
         InputRecord {
             module_name: self.module_name.clone(),
@@ -135,7 +135,7 @@ impl TraceHeader {
     }
 }
 
-/// One module's wiring (the patent's `compontconfig`), channels sorted and unique.
+/// One module's wiring (protobuf `compontconfig`), channels sorted and unique.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Component {
     /// The module (node) name.

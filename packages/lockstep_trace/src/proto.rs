@@ -1,15 +1,15 @@
-//! The patent's protobuf schema (seed 000) with Lockstep's extensions, for storing headers and topology in a
-//! bag.
+//! The original dependency-header protobuf schema with Lockstep's extensions, for storing headers and
+//! topology in a bag.
 //!
 //! The schema is `proto/lockstep/dependency_header.proto` (package `lockstep`), the one source of truth for
 //! field numbers, types, units and extensions; `build.rs` generates the structs below from it with prost-build
-//! (protox parses the file, so no `protoc` is needed). The messages keep the patent's names in the schema and
+//! (protox parses the file, so no `protoc` is needed). The messages keep the original schema's names and
 //! get Rust names here: `compontconfig` is [`ComponentConfig`], `end2endsource` is [`End2EndSource`],
 //! `end2endheader` is [`End2EndHeader`], `header` is [`Header`].
 //!
 //! Units: `timestamp` is the start of the computation in seconds since the Unix epoch (double, as in the
-//! patent); `process_time` is the computation time in **nanoseconds**. The `start_time_ns` extension keeps
-//! the start time exact and wins over `timestamp` when present.
+//! original schema); `process_time` is the computation time in **nanoseconds**. The `start_time_ns`
+//! extension keeps the start time exact and wins over `timestamp` when present.
 
 use prost::Message;
 
@@ -68,7 +68,7 @@ fn ns_to_seconds(ns: i64) -> f64 {
     ns as f64 / 1e9
 }
 
-/// Nanoseconds from the extension field when present, else from the patent's double (rounded to the ns).
+/// Nanoseconds from the extension field when present, else from the `timestamp` double (rounded to the ns).
 fn start_ns(
     exact: Option<i64>,
     seconds: f64,

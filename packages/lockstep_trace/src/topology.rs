@@ -1,4 +1,4 @@
-//! Learning the module topology (the patent's figure 3a/3b) and checking it is a DAG.
+//! Learning the module topology (which module reads and writes which channel) and checking it is a DAG.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 

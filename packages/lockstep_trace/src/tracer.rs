@@ -14,7 +14,7 @@ pub fn now_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// A duration in nanoseconds as the patent's `uint32 process_time`, saturating at `u32::MAX` (~4.29 s).
+/// A duration in nanoseconds as the schema's `uint32 process_time`, saturating at `u32::MAX` (~4.29 s).
 pub fn duration_to_ns_u32(duration: Duration) -> u32 {
     u32::try_from(duration.as_nanos()).unwrap_or(u32::MAX)
 }

@@ -1,4 +1,4 @@
-//! The patent's protobuf schema: round trips, field numbers, wire bytes, typed decode errors.
+//! The dependency-header protobuf schema: round trips, field numbers, wire bytes, typed decode errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use lockstep_trace::proto::{self, ComponentConfig, End2EndHeader, End2EndSource, Header, HeaderLog};
@@ -179,7 +179,7 @@ fn wire_bytes_are_those_of_the_hand_written_schema() {
 #[test]
 fn epochs_and_input_digests_are_extensions_old_readers_skip() {
     // Bags written before the extensions decode with epoch and digests 0 (the test above); new headers set
-    // them as fixed64 fields 16-18, which the patent's schema does not define, so its readers skip them.
+    // them as fixed64 fields 16-18, which the original schema does not define, so its readers skip them.
     let mut header = full_header();
     header.epoch = 0x1111;
     header.e2e_header[0].epoch = 0x2222;
@@ -221,7 +221,7 @@ fn header_without_patent_double(mut header: Header) -> Header {
 
 #[test]
 fn header_from_the_original_schema_uses_the_double_timestamp() {
-    // A writer that knows only the patent's fields sends no start_time_ns extension.
+    // A writer that knows only the original schema's fields sends no start_time_ns extension.
     let plain = Header {
         module_name: "m".into(),
         channel_name: "/c".into(),

@@ -1,4 +1,4 @@
-//! TopologyBuilder: figure 3a from headers and from the ROS graph; cycle detection.
+//! TopologyBuilder: the example pipeline (m1, m2, m3) from headers and from the ROS graph; cycle detection.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;

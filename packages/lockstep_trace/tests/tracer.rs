@@ -1,10 +1,10 @@
-//! Tracer: sequence numbering and the patent's two-level backtrace.
+//! Tracer: sequence numbering and the two-level backtrace.
 
 use std::time::Duration;
 
 use lockstep_trace::{digest, Error, SourceRef, TraceHeader, Tracer};
 
-/// Figure 3a as three tracers: m1 reads c1,c2 writes c3; m3 writes c6; m2 reads c3,c6,c4 writes c5.
+/// The example pipeline, three tracers: m1 reads c1,c2 writes c3; m3 writes c6; m2 reads c3,c6,c4 writes c5.
 fn external(channel: &str, seq: u32) -> TraceHeader {
     TraceHeader::external(channel, seq, 1_000 + i64::from(seq), digest(channel.as_bytes()))
 }

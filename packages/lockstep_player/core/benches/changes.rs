@@ -2,7 +2,7 @@
 //! fraction of its limit, ours (ramps planned and checked by simulation) against the naive baseline (s jumps
 //! to the requested factor at the next tick, like the joint_trajectory_controller's speed scaling), same
 //! file, same requests at the same ticks, same output period. Also the time one plan takes. Run twice:
-//! without jerk limits (the seed's linear interpolation), then with jerk limits (the cubic spline, for both,
+//! without jerk limits (linear interpolation), then with jerk limits (the cubic spline, for both,
 //! and |j| in the table).
 //!
 //!   cargo bench -p lockstep_player --bench changes [-- --requests N --seed S]

@@ -28,7 +28,7 @@ pub struct PlayerArgs {
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum PlayerCommand {
     /// Make an interpolation file through waypoints: rest-to-rest, time-optimal segments within every joint's
-    /// velocity, acceleration and (where set) jerk limit (the seed's planner simulation, step S11).
+    /// velocity, acceleration and (where set) jerk limit (a simulated trajectory planner).
     Generate {
         /// Waypoints: a header naming the joints, then one line of positions per waypoint.
         waypoints: PathBuf,

@@ -1,4 +1,4 @@
-//! Interpolation files: the output of a trajectory planner (seed step S11), per-axis positions at a fixed
+//! Interpolation files: the output of a trajectory planner, per-axis positions at a fixed
 //! period.
 //!
 //! ```text
@@ -21,7 +21,7 @@ pub struct InterpolationFile {
     pub path: PathBuf,
     /// Joint names, in the file's column order.
     pub joints: Vec<String>,
-    /// Seconds between two points (the seed's T).
+    /// Seconds between two points (T).
     pub period_secs: f64,
     /// Points, one position per joint each.
     pub points: Vec<Vec<f64>>,
@@ -74,7 +74,7 @@ impl InterpolationFile {
         (self.points.len().saturating_sub(1)) as f64 * self.period_secs
     }
 
-    /// The seed's linear interpolation at file time `tau` (s): k = floor(tau / T), w = tau / T - k,
+    /// The linear interpolation at file time `tau` (s): k = floor(tau / T), w = tau / T - k,
     /// P = (1 - w) P_k + w P_(k+1). Before the start the first point, past the end the last.
     pub fn position_at(&self, tau: f64, out: &mut Vec<f64>) {
         out.clear();

@@ -1,4 +1,4 @@
-//! Making interpolation files from waypoints (the seed's step S11, "simulate the trajectory planner"):
+//! Making interpolation files from waypoints (a simulated trajectory planner):
 //! rest-to-rest motions between consecutive waypoints, each time-optimal within every axis's velocity,
 //! acceleration and (where set) jerk limit, all axes reaching the waypoint together (Ruckig, through the
 //! rsruckig port), sampled at the file's period. Chaining state-to-state segments stands in for

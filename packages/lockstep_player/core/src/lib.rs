@@ -1,12 +1,12 @@
-//! Interpolation-file playback (seed 002), without ROS.
+//! Interpolation-file playback, without ROS.
 //!
-//! - [`file`]: the file format, parsing and its line-numbered errors; the seed's linear interpolation.
+//! - [`file`]: the file format, parsing and its line-numbered errors; the linear interpolation.
 //! - [`generate`]: interpolation files from waypoints within the limits (Ruckig segments).
 //! - [`limits`]: per-axis velocity, acceleration and jerk limits from a ros2_control joint-limits YAML.
 //! - [`validate`]: what a file asks of each axis at speed 1, with the line at fault.
 //! - [`monitor`]: finite differences of a commanded stream against the limits (shared with the mock hardware).
 //! - [`ramp`]: changes of the speed factor s (linear, or S-curves under jerk limits).
-//! - [`spline`]: the interpolation between file points: the seed's linear one, or a C2 cubic spline.
+//! - [`spline`]: the interpolation between file points: linear, or a C2 cubic spline.
 //! - [`stream`]: one time variable tau advanced by s * T_c per output tick.
 //! - [`plan`]: pause, resume, speed override and cancel, each checked by simulation before it is applied.
 //! - [`roots`]: files only from configured directories.

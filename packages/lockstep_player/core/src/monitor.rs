@@ -1,7 +1,7 @@
 //! What a stream of commanded positions asks of each axis: velocity, acceleration and jerk as finite
 //! differences over one output period, checked against the axis limits. The player's planner checks its
 //! plans with it, the player reports its peaks with it, and the mock hardware raises its overspeed alarm with
-//! it (the seed's "alarm"), so all three agree on what "over a limit" means.
+//! it, so all three agree on what "over a limit" means.
 
 use crate::limits::AxisLimits;
 

@@ -2,7 +2,7 @@
 //! cancel, each checked by running a copy of the stream through it (see [`Stream::try_change`]), so a plan
 //! accepted never takes an axis over its velocity, acceleration or jerk limit at the output period.
 //!
-//! The seed's bound comes first: t_min = max_i |v_i| / a_i,max from the commanded velocities at the instant
+//! The lower bound comes first: t_min = max_i |v_i| / a_i,max from the commanded velocities at the instant
 //! (with jerk limits, the S-curve's `v/a + a/j` or `2 sqrt(v/j)`). It ignores that the path curves while the
 //! robot slows down (a_i = p_i'' tau'^2 + p_i' tau''), so the shortest feasible ramp, t_feasible, is found by
 //! simulation from t_min upwards. When the path itself is at an acceleration limit at that instant, no ramp
@@ -22,7 +22,7 @@ pub struct Plan {
     /// s before and after.
     pub from: f64,
     pub to: f64,
-    /// The seed's bound from the velocities at the instant.
+    /// The lower bound t_min from the velocities at the instant.
     pub t_min_secs: f64,
     /// The shortest delay + ramp that the simulation found within every limit.
     pub t_feasible_secs: f64,
@@ -89,7 +89,7 @@ fn jerk_secs(stream: &Stream, duration: f64) -> f64 {
     ratio.min(duration / 2.0)
 }
 
-/// The seed's bound for bringing s from `from` to `to`: max_i of the shortest change of axis i's velocity
+/// The lower bound for bringing s from `from` to `to`: max_i of the shortest change of axis i's velocity
 /// by |p_i'| |to - from| (p' the path velocity at s = 1; for a pause from the current s, the commanded
 /// velocity).
 fn t_min(stream: &Stream, from: f64, to: f64) -> f64 {
@@ -267,7 +267,7 @@ pub fn cancel(stream: &mut Stream) -> Result<Plan, Refusal> {
 }
 
 /// Resume (also while still pausing): ramp s to `factor` (default: the factor before the pause) within
-/// `start_secs` (default: the shortest feasible, at least the seed's max_i(v_s / a_i,max)).
+/// `start_secs` (default: the shortest feasible, at least max_i(v_s / a_i,max)).
 pub fn resume(
     stream: &mut Stream,
     start_secs: Option<f64>,

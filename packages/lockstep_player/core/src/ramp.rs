@@ -4,7 +4,7 @@
 //! in the last `jerk_secs`. With `jerk_secs` 0 the ramp is linear (ds/dt jumps: fine without jerk limits);
 //! with `jerk_secs` > 0 it is an S-curve, and the shortest stop of an axis moving at v within acceleration
 //! a and jerk j is `v/a + a/j` (`jerk_secs` = a/j), or `2 sqrt(v/j)` when v < a^2/j (`jerk_secs` =
-//! duration/2): the formulas.
+//! duration/2).
 
 /// A planned change of s.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -65,7 +65,7 @@ impl Ramp {
     }
 }
 
-/// The shortest stop of one axis moving at `v` within acceleration `a` and (optionally) jerk `j`:
+/// The shortest stop of one axis moving at `v` within acceleration `a` and (optionally) jerk `j`:
 /// `|v|/a`; with a jerk limit `|v|/a + a/j` if `|v| >= a^2/j`, else `2 sqrt(|v|/j)`.
 pub fn axis_stop_secs(v: f64, a: f64, j: Option<f64>) -> f64 {
     let v = v.abs();

@@ -1,5 +1,5 @@
 //! One MovePlay goal from start to end: an alignment motion to the section's first point when the robot is
-//! elsewhere (seed steps S13-S14), waiting until the measured positions are there, then the section itself.
+//! elsewhere, waiting until the measured positions are there, then the section itself.
 //! Pause, resume, speed changes and cancel act on whichever of the two is playing. The node calls
 //! [`Session::tick`] once per output period and sends what it returns.
 
@@ -43,7 +43,7 @@ pub struct Options {
     pub tolerance: f64,
     /// Longest wait for the measured positions to reach the first point after the alignment (s).
     pub settle_timeout_secs: f64,
-    /// Between file points (and the alignment motion's): the seed's linear interpolation, or the cubic
+    /// Between file points (and the alignment motion's): linear interpolation, or the cubic
     /// spline jerk limits need (see [`crate::spline`]).
     pub interpolation: Interpolation,
 }

@@ -1,4 +1,4 @@
-//! How positions between two file points are found: the seed's linear interpolation, or a natural cubic
+//! How positions between two file points are found: linear interpolation, or a natural cubic
 //! spline through the same points.
 //!
 //! Why the spline: linear interpolation makes the commanded velocity step at every file point. At s = 1 with
@@ -15,7 +15,7 @@ use crate::file::InterpolationFile;
 /// The interpolation between file points.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Interpolation {
-    /// The seed's: P = (1 - w) P_k + w P_(k+1).
+    /// Linear: P = (1 - w) P_k + w P_(k+1).
     #[default]
     Linear,
     /// A natural cubic spline through the points (C2; zero second derivative at both ends).

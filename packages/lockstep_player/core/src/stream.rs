@@ -1,5 +1,5 @@
 //! The stream of commanded positions: one time variable tau (file time) advanced by s * T_c each output tick,
-//! the position the file's interpolation at tau (the seed's linear one unless [`Stream::interpolated`]), and s
+//! the position the file's interpolation at tau (linear unless [`Stream::interpolated`]), and s
 //! changed only by planned ramps (see `plan`).
 //!
 //! Everything here is deterministic: the planner checks a change by running a copy of the stream through it,
@@ -106,7 +106,7 @@ impl Stream {
         }
     }
 
-    /// The same stream with `interpolation` between the file's points (the seed's linear one by default).
+    /// The same stream with `interpolation` between the file's points (linear by default).
     /// Both pass through every point, so the position at rest on the start point is unchanged.
     #[must_use]
     pub fn interpolated(mut self, interpolation: Interpolation) -> Self {

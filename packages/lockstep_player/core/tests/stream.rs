@@ -21,7 +21,7 @@ fn a_2_ms_file_at_1_3_and_4_ms_matches_the_interpolation_formula() {
         while s.phase() != Phase::Done {
             k += 1;
             let got = s.step().to_vec();
-            // The seed's formula, written out: k = floor(t/T), w = t/T - k, (1 - w) P_k + w P_(k+1).
+            // The linear formula, written out: k = floor(t/T), w = t/T - k, (1 - w) P_k + w P_(k+1).
             let t = (f64::from(k) * tc).min(file.duration_secs());
             let i = ((t / T).floor() as usize).min(file.points.len() - 1);
             let w = t / T - i as f64;

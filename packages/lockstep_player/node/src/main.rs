@@ -1,4 +1,4 @@
-//! `lockstep_interpolation_player`: plays interpolation files (seed 002) to ros2_control.
+//! `lockstep_interpolation_player`: plays interpolation files to ros2_control.
 //!
 //! - Action `move_play` (lockstep_interfaces/MovePlay): goal = file path (under `roots`), optional section and
 //!   speed factor. An alignment motion is inserted when `/joint_states` is away from the section's first

@@ -30,7 +30,7 @@ pub struct PlayerParams {
     pub settle_timeout_secs: f64,
     /// Seconds between two MovePlay feedback messages.
     pub feedback_period_s: f64,
-    /// Between file points: `linear` (the seed's), `cubic` (a C2 spline through the same points, whose jerk is bounded) or `auto` (cubic when a played joint has a jerk limit, else linear).
+    /// Between file points: `linear`, `cubic` (a C2 spline through the same points, whose jerk is bounded) or `auto` (cubic when a played joint has a jerk limit, else linear).
     pub interpolation: String,
 }
 

@@ -1,4 +1,4 @@
-//! In-process lock-step replay speed: module steps per second for trivial modules (issue 10's goal: at
+//! In-process lock-step replay speed: module steps per second for trivial modules (the target: at
 //! least 100,000), on a recording of `FRAMES` external inputs through two chained modules (so 2 x FRAMES
 //! steps), written by the tests' generator. Prints the load time, the replay rate (median of `RUNS`) and
 //! the time to write the simulated bag. Run: `bash scripts/bench/replay.sh`.

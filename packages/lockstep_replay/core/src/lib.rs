@@ -1,4 +1,4 @@
-//! Bag playback logic without ROS (the first half of seed 000's replay node; the node is
+//! Bag playback logic without ROS (the first half of the replay node; the node is
 //! `lockstep_replay_node`): which topics play and under which names ([`TopicSelection`]), which part of the
 //! bag ([`Window`]), when each message is due ([`PlaybackClock`]), with which QoS ([`playback_qos`],
 //! [`parse_qos_overrides`]).

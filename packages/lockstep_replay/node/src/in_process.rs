@@ -1,4 +1,4 @@
-//! The example pipeline of seed 000 (figure 3a) as in-process lock-step modules: the same pure functions
+//! The example three-module pipeline (m1, m2, m3) as in-process lock-step modules: the same pure functions
 //! the module nodes run (`lockstep_pipeline::{fusion, mission, control}`), fed the CDR of exactly the
 //! inputs a frame's header names, answering the canonical CDR of their output.
 

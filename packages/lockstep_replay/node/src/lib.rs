@@ -5,7 +5,7 @@
 //! The logic without ROS is the `lockstep_replay` crate; here: the play thread (`engine`), the read-ahead
 //! thread (`readahead`), the services (`services`), setup and `/clock` (`player`), the CLI (`cli`).
 //!
-//! `lockstep replay` (lock-step re-simulation, seed 000) is `replay_cli`; its in-process modules (the
+//! `lockstep replay` (lock-step re-simulation) is `replay_cli`; its in-process modules (the
 //! example pipeline) are `in_process`.
 
 pub mod cli;

@@ -18,7 +18,7 @@ use crate::control::Control;
 use crate::engine::{Engine, Outlet, Plan};
 use crate::readahead::ReadAhead;
 
-/// Default node name, as the issue and rosbag2's `rosbag2_player` name it.
+/// Default node name (rosbag2's own player node is `rosbag2_player`).
 pub const NODE_NAME: &str = "lockstep_bag_player";
 
 /// What a caller of [`run`] learns once the play is set up (the CLI shows progress from it).

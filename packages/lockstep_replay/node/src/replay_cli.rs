@@ -1,4 +1,4 @@
-//! `lockstep replay <bag> --output <dir>`: lock-step re-simulation of a recording (seed 000), with a
+//! `lockstep replay <bag> --output <dir>`: lock-step re-simulation of a recording, with a
 //! progress bar, a readable summary and `report.json` in the output bag directory.
 //!
 //! By default it steps the live module processes over DDS (modules started with

@@ -44,7 +44,7 @@ pub struct SimConfig {
     /// Range of the free-distance sensors (m).
     pub sensor_range_m: f64,
     /// Asserted as `min_step(D)`: a direction with less free distance is closed (m). 0 = half the scene's
-    /// cell size (seed 004 para. 46: the smallest step is set from the scene).
+    /// cell size (the smallest step is set from the scene).
     pub min_step_m: f64,
     /// `at_destination` holds within this distance of the destination cell's centre (m).
     pub arrival_tolerance_m: f64,

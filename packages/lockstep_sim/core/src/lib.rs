@@ -1,4 +1,4 @@
-//! `lockstep_sim`: the rule-driven vehicle simulator of seed 004, without ROS.
+//! `lockstep_sim`: the rule-driven vehicle simulator, without ROS.
 //!
 //! - [`Scene`]: a matrix file of road-surface typecodes (`columns rows [cell_size_m]`, then one integer per
 //!   cell). Errors name `file:line:column` and the cell's row and column.

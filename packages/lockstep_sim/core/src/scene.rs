@@ -1,4 +1,4 @@
-//! Scene matrix files (seed 004, step 1): the first line is `columns rows [cell_size_m]`, then one integer
+//! Scene matrix files: the first line is `columns rows [cell_size_m]`, then one integer
 //! road-surface typecode per cell, whitespace separated, one matrix row per line. Blank lines and lines
 //! starting with `#` are ignored. Row 0 is the first matrix line; it is drawn at the top (largest y) of the
 //! `map` frame, so the file looks like the map. Cell (column c, row r) covers

@@ -1,4 +1,4 @@
-//! Road-surface decoding through the rules (seed 004): the simulator asserts `typecode(C)` for every distinct
+//! Road-surface decoding through the rules: the simulator asserts `typecode(C)` for every distinct
 //! code of the scene and reads back `surface(C, Accel_mps2, Decel_mps2, AdvisedSpeed_mps)`, `obstacle(C)` and
 //! (optionally) `surface_name(C, Name)`. A code the rules call an obstacle is an obstacle even if a `surface`
 //! rule also decodes it; a code neither decoded nor an obstacle is an error naming its first cell.

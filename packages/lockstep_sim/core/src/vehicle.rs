@@ -1,4 +1,4 @@
-//! Differential-drive kinematics, shared with the calibrator's model (seed 001): track width, wheel radius,
+//! Differential-drive kinematics, shared with the calibrator's model: track width, wheel radius,
 //! command-to-motion delay and a centripetal compensation factor.
 //!
 //! The simulator keeps two parameter sets. A base controller converts `cmd_vel` into wheel speeds with the
@@ -20,7 +20,7 @@ pub struct DiffDriveParams {
     pub delay_secs: f64,
     /// Centripetal compensation factor beta (s^2/m): in a turn the yaw rate the ground delivers is
     /// `w / (1 + beta * |v * w|)` (the faster the turn, the more the vehicle slides outward). 0 = no slip;
-    /// straight driving (w = 0) is unaffected, as in seed 001.
+    /// straight driving (w = 0) is unaffected, as in the calibrator's model.
     pub centripetal_factor: f64,
 }
 
@@ -142,7 +142,7 @@ pub struct WheelState {
 }
 
 /// Odometry as a base controller computes it: wheel angle increments times the NOMINAL radius, heading
-/// change over the NOMINAL track (seed 001: theta = (r - l) / track_width, straight when |r - l| < 1e-6),
+/// change over the NOMINAL track (theta = (r - l) / track_width, straight when |r - l| < 1e-6),
 /// slipped by the NOMINAL centripetal factor (0 by default: no correction).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Odometry {

@@ -1,4 +1,4 @@
-//! Seed 004's fidelity: the behaviour lives in the rules only (initial and terminal states, what is carried
+//! Fidelity to the rules: the behaviour lives in the rules only (initial and terminal states, what is carried
 //! between ticks), surfaces are decoded every tick with the facts of that tick, and the smallest step
 //! follows the scene.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

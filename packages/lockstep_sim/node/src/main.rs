@@ -1,4 +1,4 @@
-//! `lockstep_sim_node`: the rule-driven vehicle simulator (seed 004) as a ROS 2 node, and the embedded
+//! `lockstep_sim_node`: the rule-driven vehicle simulator as a ROS 2 node, and the embedded
 //! stand-in for Gazebo. It speaks what a Gazebo diff-drive plugin and ros2_control would: `cmd_vel` in;
 //! `odom`, a noisy SLAM pose, `joint_states` and `/clock` out; plus the ground truth, the behaviour state and
 //! rviz markers. Rule files and the scene are hot-reloaded (off the node's thread): a file that fails to load

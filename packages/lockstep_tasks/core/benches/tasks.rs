@@ -1,4 +1,4 @@
-//! Task-manager figures without ROS (issue 13, "Performance"; the DDS figures come with the node):
+//! Task-manager figures without ROS (the DDS figures come with the node):
 //! - decomposing a task with 1,000 leaf actions (10 duties x 10 messages x 10 actions);
 //! - the memory one decomposed task holds (a counting allocator);
 //! - scheduling overhead per leaf against instant actuators (step + success, in-process);

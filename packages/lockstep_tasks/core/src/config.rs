@@ -63,7 +63,7 @@ pub enum Merge {
     Intersect,
 }
 
-/// What holds a subtask back or stops it (seed para. 108: condition-triggered, delayed, interrupt).
+/// What holds a subtask back or stops it: condition-triggered, delayed, interrupt.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Attribute {

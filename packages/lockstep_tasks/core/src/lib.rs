@@ -1,4 +1,4 @@
-//! Hierarchical task execution (seed 003), without ROS.
+//! Hierarchical task execution, without ROS.
 //!
 //! - [`config`]: levels, decomposition templates, parameter compatibility rules, attributes and the actuator
 //!   mapping, from YAML; errors name the key path and line.

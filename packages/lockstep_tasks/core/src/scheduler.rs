@@ -1,4 +1,4 @@
-//! Layered scheduling of one decomposed task (seed steps S102-S206), without I/O: the caller feeds events
+//! Layered scheduling of one decomposed task, without I/O: the caller feeds events
 //! (time, actuator outcomes, pause / resume / cancel, attributes) and carries out what comes back (goals to
 //! send or cancel, reports to publish).
 //!
@@ -35,7 +35,7 @@ pub enum Output {
     },
     /// Cancel this leaf's goal (sent, whether or not accepted yet).
     CancelGoal { leaf: Id, path: String },
-    /// Every subtask of the group under `path` completed (the seed's report to the level above).
+    /// Every subtask of the group under `path` completed (a report to the level above).
     GroupCompleted { path: String, level: usize },
     /// `path` (at `level`) is interrupted for `reason`: one per subtask from the interrupted one to the root.
     Interrupted {
@@ -60,7 +60,7 @@ pub enum Outcome {
 pub trait Conditions {
     fn holds(&self, query: &str) -> bool;
 
-    /// Seconds `actuator` stays busy (seed para. 134: an arm in use), if it is: the action about to be sent to
+    /// Seconds `actuator` stays busy (e.g. an arm in use), if it is: the action about to be sent to
     /// it gets a delay attribute of that length instead.
     fn busy_secs(&self, _actuator: &str) -> Option<f64> {
         None

@@ -1,4 +1,4 @@
-//! Subtask statuses (seed para. 102) and the transitions allowed between them.
+//! Subtask statuses and the transitions allowed between them.
 //!
 //! | from \ to   | sendable | running | delayed | completed | ended | interrupted |
 //! |-------------|----------|---------|---------|-----------|-------|-------------|

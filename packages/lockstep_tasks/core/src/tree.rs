@@ -1,4 +1,4 @@
-//! Eager decomposition (seed step S101, before any scheduling): a task becomes a tree of subtasks, level by
+//! Eager decomposition (before any scheduling): a task becomes a tree of subtasks, level by
 //! level down to the actuator actions, kept in one list per level. Any template error rejects the task with
 //! the key path, before anything is dispatched. Status changes go through [`Tree::set_status`], which enforces
 //! the transition table and "a parent is never completed while a child is not".
@@ -33,7 +33,7 @@ pub struct Subtask {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tree {
     pub nodes: Vec<Subtask>,
-    /// The subtasks of each level, in decomposition order (the seed's per-level lists).
+    /// The subtasks of each level, in decomposition order (one list per level).
     pub levels: Vec<Vec<Id>>,
 }
 

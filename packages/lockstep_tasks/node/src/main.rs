@@ -1,4 +1,4 @@
-//! `lockstep_task_manager`: hierarchical task execution (seed 003) as a ROS 2 node.
+//! `lockstep_task_manager`: hierarchical task execution as a ROS 2 node.
 //!
 //! - Action `execute_task` (lockstep_interfaces/ExecuteTask): task type + parameters (JSON) + priority. The
 //!   task is decomposed at once from the configuration (`config_file`), then scheduled level by level down to

@@ -1,5 +1,5 @@
 //! The manager: every task, the queue, and what the schedulers ask for, owned by one loop that handles one
-//! event at a time (so each level's list is never scheduled while an event changes it: the seed's lock).
+//! event at a time (so each level's list is never scheduled while an event changes it: no lock needed).
 //!
 //! - A new ExecuteTask goal is decomposed at once and every action's goal is built and type-checked before
 //!   the goal is accepted as a task; any error ends it as "rejected" with the key path or subtask path.

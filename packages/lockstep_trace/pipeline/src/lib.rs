@@ -1,6 +1,6 @@
-//! The example module pipeline of seed 000, figure 3a, as real traced nodes:
+//! The example three-module pipeline (m1, m2, m3) as real traced nodes:
 //!
-//! | patent | binary               | node (module)       | reads                                   | writes            |
+//! | id     | binary               | node (module)       | reads                                   | writes            |
 //! |--------|----------------------|---------------------|-----------------------------------------|-------------------|
 //! | m1     | `lockstep_module_m1` | `obstacle_fusion`   | c1 `scan_front`, c2 `scan_rear` (Range) | c3 `obstacles` (PoseArray) |
 //! | m3     | `lockstep_module_m3` | `mission_planner`   | nothing (own timer)                     | c6 `mission` (PoseStamped) |

@@ -1,4 +1,4 @@
-//! The module side of lock-step replay's step protocol (`lockstep_interfaces/srv/Step`, seed 000).
+//! The module side of lock-step replay's step protocol (`lockstep_interfaces/srv/Step`).
 //!
 //! In step mode a module computes only when the replay grants it a step: [`StepServer`] serves
 //! `~/lockstep/step` and holds at most one pending [`Grant`]; the module keeps what it receives in

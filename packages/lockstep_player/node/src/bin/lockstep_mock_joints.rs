@@ -1,7 +1,7 @@
 //! `lockstep_mock_joints`: position-controlled joints for tests and demos without hardware, like
 //! ros2_control's mock_components: takes `/<controller>/commands` (std_msgs/Float64MultiArray, `joints`
 //! order) or `/<controller>/joint_trajectory`, moves each joint to its command (at once, or with a first-order
-//! lag of `lag_time_constant_s`), publishes `/joint_states` every `state_period_s`, and raises the seed's
+//! lag of `lag_time_constant_s`), publishes `/joint_states` every `state_period_s`, and raises an
 //! overspeed alarm whenever a commanded step needs more than a joint's velocity, acceleration or jerk limit
 //! (finite differences at `command_period_s`, `lockstep_player::Monitor`): a log line and a message on
 //! `~/alarm` (std_msgs/String) naming the joint, the quantity and the values.

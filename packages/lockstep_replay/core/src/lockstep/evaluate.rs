@@ -1,4 +1,4 @@
-//! The evaluation of a replay (seed 000's comparison of simulated with recorded outputs): per channel the
+//! The evaluation of a replay (the comparison of simulated with recorded outputs): per channel the
 //! counts, the exact-match ratio, the first difference and, decoded through the bag's own message
 //! definitions, the numeric differences field by field; per module the recorded and simulated processing
 //! times and how many frames consumed exactly the recorded inputs.

@@ -1,4 +1,4 @@
-//! Lock-step re-simulation (seed 000): replay a recording through live modules in DAG order, one frame at a
+//! Lock-step re-simulation: replay a recording through live modules in DAG order, one frame at a
 //! time, so every module consumes exactly the inputs it consumed when recorded, and write what they output
 //! into a new bag.
 //!

@@ -1,6 +1,6 @@
 //! A recorded run, indexed for lock-step replay: the module topology the recorder stored, every frame (one
-//! dependency header of a module of that topology), and each channel's recorded data by payload digest (the
-//! patent's `channeldatamap`: a header names its inputs by channel and digest, so the data is found exactly,
+//! dependency header of a module of that topology), and each channel's recorded data by payload digest
+//! (a channel data map: a header names its inputs by channel and digest, so the data is found exactly,
 //! also for untraced publishers).
 
 use std::collections::BTreeMap;

@@ -1,10 +1,10 @@
-//! The lock-step orchestration (seed 000, paragraphs 94-140), without DDS: live modules are Rust objects
+//! The lock-step orchestration, without DDS: live modules are Rust objects
 //! ([`Module`]); the same plan drives the DDS replay node.
 //!
 //! Frames run in the recorded order (start time, then topological rank). For each frame of a live module,
 //! its inputs are back-traced through its header: an input produced by a live module is that module's
 //! *simulated* output for the same (channel, epoch, sequence number), never the recorded copy (recorded and
-//! simulated data of one channel never mix, seed para. 45); an input from an external channel, or from a
+//! simulated data of one channel never mix); an input from an external channel, or from a
 //! module with no live counterpart, is the recorded message with the digest the header names. A frame whose
 //! back-trace reaches before the recording (an input not recorded, or an upstream frame skipped) is skipped
 //! and counted, or with `strict` is an error naming module, channel and sequence number.

@@ -1,4 +1,4 @@
-//! `lockstep_replay`: the lock-step replay node (seed 000); the same as `lockstep replay`, with the node's
+//! `lockstep_replay`: the lock-step replay node; the same as `lockstep replay`, with the node's
 //! own `--ros-args` after the replay's arguments:
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Per-tick road-surface decoding (seed 004, paras. 15 and 44) and the facts that come from outside.
+//! Per-tick road-surface decoding and the facts that come from outside.
 //!
 //! Every tick the typecode of the cell under the vehicle goes into the rules as `typecode(C)`, beside
 //! `sim_time(T)` (simulated seconds) and the outside facts ([`Simulator::set_facts`]: a wet floor, a load, the

@@ -1,4 +1,4 @@
-//! m1 of seed 000 figure 3a, `obstacle_fusion`: fuses the front and rear range sensors (c1 `scan_front`,
+//! m1 of the example pipeline, `obstacle_fusion`: fuses the front and rear range sensors (c1 `scan_front`,
 //! c2 `scan_rear`, sensor_msgs/Range) into obstacles (c3 `obstacles`, geometry_msgs/PoseArray) whenever both
 //! sensors have a new reading, with a dependency header naming the two readings used. Readings with numbers
 //! it cannot use (see `lockstep_pipeline::validate`) are dropped, counted and logged; the last valid reading

@@ -1,4 +1,4 @@
-//! m2 of seed 000 figure 3a, `motion_controller`: reads obstacles (c3), the mission goal (c6) and odometry
+//! m2 of the example pipeline, `motion_controller`: reads obstacles (c3), the mission goal (c6) and odometry
 //! (c4 `odom`, nav_msgs/Odometry from outside); on its own timer (`rate_hz`) computes a velocity command
 //! (c5 `cmd_vel`, geometry_msgs/Twist) from the latest of each, with a header naming exactly the three inputs
 //! (and their sequence numbers) it used. Inputs with numbers it cannot use (see `lockstep_pipeline::validate`)

@@ -1,4 +1,4 @@
-//! m3 of seed 000 figure 3a, `mission_planner`: reads nothing; on its own timer (`rate_hz`) publishes the
+//! m3 of the example pipeline, `mission_planner`: reads nothing; on its own timer (`rate_hz`) publishes the
 //! current patrol goal (c6 `mission`, geometry_msgs/PoseStamped), with a header that has no inputs. Having no
 //! input topics, it has no input to drop; like every module it never publishes a non-finite number.
 

@@ -1,4 +1,4 @@
-//! `lockstep_actuator`: one simulated actuator for `lockstep_task_manager` (seed 003). The parameter `kind`
+//! `lockstep_actuator`: one simulated actuator for `lockstep_task_manager`. The parameter `kind`
 //! picks which; each kind serves one typed action server (relative names, so in the root namespace they are
 //! `/navigate`, `/localize`, ...; parameter `server` renames it):
 //!
