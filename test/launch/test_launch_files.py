@@ -69,8 +69,10 @@ def alive(pid: int) -> bool:
 def launch(ros, tmp_path, name: str, *args: str):
     # A generous --sigterm-timeout: on a loaded machine a dozen nodes tearing down DDS at once can take more than
     # the default 5 s; a node that ignores SIGINT still shows as ended by SIGTERM, which the tests refuse.
+    # A node still running at SIGTERM gets its threads' backtraces in the log (gdb), to say where it hangs.
     return ros.start("lockstep", "launch", str(LAUNCH_DIR / name), *args, "--color", "never",
-                     "--sigterm-timeout", "30", "--log-dir", str(tmp_path / "launch-logs"), name=f"launch-{name}")
+                     "--sigterm-timeout", "30", "--log-dir", str(tmp_path / "launch-logs"), name=f"launch-{name}",
+                     env={"LOCKSTEP_LAUNCH_BACKTRACE": "1"})
 
 
 def test_every_shipped_launch_file_is_checked():

@@ -11,6 +11,7 @@ pub mod ament;
 mod error;
 pub mod plan;
 mod run;
+mod stuck;
 pub mod subst;
 mod walk;
 

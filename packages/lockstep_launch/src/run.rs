@@ -346,6 +346,24 @@ fn supervise(mut running: Vec<Running>, options: &RunOptions, mut reason: Option
                     left.join(", ")
                 ),
             );
+            for process in running.iter().filter(|p| p.ended.is_none()) {
+                let pid = process.child.id();
+                let threads = crate::stuck::thread_states(pid);
+                say(
+                    "WARNING",
+                    &format!(
+                        "{} (pid {pid}) before {name}:\n  {}",
+                        process.label,
+                        threads.join("\n  ")
+                    ),
+                );
+                if let Some(bt) = crate::stuck::backtrace(pid) {
+                    say(
+                        "WARNING",
+                        &format!("{} (pid {pid}) backtrace:\n{bt}", process.label),
+                    );
+                }
+            }
             signal(&running, sig);
             stop_stage += 1;
             stage_at = Instant::now();
