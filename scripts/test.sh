@@ -73,7 +73,7 @@ fi
 # own, held by a lock for as long as it runs, so no two tests ever share one.
 workers="${LOCKSTEP_PYTEST_WORKERS:-$(nproc)}"
 set +e
-python3 -m pytest -c test/pytest.ini -n "$workers" --dist worksteal test ${pytest_args[@]+"${pytest_args[@]}"}
+python3 -m pytest -c test/pytest.ini -n "$workers" --dist worksteal --durations=12 test ${pytest_args[@]+"${pytest_args[@]}"}
 pytest_rc=$?
 set -e
 for pid in ${load_pids[@]+"${load_pids[@]}"}; do kill "$pid" 2>/dev/null || true; done
