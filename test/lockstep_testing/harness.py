@@ -345,23 +345,46 @@ class RosTestContext:
             raise TimeoutError(f"action server {name} did not appear within {timeout} s")
         return client
 
-    def send_goal(self, client: ActionClient, goal, feedback: list | None = None, timeout: float = 15.0):
-        """Send a goal; returns the goal handle (accepted or not). Feedback messages go into `feedback`."""
+    def send_goal(self, client: ActionClient, goal, feedback: list | None = None, timeout: float = 60.0,
+                  resend_after: float = 15.0):
+        """Send a goal; returns the goal handle (accepted or not). Feedback messages go into `feedback`.
+
+        DDS discovery race: right after the server appears, it may not yet know the client's response reader;
+        the server's answer then fails (its log says RCL_RET_TIMEOUT) and the goal is dropped unstarted. So a
+        goal with no answer after `resend_after` s is sent again, under a new id, but only if the server's
+        status does not list it: on a loaded machine an answer can simply be late, and a second copy of a goal
+        the server did take would run twice."""
+        import uuid
+        from action_msgs.msg import GoalStatusArray
+        from unique_identifier_msgs.msg import UUID
+
         callback = (lambda msg: feedback.append(msg.feedback)) if feedback is not None else None
-        # DDS discovery race: right after the server appears, it may not yet know the client's response
-        # reader; the server's answer then fails (its log says RCL_RET_TIMEOUT) and the goal is dropped
-        # unstarted. Sending it again is safe, and what a ROS 2 client does after a lost goal response.
-        attempts = 3
-        for attempt in range(1, attempts + 1):
-            future = client.send_goal_async(goal, feedback_callback=callback)
-            try:
-                self.wait_until(future.done, timeout / attempts, "the goal response")
-                return future.result()
-            except TimeoutError:
-                if attempt == attempts:
-                    raise TimeoutError(f"no goal response in {attempts} attempts over {timeout:.1f} s") from None
-                print(f"send_goal: no response to attempt {attempt} within {timeout / attempts:.1f} s; sending again")
-        raise AssertionError("unreachable")
+        listed: set[bytes] = set()
+        status = self.node.create_subscription(
+            GoalStatusArray, f"{client._action_name}/_action/status",
+            lambda array: listed.update(bytes(s.goal_info.goal_id.uuid) for s in array.status_list),
+            reliable(depth=100, latched=True))
+        try:
+            deadline = time.monotonic() + timeout
+            attempt = 0
+            while True:
+                attempt += 1
+                goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+                future = client.send_goal_async(goal, feedback_callback=callback, goal_uuid=goal_id)
+                resend_at = time.monotonic() + resend_after
+                while not future.done():
+                    now = time.monotonic()
+                    if now > deadline:
+                        raise TimeoutError(f"no goal response in {attempt} attempt(s) over {timeout:.1f} s")
+                    if now > resend_at and bytes(goal_id.uuid) not in listed:
+                        break
+                    time.sleep(0.01)
+                else:
+                    return future.result()
+                print(f"send_goal: no response to attempt {attempt} within {resend_after:.1f} s and the server "
+                      "does not list the goal; sending again")
+        finally:
+            self.node.destroy_subscription(status)
 
     def result(self, goal_handle, timeout: float = 30.0):
         future = goal_handle.get_result_async()
