@@ -213,8 +213,11 @@ class RosTestContext:
         while not self._stopping.is_set():
             try:
                 self.executor.spin_once(timeout_sec=0.05)
-            except Exception:  # noqa: BLE001 - the context is going down
-                return
+            except Exception as e:  # noqa: BLE001
+                if self._stopping.is_set() or not self.context.ok():
+                    return  # the context is going down
+                # Anything else must not end the spinning silently: every later wait would time out.
+                print(f"rclpy spin_once raised {type(e).__name__}: {e}; spinning on")
 
     # ----- processes -----
     def start(self, binary_name: str, *args: str, name: str | None = None,
@@ -359,32 +362,35 @@ class RosTestContext:
         from unique_identifier_msgs.msg import UUID
 
         callback = (lambda msg: feedback.append(msg.feedback)) if feedback is not None else None
-        listed: set[bytes] = set()
-        status = self.node.create_subscription(
-            GoalStatusArray, f"{client._action_name}/_action/status",
-            lambda array: listed.update(bytes(s.goal_info.goal_id.uuid) for s in array.status_list),
-            reliable(depth=100, latched=True))
-        try:
-            deadline = time.monotonic() + timeout
-            attempt = 0
-            while True:
-                attempt += 1
-                goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-                future = client.send_goal_async(goal, feedback_callback=callback, goal_uuid=goal_id)
-                resend_at = time.monotonic() + resend_after
-                while not future.done():
-                    now = time.monotonic()
-                    if now > deadline:
-                        raise TimeoutError(f"no goal response in {attempt} attempt(s) over {timeout:.1f} s")
-                    if now > resend_at and bytes(goal_id.uuid) not in listed:
-                        break
-                    time.sleep(0.01)
-                else:
-                    return future.result()
-                print(f"send_goal: no response to attempt {attempt} within {resend_after:.1f} s and the server "
-                      "does not list the goal; sending again")
-        finally:
-            self.node.destroy_subscription(status)
+        # One status subscription per action, kept for the test's life: destroying a subscription while the
+        # executor spins on another thread can end that spinning.
+        statuses = self.__dict__.setdefault("_goal_statuses", {})
+        if client._action_name not in statuses:
+            ids: set[bytes] = set()
+            self.node.create_subscription(
+                GoalStatusArray, f"{client._action_name}/_action/status",
+                lambda array: ids.update(bytes(s.goal_info.goal_id.uuid) for s in array.status_list),
+                reliable(depth=100, latched=True))
+            statuses[client._action_name] = ids
+        listed = statuses[client._action_name]
+        deadline = time.monotonic() + timeout
+        attempt = 0
+        while True:
+            attempt += 1
+            goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+            future = client.send_goal_async(goal, feedback_callback=callback, goal_uuid=goal_id)
+            resend_at = time.monotonic() + resend_after
+            while not future.done():
+                now = time.monotonic()
+                if now > deadline:
+                    raise TimeoutError(f"no goal response in {attempt} attempt(s) over {timeout:.1f} s")
+                if now > resend_at and bytes(goal_id.uuid) not in listed:
+                    break
+                time.sleep(0.01)
+            else:
+                return future.result()
+            print(f"send_goal: no response to attempt {attempt} within {resend_after:.1f} s and the server "
+                  "does not list the goal; sending again")
 
     def result(self, goal_handle, timeout: float = 30.0):
         future = goal_handle.get_result_async()
