@@ -13,7 +13,8 @@ cd "$repo"
 bash scripts/setup.sh
 # shellcheck source=env-local.sh
 source scripts/env-local.sh
-# Every binary of the workspace (the launch files start many of them), with the feature set and profile the
-# test script builds too, so CI compiles them once.
-cargo build --workspace --all-features --bins
+# Every binary of the workspace (the launch files start many of them), built exactly as the test script builds
+# them, tests included: `--bins` alone resolves some dependencies' features differently (dev-dependencies
+# unify only with --tests), so CI, which runs this script and then the tests, would compile those twice.
+cargo build --workspace --all-features --bins --tests
 exec python3 scripts/demo.py "$@"
