@@ -130,7 +130,9 @@ pub(crate) fn yaml(r: &Report) -> String {
     let d = &r.dropped;
     let e = &r.evaluation;
     let mut out = String::new();
-    out.push_str("# Differential-drive motion model calibrated by `lockstep calibrate` (lockstep_calibrator, seed 001).\n");
+    out.push_str(
+        "# Differential-drive motion model calibrated by `lockstep calibrate` (lockstep_calibrator).\n",
+    );
     out.push_str(&format!("# bag: {}\n", r.bag.display()));
     for (topic, type_name) in &r.topics {
         out.push_str(&format!("# topic: {topic} ({type_name})\n"));
