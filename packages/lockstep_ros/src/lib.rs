@@ -6,6 +6,8 @@
 //! - [`qos`]: the QoS presets Lockstep uses (latched, reliable, sensor data, keep-all).
 //! - [`declare_parameters`]: typed parameters (`#[derive(r2r::RosParams)]`, doc comments become descriptions)
 //!   served on the node's standard parameter services and filled from `--ros-args --params-file`.
+//! - [`declare_checked_parameters`]: the same, each parameter checked against the struct's [`ParamRules`]
+//!   (finite, in range, not empty) at start and on every run-time set; a bad set is refused with the reason.
 //! - [`generic`]: subscriptions and publishers of any installed message type, as serialized CDR.
 //! - [`graph`]: who subscribes to a topic (r2r has only the publishers' side).
 //! - [`typesupport`]: a message type's C type support loaded at run time (types not compiled in).
@@ -19,12 +21,14 @@ pub mod generic;
 pub mod graph;
 mod guarded;
 pub mod help;
+pub mod param_rules;
 pub mod qos;
 mod rcl_node;
 pub mod time;
 pub mod typesupport;
 
-pub use guarded::{Guard, Guarded};
+pub use guarded::{start_only, Guard, Guarded, OnRefused};
+pub use param_rules::{Check, Int, ParamRule, ParamRules, Real};
 pub use rcl_node::RclError;
 
 use std::future::Future;
@@ -52,6 +56,9 @@ pub enum Error {
     Node { node: String, source: BoxError },
     #[error("the node mutex was poisoned by a panic in another thread")]
     Poisoned,
+    /// A parameter's start value breaks its rule (the message names it, its value and its range).
+    #[error("{0}")]
+    Parameter(String),
 }
 
 /// Result alias of this crate.
@@ -306,6 +313,47 @@ where
         values,
         changes: changes.boxed(),
     })
+}
+
+impl<P: Clone> Parameters<Guarded<P>> {
+    /// A copy of the current values of parameters declared with [`declare_checked_parameters`].
+    pub fn snapshot(&self) -> Result<P> {
+        Ok(self.values.lock().map_err(|_| Error::Poisoned)?.values())
+    }
+}
+
+/// [`declare_parameters`] with rules: the values given at start (`-p`, `--params-file`) are checked against
+/// `P`'s [`ParamRules`] (the first bad one is [`Error::Parameter`]: the node should not start), and every
+/// run-time set is checked before it is taken: a bad one is refused with `successful: false` and the reason,
+/// logged as a warning and counted ([`Guarded::refused`]), and the value in force stays. Install a guard
+/// ([`Guarded::set_guard`], e.g. [`start_only`]) to refuse sets of parameters the node reads at start only.
+pub fn declare_checked_parameters<P>(node: &SharedNode, params: P) -> Result<Parameters<Guarded<P>>>
+where
+    P: r2r::RosParams + ParamRules + Send + 'static,
+{
+    let logger = logger_name(node)?;
+    let mut guarded = Guarded::new(params);
+    guarded.set_logger(logger);
+    let declared = declare_parameters(node, guarded)?;
+    {
+        let mut values = declared.values.lock().map_err(|_| Error::Poisoned)?;
+        param_rules::check_all::<P>(&mut values).map_err(Error::Parameter)?;
+    }
+    Ok(declared)
+}
+
+/// [`declare_checked_parameters`] for a node that reads every parameter once, at start: returns their values
+/// (a bad start value is [`Error::Parameter`]); from then on a run-time set is refused with its reason, a bad
+/// value with its range and a good one with "read at start only; restart the node", rather than taken and
+/// ignored.
+pub fn declare_start_only_parameters<P>(node: &SharedNode, params: P) -> Result<P>
+where
+    P: r2r::RosParams + ParamRules + Clone + Send + 'static,
+{
+    let declared = declare_checked_parameters(node, params)?;
+    let mut values = declared.values.lock().map_err(|_| Error::Poisoned)?;
+    values.set_guard(start_only(&[]));
+    Ok(values.values())
 }
 
 /// The node's logger name, for `r2r::log_*!` macros.
