@@ -4,11 +4,12 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use petgraph::algo::tarjan_scc;
+use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Location, Result, VariableContext};
+use crate::limits::MAX_DIAGNOSTICS;
 use crate::parser::{Atom, Clause, CmpOp, Expr, Literal};
 use crate::program::PredInfo;
 use crate::value::{Symbol, Value};
@@ -171,7 +172,8 @@ fn unsafe_var(name: &str, location: &Location, context: VariableContext) -> Erro
 }
 
 /// Variables bound by positive atoms, then by assignments `X = expr` (either side) whose other side is bound,
-/// until nothing changes.
+/// until nothing changes. Each equation side counts the distinct variables it still waits for, and binding a
+/// variable updates only the sides that use it, so a long chain of equations in any order stays linear.
 fn bound_vars(body: &[Literal]) -> HashSet<&str> {
     let mut bound = positive_atom_vars(body);
     // An aggregate binds its target (its atom's other variables are its own, or bound outside).
@@ -180,30 +182,52 @@ fn bound_vars(body: &[Literal]) -> HashSet<&str> {
             bound.insert(target.as_str());
         }
     }
-    loop {
-        let mut changed = false;
-        for lit in body {
-            if let Literal::Cmp {
-                op: CmpOp::Eq,
-                lhs,
-                rhs,
-                ..
-            } = lit
-            {
-                for (target, source) in [(lhs, rhs), (rhs, lhs)] {
-                    if let Expr::Var(v, _) = target {
-                        if !bound.contains(v.as_str()) && all_bound(source, &bound) {
-                            bound.insert(v.as_str());
-                            changed = true;
-                        }
+    // Per equation side whose other side is a variable: (that variable, unbound variables this side waits
+    // for; a `_` waits forever).
+    let mut sides: Vec<(&str, usize)> = Vec::new();
+    let mut waiters: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    let mut ready: Vec<usize> = Vec::new();
+    for lit in body {
+        if let Literal::Cmp {
+            op: CmpOp::Eq,
+            lhs,
+            rhs,
+            ..
+        } = lit
+        {
+            for (target, source) in [(lhs, rhs), (rhs, lhs)] {
+                let Expr::Var(v, _) = target else { continue };
+                let i = sides.len();
+                let mut seen = HashSet::new();
+                let mut waiting = 0;
+                source.visit_vars(&mut |w, _| match w {
+                    Some(w) if bound.contains(w) => {}
+                    Some(w) if seen.insert(w) => {
+                        waiting += 1;
+                        waiters.entry(w).or_default().push(i);
                     }
+                    Some(_) => {}
+                    None => waiting += 1,
+                });
+                sides.push((v.as_str(), waiting));
+                if waiting == 0 {
+                    ready.push(i);
                 }
             }
         }
-        if !changed {
-            return bound;
+    }
+    while let Some(i) = ready.pop() {
+        let v = sides[i].0;
+        if bound.insert(v) {
+            for &j in waiters.get(v).map_or(&[][..], Vec::as_slice) {
+                sides[j].1 -= 1;
+                if sides[j].1 == 0 {
+                    ready.push(j);
+                }
+            }
         }
     }
+    bound
 }
 
 /// The variables that appear as arguments of positive atoms of `body`.
@@ -219,13 +243,6 @@ pub(crate) fn positive_atom_vars(body: &[Literal]) -> HashSet<&str> {
         }
     }
     vars
-}
-
-/// Whether every variable of `e` is in `bound` (an anonymous one never is).
-pub(crate) fn all_bound(e: &Expr, bound: &HashSet<&str>) -> bool {
-    let mut ok = true;
-    e.visit_vars(&mut |v, _| ok &= v.is_some_and(|v| bound.contains(v)));
-    ok
 }
 
 fn check_safety(clause: &Clause, errors: &mut Vec<Error>) {
@@ -245,18 +262,18 @@ fn check_safety(clause: &Clause, errors: &mut Vec<Error>) {
             Literal::Pos(_) => {}
             Literal::Agg { value, atom, .. } => {
                 // The aggregated value reads the atom's variables (or ones bound outside).
-                let mut own = bound.clone();
-                for arg in &atom.args {
-                    if let Expr::Var(v, _) = arg {
-                        own.insert(v.as_str());
-                    }
-                }
+                let own: HashSet<&str> = (atom.args.iter())
+                    .filter_map(|arg| match arg {
+                        Expr::Var(v, _) => Some(v.as_str()),
+                        _ => None,
+                    })
+                    .collect();
                 let context = VariableContext::Aggregate {
                     predicate: atom.pred.clone(),
                 };
                 if let Some(value) = value {
                     value.visit_vars(&mut |v, l| match v {
-                        Some(v) if own.contains(v) => {}
+                        Some(v) if own.contains(v) || bound.contains(v) => {}
                         Some(v) => errors.push(unsafe_var(v, l, context.clone())),
                         None => errors.push(unsafe_var("_", l, context.clone())),
                     });
@@ -290,6 +307,9 @@ fn check_safety(clause: &Clause, errors: &mut Vec<Error>) {
     }
 }
 
+/// How many predicates a reported cycle shows at each end.
+const CYCLE_ENDS: usize = 8;
+
 /// Orders the strongly connected components of the dependency graph (head depends on body) so that each
 /// comes after everything it depends on, and reports negations inside a component.
 fn stratify(
@@ -312,22 +332,31 @@ fn stratify(
             }
         }
     }
-    // tarjan_scc yields components in post-order: dependencies before dependents, as evaluation needs.
-    let sccs = tarjan_scc(&graph);
+    // kosaraju_scc yields components in post-order: dependencies before dependents, as evaluation needs. It
+    // is iterative (petgraph 0.6's tarjan_scc recurses once per predicate on a chain of rules).
+    let sccs = kosaraju_scc(&graph);
     let mut component = vec![0usize; preds.len()];
     for (i, scc) in sccs.iter().enumerate() {
         for n in scc {
             component[graph[*n]] = i;
         }
     }
+    // Each report searches its cycle through the component: only the first few are searched and listed.
+    let mut reported = 0;
     for rule in rules {
         for (lit, pred) in rule.clause.body.iter().zip(&rule.body_preds) {
             if let (Literal::Neg(atom) | Literal::Agg { atom, .. }, Some(p)) = (lit, *pred) {
-                if component[p] == component[rule.head] {
-                    let cycle = cycle_through(&graph, &nodes, &component, rule.head, p)
+                if component[p] == component[rule.head] && reported < MAX_DIAGNOSTICS {
+                    reported += 1;
+                    let mut cycle: Vec<String> = cycle_through(&graph, &nodes, &component, rule.head, p)
                         .into_iter()
                         .map(|q| preds[q].name.clone())
                         .collect();
+                    // A long cycle is shown by its ends, so the diagnostic stays a readable line.
+                    if cycle.len() > 2 * CYCLE_ENDS + 1 {
+                        let hidden = cycle.len() - 2 * CYCLE_ENDS;
+                        cycle.splice(CYCLE_ENDS..cycle.len() - CYCLE_ENDS, [format!("({hidden} more)")]);
+                    }
                     errors.push(Error::Unstratifiable {
                         location: atom.location.clone(),
                         predicate: atom.pred.clone(),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::directives::{self, Directives};
 use crate::error::{Error, Result};
 use crate::eval::Database;
+use crate::limits::MAX_TEXT_BYTES;
 use crate::lint::{self, Warning};
 use crate::parser;
 use crate::program::{self, Program};
@@ -79,7 +80,7 @@ impl RuleSet {
         let mut texts = Vec::with_capacity(paths.len());
         for path in paths {
             let path = path.as_ref();
-            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            let text = read_text(path).map_err(|source| Error::Io {
                 path: PathBuf::from(path),
                 source,
             })?;
@@ -143,8 +144,12 @@ impl RuleSet {
     /// The predicates the sources define, by a rule or by a fact, sorted by name.
     pub fn defined_predicates(&self) -> Vec<&str> {
         let p = &self.program;
+        let mut has_facts = vec![false; p.preds.len()];
+        for (f, _) in &p.base_facts {
+            has_facts[*f] = true;
+        }
         let mut v: Vec<&str> = (p.preds.iter().enumerate())
-            .filter(|(id, info)| info.derived || p.base_facts.iter().any(|(f, _)| f == id))
+            .filter(|(id, info)| info.derived || has_facts[*id])
             .map(|(_, info)| info.name.as_str())
             .collect();
         v.sort_unstable();
@@ -162,6 +167,24 @@ impl RuleSet {
     pub fn rule_count(&self) -> usize {
         self.program.strata.iter().map(|s| s.rules.len()).sum()
     }
+}
+
+/// Reads a rule file as UTF-8 text: at most one byte past [`MAX_TEXT_BYTES`] is read (the parser refuses a
+/// longer text with the limit), and a byte that is not UTF-8 is named by its offset.
+fn read_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    let limit = u64::try_from(MAX_TEXT_BYTES)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    std::fs::File::open(path)?.take(limit).read_to_end(&mut bytes)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text: invalid byte at offset {offset}"),
+        )
+    })
 }
 
 /// A batch of facts, e.g. one tick's sensor readings.

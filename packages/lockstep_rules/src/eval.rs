@@ -13,6 +13,14 @@ use crate::value::{hash_values, Value};
 /// `a op b`, or `None` when undefined (division by zero, overflow, non-finite float, arithmetic on a
 /// symbol): the rule instance then derives nothing, as in clingo.
 pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
+    if op == ArithOp::Abs {
+        let negated = match a {
+            Value::Int(i) => Value::Int(i.checked_neg()?),
+            Value::Float(x) => Value::from(-x.get()),
+            Value::Sym(_) => return None,
+        };
+        return arith(ArithOp::Max, a, negated);
+    }
     if let ArithOp::Min | ArithOp::Max = op {
         // By value, as comparisons order numbers; the value keeps its type (min(2, 3.5) is 2).
         if matches!(a, Value::Sym(_)) || matches!(b, Value::Sym(_)) {
@@ -29,7 +37,7 @@ pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
             // Integer division truncates toward zero, like Soufflé and C.
             ArithOp::Div => x.checked_div(y),
             ArithOp::Mod => x.checked_rem(y),
-            ArithOp::Min | ArithOp::Max => None,
+            ArithOp::Min | ArithOp::Max | ArithOp::Abs => None,
         }
         .map(Value::Int),
         (Value::Sym(_), _) | (_, Value::Sym(_)) => None,
@@ -41,7 +49,7 @@ pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
                 ArithOp::Mul => x * y,
                 ArithOp::Div => x / y,
                 ArithOp::Mod => x % y,
-                ArithOp::Min | ArithOp::Max => return None,
+                ArithOp::Min | ArithOp::Max | ArithOp::Abs => return None,
             };
             r.is_finite().then(|| Value::from(r))
         }
@@ -382,7 +390,7 @@ impl Exec<'_> {
                 out,
                 out_bound,
             } => {
-                let Some(result) = crate::aggregate::fold(rels, inner, *op, value.as_ref(), regs) else {
+                let Some(result) = crate::aggregate::fold(rels, inner, *op, value.as_deref(), regs) else {
                     return;
                 };
                 if *out_bound {

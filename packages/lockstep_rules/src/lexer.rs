@@ -33,15 +33,25 @@ pub(crate) enum Tok {
     Eof,
 }
 
+/// A token's text as a diagnostic quotes it: at most 40 characters, so that a huge name or string in a
+/// hostile text still gives a short one-line error.
+pub(crate) fn clip(text: &str) -> String {
+    const MAX_CHARS: usize = 40;
+    match text.char_indices().nth(MAX_CHARS) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 /// How a diagnostic names `tok`.
 pub(crate) fn describe(tok: &Tok) -> String {
     match tok {
-        Tok::Ident(s) => format!("`{s}`"),
-        Tok::Var(s) => format!("variable `{s}`"),
+        Tok::Ident(s) => format!("`{}`", clip(s)),
+        Tok::Var(s) => format!("variable `{}`", clip(s)),
         Tok::Anon => "`_`".into(),
         Tok::Int(i) => format!("`{i}`"),
         Tok::Float(x) => format!("`{x:?}`"),
-        Tok::Str(s) => format!("string {s:?}"),
+        Tok::Str(s) => format!("string {:?}", clip(s)),
         Tok::LParen => "`(`".into(),
         Tok::RParen => "`)`".into(),
         Tok::LBrace => "`{`".into(),
@@ -78,6 +88,7 @@ fn arith_text(op: ArithOp) -> &'static str {
         ArithOp::Mod => "mod",
         ArithOp::Min => "min",
         ArithOp::Max => "max",
+        ArithOp::Abs => "abs",
     }
 }
 
@@ -280,11 +291,12 @@ impl Lexer<'_> {
         if is_float {
             text.parse::<f64>()
                 .map(Tok::Float)
-                .map_err(|_| self.err(start.clone(), format!("invalid number `{text}`")))
+                .map_err(|_| self.err(start.clone(), format!("invalid number `{}`", clip(&text))))
         } else {
-            text.parse::<i64>()
-                .map(Tok::Int)
-                .map_err(|_| self.err(start.clone(), format!("integer `{text}` does not fit in 64 bits")))
+            text.parse::<i64>().map(Tok::Int).map_err(|_| {
+                let message = format!("integer `{}` does not fit in 64 bits", clip(&text));
+                self.err(start.clone(), message)
+            })
         }
     }
 

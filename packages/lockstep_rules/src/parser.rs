@@ -28,6 +28,7 @@ use std::sync::Arc;
 use crate::directives::{ColumnType, Decl, Directives};
 use crate::error::{Error, Location, Result};
 use crate::lexer::{describe, tokenize, Tok};
+use crate::limits::{MAX_BODY_LITERALS, MAX_DIAGNOSTICS, MAX_TEXT_BYTES};
 use crate::value::Value;
 
 /// Binary arithmetic operators.
@@ -42,6 +43,9 @@ pub(crate) enum ArithOp {
     /// The functions `min(a, b)` and `max(a, b)` (by value, as comparisons order numbers).
     Min,
     Max,
+    /// `abs(a)`, written `Bin(Abs, a, 0)`: `max(a, -a)` by value (the second operand is ignored). One node,
+    /// so that nested calls do not copy their argument (`abs(abs(...))` would double it per level).
+    Abs,
 }
 
 /// The names that are functions in expressions: `min(a, b, ...)`, `max(a, b, ...)`, `abs(x)`.
@@ -137,6 +141,21 @@ pub(crate) struct Clause {
     pub is_fact: bool,
 }
 
+/// The length of `body` after [`lift_arithmetic`]: one more literal per arithmetic argument of an atom.
+fn lifted_len(body: &[Literal]) -> usize {
+    let lifted = |a: &Atom| {
+        (a.args.iter())
+            .filter(|e| matches!(e, Expr::Neg(..) | Expr::Bin(..)))
+            .count()
+    };
+    (body.iter())
+        .map(|lit| match lit {
+            Literal::Pos(a) | Literal::Neg(a) => 1 + lifted(a),
+            Literal::Cmp { .. } | Literal::Agg { .. } => 1,
+        })
+        .sum()
+}
+
 /// Replace each arithmetic argument of a body atom by a fresh variable (`#0#fib`, `#1#fib`, ...: a name no
 /// rule can write, carrying the predicate for messages) and an equation between them, placed after a
 /// positive atom and before a negated one.
@@ -177,22 +196,24 @@ fn lift_arithmetic(body: Vec<Literal>) -> Vec<Literal> {
     out
 }
 
-struct Parser {
+pub(crate) struct Parser {
     toks: Vec<(Tok, Location)>,
-    pos: usize,
+    pub(crate) pos: usize,
     directives: Directives,
+    /// How many expressions are open around the cursor (see [`crate::parse_expr`]).
+    pub(crate) nesting: u32,
 }
 
 impl Parser {
-    fn peek(&self) -> &Tok {
+    pub(crate) fn peek(&self) -> &Tok {
         self.toks.get(self.pos).map_or(&Tok::Eof, |t| &t.0)
     }
 
-    fn peek2(&self) -> &Tok {
+    pub(crate) fn peek2(&self) -> &Tok {
         self.toks.get(self.pos + 1).map_or(&Tok::Eof, |t| &t.0)
     }
 
-    fn loc(&self) -> Location {
+    pub(crate) fn loc(&self) -> Location {
         match self.toks.get(self.pos).or_else(|| self.toks.last()) {
             Some((_, l)) => l.clone(),
             None => Location {
@@ -203,7 +224,7 @@ impl Parser {
         }
     }
 
-    fn next(&mut self) -> (Tok, Location) {
+    pub(crate) fn next(&mut self) -> (Tok, Location) {
         let item = self.toks.get(self.pos).cloned();
         if self.pos < self.toks.len() {
             self.pos += 1;
@@ -211,14 +232,14 @@ impl Parser {
         item.unwrap_or((Tok::Eof, self.loc()))
     }
 
-    fn unexpected(&self, expected: &str) -> Error {
+    pub(crate) fn unexpected(&self, expected: &str) -> Error {
         Error::Parse {
             location: self.loc(),
             message: format!("expected {expected}, found {}", describe(self.peek())),
         }
     }
 
-    fn expect(&mut self, tok: &Tok, expected: &str) -> Result<()> {
+    pub(crate) fn expect(&mut self, tok: &Tok, expected: &str) -> Result<()> {
         if self.peek() == tok {
             self.pos += 1;
             Ok(())
@@ -233,6 +254,13 @@ impl Parser {
         let mut errors = Vec::new();
         while *self.peek() != Tok::Eof {
             if let Err(e) = self.clause(out) {
+                if errors.len() == MAX_DIAGNOSTICS {
+                    errors.push(Error::Parse {
+                        location: e.location().cloned().unwrap_or_else(|| self.loc()),
+                        message: format!("too many errors; stopped after {MAX_DIAGNOSTICS}"),
+                    });
+                    break;
+                }
                 errors.push(e);
                 while !matches!(self.next().0, Tok::Dot | Tok::Eof) {}
             }
@@ -264,6 +292,18 @@ impl Parser {
                     while *self.peek() == Tok::Pipe {
                         self.pos += 1;
                         alternatives.push(self.conjunction()?);
+                    }
+                    if let Some(len) = alternatives.iter().map(|b| lifted_len(b)).max() {
+                        if len > MAX_BODY_LITERALS {
+                            return Err(Error::Parse {
+                                location: head.location.clone(),
+                                message: format!(
+                                    "rule body of {len} literals (counting each arithmetic argument of an \
+                                     atom) is longer than the limit of {MAX_BODY_LITERALS}; split the rule \
+                                     with intermediate predicates"
+                                ),
+                            });
+                        }
                     }
                     self.expect(&Tok::Dot, "`,`, `|` or `.` after a body literal")?;
                     for body in alternatives {
@@ -443,68 +483,6 @@ impl Parser {
         }
         Ok(Atom { pred, args, location })
     }
-
-    fn expr(&mut self) -> Result<Expr> {
-        self.left_assoc(&[ArithOp::Add, ArithOp::Sub], Self::term)
-    }
-
-    fn term(&mut self) -> Result<Expr> {
-        self.left_assoc(&[ArithOp::Mul, ArithOp::Div, ArithOp::Mod], Self::unary)
-    }
-
-    /// `operand (op operand)*` for the operators `ops` of one precedence level, grouped to the left.
-    fn left_assoc(&mut self, ops: &[ArithOp], operand: fn(&mut Self) -> Result<Expr>) -> Result<Expr> {
-        let mut lhs = operand(self)?;
-        loop {
-            let op = match *self.peek() {
-                Tok::Arith(op) if ops.contains(&op) => op,
-                _ => return Ok(lhs),
-            };
-            let location = self.loc();
-            self.pos += 1;
-            let rhs = operand(self)?;
-            lhs = fold(op, lhs, rhs, location);
-        }
-    }
-
-    fn unary(&mut self) -> Result<Expr> {
-        if *self.peek() == Tok::Arith(ArithOp::Sub) {
-            let location = self.loc();
-            self.pos += 1;
-            let inner = self.unary()?;
-            // Fold negative literals so `-0.2` is a constant (facts need ground constants).
-            return Ok(match inner {
-                Expr::Const(Value::Int(i), _) if i != i64::MIN => Expr::Const(Value::Int(-i), location),
-                Expr::Const(Value::Float(x), _) => Expr::Const(Value::from(-x.get()), location),
-                other => Expr::Neg(Box::new(other), location),
-            });
-        }
-        self.primary()
-    }
-
-    fn primary(&mut self) -> Result<Expr> {
-        let (tok, location) = self.next();
-        Ok(match tok {
-            Tok::Int(i) => Expr::Const(Value::Int(i), location),
-            Tok::Float(x) => Expr::Const(Value::from(x), location),
-            Tok::Str(s) => Expr::Const(Value::from(s.as_str()), location),
-            Tok::Ident(s) if FUNCTIONS.contains(&s.as_str()) && *self.peek() == Tok::LParen => {
-                self.call(&s, location)?
-            }
-            Tok::Ident(s) => Expr::Const(Value::from(s.as_str()), location),
-            Tok::Var(v) => Expr::Var(v, location),
-            Tok::Anon => Expr::Anon(location),
-            Tok::LParen => {
-                let e = self.expr()?;
-                self.expect(&Tok::RParen, "`)`")?;
-                e
-            }
-            _ => {
-                self.pos -= 1;
-                return Err(self.unexpected("a constant, a variable or `(`"));
-            }
-        })
-    }
 }
 
 impl Parser {
@@ -513,59 +491,58 @@ impl Parser {
         let call = FUNCTIONS.contains(&name) && *self.peek2() == Tok::LParen;
         !call && !matches!(self.peek2(), Tok::Cmp(_) | Tok::Arith(_))
     }
-
-    /// `min(a, b, ...)`, `max(a, b, ...)` (folded left) or `abs(x)` (= `max(x, -x)`), after the name.
-    fn call(&mut self, name: &str, location: Location) -> Result<Expr> {
-        self.expect(&Tok::LParen, "`(`")?;
-        let mut args = vec![self.expr()?];
-        while *self.peek() == Tok::Comma {
-            self.pos += 1;
-            args.push(self.expr()?);
-        }
-        self.expect(&Tok::RParen, "`,` or `)` in the arguments of a function")?;
-        let got = args.len();
-        let wrong = |wanted: &str| Error::Parse {
-            location: location.clone(),
-            message: format!("`{name}` takes {wanted} argument(s), got {got}"),
-        };
-        match name {
-            "abs" if args.len() == 1 => {
-                let x = args.remove(0);
-                let negated = match &x {
-                    Expr::Const(Value::Int(i), l) if *i != i64::MIN => Expr::Const(Value::Int(-i), l.clone()),
-                    Expr::Const(Value::Float(f), l) => Expr::Const(Value::from(-f.get()), l.clone()),
-                    other => Expr::Neg(Box::new(other.clone()), location.clone()),
-                };
-                Ok(fold(ArithOp::Max, x, negated, location))
-            }
-            "abs" => Err(wrong("one")),
-            _ if args.len() < 2 => Err(wrong("two or more")),
-            _ => {
-                let op = if name == "min" { ArithOp::Min } else { ArithOp::Max };
-                let mut args = args.into_iter();
-                let first = args.next().ok_or_else(|| wrong("two or more"))?;
-                Ok(args.fold(first, |acc, arg| fold(op, acc, arg, location.clone())))
-            }
-        }
-    }
 }
 
-/// Builds `lhs op rhs`, evaluating it right away when both sides are constants.
-fn fold(op: ArithOp, lhs: Expr, rhs: Expr, location: Location) -> Expr {
-    if let (Expr::Const(a, _), Expr::Const(b, _)) = (&lhs, &rhs) {
-        if let Some(v) = crate::eval::arith(op, *a, *b) {
-            return Expr::Const(v, location);
-        }
-    }
-    Expr::Bin(op, Box::new(lhs), Box::new(rhs), location)
-}
+/// Texts with more `(` than this are parsed on a thread of their own (see [`parse`]).
+const INLINE_PARENTHESES: usize = 32;
+
+/// The stack of that thread: 256 nesting levels take about 2.7 MB in an unoptimised build (the parser
+/// recurses several frames deep per parenthesis or call), more than the 2 MiB of a spawned or tokio thread.
+const PARSER_STACK_BYTES: usize = 32 << 20;
 
 /// Parses `text`; `origin` names it in locations.
+///
+/// Nesting is bounded by [`crate::limits::MAX_NESTING`], but the caller's stack may be small, so a text
+/// that could nest deeply (many `(`: the parser recurses only on parentheses and calls) is parsed on a
+/// thread with a stack known to hold the limit.
 pub(crate) fn parse(text: &str, origin: &str) -> Result<(Vec<Clause>, Directives)> {
+    if text.bytes().filter(|&b| b == b'(').count() <= INLINE_PARENTHESES {
+        return parse_here(text, origin);
+    }
+    let internal = |what: String| Error::Parse {
+        location: Location {
+            origin: Arc::from(origin),
+            line: 1,
+            column: 1,
+        },
+        message: format!("internal error: the rule parser's thread {what}"),
+    };
+    std::thread::scope(|scope| {
+        let parser = std::thread::Builder::new()
+            .name("rules-parser".into())
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, || parse_here(text, origin))
+            .map_err(|e| internal(format!("could not start: {e}")))?;
+        parser.join().map_err(|_| internal("stopped".into()))?
+    })
+}
+
+fn parse_here(text: &str, origin: &str) -> Result<(Vec<Clause>, Directives)> {
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(Error::Parse {
+            location: Location {
+                origin: Arc::from(origin),
+                line: 1,
+                column: 1,
+            },
+            message: format!("rule text is larger than the limit of {MAX_TEXT_BYTES} bytes (16 MiB)"),
+        });
+    }
     let mut parser = Parser {
         toks: tokenize(text, origin)?,
         pos: 0,
         directives: Directives::default(),
+        nesting: 0,
     };
     let mut clauses = Vec::new();
     parser.clauses(&mut clauses)?;

@@ -2,7 +2,9 @@
 //! compiled into join plans. [`build`] runs the checks of [`crate::check`], then the planning of
 //! [`crate::plan`].
 
-use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::check::check;
 use crate::error::{Location, Result};
@@ -88,15 +90,19 @@ pub(crate) enum Step {
         key: Vec<Arg>,
     },
     /// A comparison of two bound expressions.
-    Filter { op: CmpOp, lhs: CExpr, rhs: CExpr },
+    Filter {
+        op: CmpOp,
+        lhs: Arc<CExpr>,
+        rhs: Arc<CExpr>,
+    },
     /// `X = expr` with `X` not yet bound.
-    Assign { slot: usize, expr: CExpr },
+    Assign { slot: usize, expr: Arc<CExpr> },
     /// `out = op value : { atom }`: `inner` (a Scan or Contains over the whole relation) yields the rows,
     /// `value` is folded by `op`; `out` is assigned, or compared when already bound.
     Aggregate {
         inner: Box<Step>,
         op: AggOp,
-        value: Option<CExpr>,
+        value: Option<Arc<CExpr>>,
         out: usize,
         out_bound: bool,
     },
@@ -155,10 +161,11 @@ impl Stratum {
     pub(crate) fn new(preds: Vec<usize>, rules: Vec<CRule>, recursive: bool) -> Self {
         let mut full_indexes = Vec::new();
         let mut delta_indexes = Vec::new();
+        let (mut full_seen, mut delta_seen) = (FxHashSet::default(), FxHashSet::default());
         for rule in &rules {
-            indexes_read(&rule.full, &mut full_indexes);
+            indexes_read_into(&rule.full, &mut full_indexes, &mut full_seen);
             for (_, plan) in &rule.deltas {
-                indexes_read(plan, &mut delta_indexes);
+                indexes_read_into(plan, &mut delta_indexes, &mut delta_seen);
             }
         }
         Stratum {
@@ -171,8 +178,9 @@ impl Stratum {
     }
 }
 
-/// Adds to `out` the (predicate, index) pairs `steps` look rows up by.
-fn indexes_read(steps: &[Step], out: &mut Vec<(usize, usize)>) {
+/// Adds to `out` the (predicate, index) pairs `steps` look rows up by; `seen` holds what `out` holds (a set,
+/// so that a stratum of many rules stays linear).
+fn indexes_read_into(steps: &[Step], out: &mut Vec<(usize, usize)>, seen: &mut FxHashSet<(usize, usize)>) {
     for step in steps {
         let used = match step {
             Step::Scan {
@@ -186,12 +194,12 @@ fn indexes_read(steps: &[Step], out: &mut Vec<(usize, usize)>) {
                 ..
             } => Some((*pred, *ix)),
             Step::Aggregate { inner, .. } => {
-                indexes_read(std::slice::from_ref(&**inner), out);
+                indexes_read_into(std::slice::from_ref(&**inner), out, seen);
                 None
             }
             _ => None,
         };
-        if let Some(pair) = used.filter(|p| !out.contains(p)) {
+        if let Some(pair) = used.filter(|p| seen.insert(*p)) {
             out.push(pair);
         }
     }
@@ -216,5 +224,5 @@ impl Program {
 
 /// Checks and compiles `clauses` (all sources together).
 pub(crate) fn build(clauses: &[Clause]) -> Result<Program> {
-    check(clauses).map(compile)
+    check(clauses).and_then(compile)
 }

@@ -236,16 +236,26 @@ fn current_field(p: &DiffDriveParams, field: &str) -> f64 {
 }
 
 /// Applies `sim_facts` messages (std_msgs/String holding Datalog facts: `wet_floor. load_kg(120.0).`): the
-/// latest message is in force, asserted in every evaluation. A message that does not parse, holds rules, or
-/// would leave a typecode undecoded or the vehicle on an obstacle is refused with the reason (logged, and
-/// counted as dropped input); the previous facts stay.
+/// latest message is in force, asserted in every evaluation. A message that does not parse (bad syntax, too
+/// deep or too large: the rules library refuses those with the limit), holds rules, or would leave a typecode
+/// undecoded or the vehicle on an obstacle is dropped with the reason: counted as dropped input and logged at
+/// most once per period with the running counts; the previous facts stay. Parsing runs off the node's thread
+/// and outside the simulator's lock, so a large message does not stall the simulation loop.
 pub async fn sim_facts(stream: impl Stream<Item = StringMsg> + Unpin, shared: SharedSim, logger: String) {
     stream
         .for_each(|msg: StringMsg| {
-            if let Ok(mut s) = shared.lock() {
-                let set = parse_facts(&msg.data, "sim_facts").and_then(|facts| {
-                    let n = facts.len();
-                    s.sim.set_facts(facts).map(|()| n)
+            let shared = shared.clone();
+            let logger = logger.clone();
+            async move {
+                let parsed = tokio::task::spawn_blocking(move || parse_facts(&msg.data, "sim_facts"))
+                    .await
+                    .map_err(|e| format!("sim_facts: parsing stopped: {e}"));
+                let Ok(mut s) = shared.lock() else { return };
+                let set = parsed.and_then(|facts| {
+                    facts.map_err(|e| e.to_string()).and_then(|facts| {
+                        let n = facts.len();
+                        s.sim.set_facts(facts).map(|()| n).map_err(|e| e.to_string())
+                    })
                 });
                 match set {
                     Ok(n) => {
@@ -257,14 +267,30 @@ pub async fn sim_facts(stream: impl Stream<Item = StringMsg> + Unpin, shared: Sh
                         );
                     }
                     Err(e) => {
-                        r2r::log_warn!(&logger, "sim_facts refused, the previous facts stay: {e}");
-                        s.drop_input("sim_facts", e, &logger);
+                        let reason = format!("sim_facts refused, the previous facts stay: {}", one_line(&e));
+                        s.drop_input("sim_facts", reason, &logger);
                     }
                 }
             }
-            future::ready(())
         })
         .await;
+}
+
+/// The first line of a diagnostic (a message can hold many), cut to a log line's length, with how many lines
+/// were left out.
+fn one_line(text: &str) -> String {
+    const MAX_CHARS: usize = 300;
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    let mut line: String = first.chars().take(MAX_CHARS).collect();
+    if line.len() < first.len() {
+        line.push_str("...");
+    }
+    let more = lines.count();
+    if more > 0 {
+        line.push_str(&format!(" (and {more} more error line(s))"));
+    }
+    line
 }
 
 /// The check of every `~/set_parameters` (see [`Guarded`]): a parameter the node cannot change while it runs

@@ -157,14 +157,28 @@ fn setup(
         drive,
     }));
     let reloader = Reloader::new(shared.clone(), scene_file, rule_files, mode);
-    params
-        .lock()
-        .map_err(|_| lockstep_ros::Error::Poisoned)?
-        .set_guard(inputs::parameter_guard(
+    {
+        let mut p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
+        p.set_guard(inputs::parameter_guard(
             shared.clone(),
             reloader.clone(),
             logger.clone(),
         ));
+        p.set_logger(logger.clone());
+        // A set refused by the parameters' ranges counts as dropped input, like a bad cmd_vel. Lock order:
+        // parameters, then simulator, as the guard and the parameter changes take them.
+        let (shared, logger) = (shared.clone(), logger.clone());
+        p.set_on_refused(Box::new(move |name: &str, reason: &str| {
+            if let Ok(mut s) = shared.lock() {
+                let input = if name == "time_scale" {
+                    "time_scale"
+                } else {
+                    "parameters"
+                };
+                s.drop_input(input, reason, &logger);
+            }
+        }));
+    }
 
     let pubs = Publishers::create(&node, &st, logger.clone())?;
     let mut n = lock(&node)?;

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use lockstep_ros::{Int, ParamRule, ParamRules, Real};
 use lockstep_sim::{check_time_scale, Cell, CommandLimits, DiffDriveParams, Mode, SimConfig, MAX_TIME_SCALE};
 
 /// Conversions both ways between two structs with the same `f64` fields, written once.
@@ -175,6 +176,63 @@ impl Default for SimParams {
     }
 }
 
+/// A cell coordinate: -1 (none) or a column/row number.
+const CELL: Int = Int::closed(-1, 1_000_000, "");
+const TRACK_WIDTH: Real = Real::closed(0.01, 10.0, "m");
+const WHEEL_RADIUS: Real = Real::closed(0.001, 5.0, "m");
+const DELAY: Real = Real::closed(0.0, 10.0, "s");
+const CENTRIPETAL: Real = Real::closed(0.0, 100.0, "s^2/m");
+
+/// What each parameter may hold, checked at start ([`SimParams::config`]) and on every run-time set (a bad
+/// one is refused with the reason and the value in force stays).
+const RULES: &[ParamRule] = &[
+    ParamRule::non_empty("scene_file"),
+    ParamRule::non_empty("rule_files"),
+    ParamRule::int("start_column", CELL),
+    ParamRule::int("start_row", CELL),
+    ParamRule::real("start_yaw_rad", Real::closed(-1e3, 1e3, "rad")),
+    ParamRule::int("destination_column", CELL),
+    ParamRule::int("destination_row", CELL),
+    ParamRule::real("rate_hz", Real::above(0.0, 1e4, "Hz")),
+    ParamRule::real("publish_rate_hz", Real::above(0.0, 1e4, "Hz")),
+    ParamRule::real("range_rate_hz", Real::closed(0.0, 1e4, "Hz")),
+    ParamRule::real("time_scale", Real::closed(0.0, MAX_TIME_SCALE, "")),
+    ParamRule::real("vehicle_radius_m", Real::above(0.0, 100.0, "m")),
+    ParamRule::real("sensor_range_m", Real::above(0.0, 1e4, "m")),
+    ParamRule::real("min_step_m", Real::closed(0.0, 100.0, "m")),
+    ParamRule::real("arrival_tolerance_m", Real::above(0.0, 1e3, "m")),
+    ParamRule::real("cmd_timeout_secs", Real::closed(0.0, 86_400.0, "s")),
+    ParamRule::real("max_linear_mps", Real::above(0.0, 1e3, "m/s")),
+    ParamRule::real("max_angular_radps", Real::above(0.0, 1e3, "rad/s")),
+    ParamRule::real("true_vehicle.track_width_m", TRACK_WIDTH),
+    ParamRule::real("true_vehicle.wheel_radius_m", WHEEL_RADIUS),
+    ParamRule::real("true_vehicle.delay_secs", DELAY),
+    ParamRule::real("true_vehicle.centripetal_factor", CENTRIPETAL),
+    ParamRule::real("nominal_vehicle.track_width_m", TRACK_WIDTH),
+    ParamRule::real("nominal_vehicle.wheel_radius_m", WHEEL_RADIUS),
+    ParamRule::real("nominal_vehicle.delay_secs", DELAY),
+    ParamRule::real("nominal_vehicle.centripetal_factor", CENTRIPETAL),
+    ParamRule::real("slam_sigma_xy_m", Real::closed(0.0, 100.0, "m")),
+    ParamRule::real("slam_sigma_yaw_rad", Real::closed(0.0, 10.0, "rad")),
+    ParamRule::real("slam_rate_hz", Real::closed(0.0, 1e4, "Hz")),
+    ParamRule::int("seed", Int::closed(0, i64::MAX, "")),
+    ParamRule::non_empty("map_frame"),
+    ParamRule::non_empty("odom_frame"),
+    ParamRule::non_empty("base_frame"),
+    ParamRule::non_empty("left_wheel_joint"),
+    ParamRule::non_empty("right_wheel_joint"),
+    ParamRule::real("watch_period_secs", Real::closed(0.01, 3600.0, "s")),
+    ParamRule::real("marker_rate_hz", Real::above(0.0, 1e3, "Hz")),
+    ParamRule::int("path_max_points", Int::closed(2, 10_000_000, "points")),
+    ParamRule::int("state_history_depth", Int::closed(1, 1_000_000, "states")),
+];
+
+impl ParamRules for SimParams {
+    fn param_rules() -> &'static [ParamRule] {
+        RULES
+    }
+}
+
 fn cell_param(column: i64, row: i64, name: &str) -> anyhow::Result<Option<Cell>> {
     match (column, row) {
         (-1, -1) => Ok(None),
@@ -205,6 +263,7 @@ pub fn rule_paths(list: &str) -> Vec<PathBuf> {
 impl SimParams {
     /// The simulator's configuration; an error names the parameter.
     pub fn config(&self) -> anyhow::Result<SimConfig> {
+        lockstep_ros::param_rules::check_all(&mut self.clone()).map_err(anyhow::Error::msg)?;
         let mode: Mode = self.mode.parse()?;
         let positive = |name: &str, v: f64| {
             anyhow::ensure!(
@@ -322,6 +381,50 @@ mod tests {
             ..SimParams::default()
         };
         assert!(p.config().unwrap_err().to_string().contains("start"));
+    }
+
+    #[test]
+    fn every_rule_names_a_parameter_and_bad_start_values_give_the_range() {
+        assert!(lockstep_ros::param_rules::check_all(&mut SimParams::default()).is_ok());
+        let mut p = SimParams::default();
+        p.nominal_vehicle.track_width_m = f64::NAN;
+        assert_eq!(
+            p.config().unwrap_err().to_string(),
+            "parameter 'nominal_vehicle.track_width_m' = NaN: must be finite and in [0.01, 10] m"
+        );
+        let p = SimParams {
+            time_scale: 1e308,
+            ..SimParams::default()
+        };
+        assert!(p
+            .config()
+            .unwrap_err()
+            .to_string()
+            .contains("'time_scale' = 1e308: must be finite and in [0, 10000]"));
+    }
+
+    #[test]
+    fn run_time_sets_breaking_a_rule_are_refused_and_the_value_stays() {
+        use r2r::{ParameterValue, RosParams as _};
+        let mut p = lockstep_ros::Guarded::new(SimParams::default());
+        for (name, value) in [
+            ("time_scale", ParameterValue::Double(f64::NAN)),
+            ("true_vehicle.wheel_radius_m", ParameterValue::Double(-0.05)),
+            ("min_step_m", ParameterValue::Double(f64::INFINITY)),
+            ("map_frame", ParameterValue::String(String::new())),
+        ] {
+            let e = p.set_parameter(name, &value).unwrap_err().to_string();
+            assert!(e.contains(&format!("parameter '{name}' = ")), "{e}");
+        }
+        assert_eq!(p.time_scale, 1.0);
+        assert_eq!(
+            p.true_vehicle.wheel_radius_m,
+            DiffDriveParams::default().wheel_radius_m
+        );
+        assert_eq!(p.map_frame, "map");
+        p.set_parameter("time_scale", &ParameterValue::Double(4.0))
+            .unwrap();
+        assert_eq!(p.time_scale, 4.0);
     }
 
     #[test]
