@@ -2,11 +2,10 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{bail, Context};
 
-use crate::{parse_arguments, plan_file, run, say, LaunchOptions, PackageIndex, RunOptions};
+use crate::{parse_arguments, plan_file, run, say, sigterm_timeout, LaunchOptions, PackageIndex, RunOptions};
 
 /// When to colour the output prefixes.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -32,7 +31,7 @@ pub struct LaunchArgs {
     /// Colour the output prefixes.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: Color,
-    /// Seconds between SIGINT and SIGTERM (and between SIGTERM and SIGKILL) when stopping.
+    /// Seconds between SIGINT and SIGTERM (and between SIGTERM and SIGKILL) when stopping, 0 to 3600.
     #[arg(long, default_value_t = 5.0)]
     pub sigterm_timeout: f64,
     /// Where the processes' log files go [default: $ROS_LOG_DIR or ~/.ros/log, in a folder per launch].
@@ -42,6 +41,7 @@ pub struct LaunchArgs {
 
 /// Runs `lockstep launch`.
 pub fn run_launch(args: LaunchArgs) -> anyhow::Result<()> {
+    let sigterm_timeout = sigterm_timeout(args.sigterm_timeout)?;
     let index = PackageIndex::from_environment();
     let mut rest = args.arguments.clone();
     let file = if !rest.is_empty() && !rest[0].contains(":=") && !std::path::Path::new(&args.file).is_file() {
@@ -107,18 +107,12 @@ pub fn run_launch(args: LaunchArgs) -> anyhow::Result<()> {
         Color::Never => false,
         Color::Auto => std::io::stdout().is_terminal(),
     };
-    if !(args.sigterm_timeout.is_finite() && args.sigterm_timeout >= 0.0) {
-        bail!(
-            "--sigterm-timeout {}: expected seconds >= 0",
-            args.sigterm_timeout
-        );
-    }
     let log_dir = args.log_dir.unwrap_or_else(default_log_dir);
     let outcome = run(
         &plan,
         &RunOptions {
             color,
-            sigterm_timeout: Duration::from_secs_f64(args.sigterm_timeout),
+            sigterm_timeout,
             log_dir,
         },
     )?;

@@ -6,9 +6,12 @@
 //! `executable`, and the substitutions `var`, `env`, `find-pkg-share`, `find-pkg-prefix`, `dirname`,
 //! `filename`, `anon`. Anything else is an error naming the tag (or attribute, or substitution), the file and
 //! the line. [`run`] starts the plan: prefixed output, log files, SIGINT forwarding, `on_exit="shutdown"`.
+//! A file past one of the bounds of [`limits`] (size, nesting, include cycles, expanded text) is refused with
+//! the place and the limit.
 
 pub mod ament;
 mod error;
+pub mod limits;
 pub mod plan;
 mod run;
 mod stuck;
@@ -21,5 +24,5 @@ pub mod cli;
 pub use ament::PackageIndex;
 pub use error::{LaunchError, Location, Result};
 pub use plan::{DeclaredArg, NodeSpec, Output, ParamSource, Plan, ProcessSpec};
-pub use run::{run, say, Ended, Outcome, RunOptions};
+pub use run::{run, say, sigterm_timeout, Ended, Outcome, RunOptions};
 pub use walk::{parse_arguments, plan_file, LaunchOptions};

@@ -168,11 +168,37 @@ pub fn value_text(value: &Value) -> String {
 /// A parameter value from launch-file text, typed as `ros2 launch` types it: YAML scalars and lists keep
 /// their type (`1` integer, `1.0` double, `true` bool, `[1, 2]` integer array); anything else is a string.
 pub fn typed_value(text: &str) -> Value {
+    if nests_brackets(text) {
+        // Never a scalar or a list of scalars, and the YAML parser takes quadratic time on deep nesting.
+        return Value::String(text.to_string());
+    }
     match serde_norway::from_str::<Value>(text) {
         Ok(value @ (Value::Bool(_) | Value::Number(_) | Value::String(_))) => value,
         Ok(Value::Sequence(items)) if items.iter().all(is_scalar) => Value::Sequence(items),
         _ => Value::String(text.to_string()),
     }
+}
+
+/// Whether `text` opens a `[` or `{` inside another one, outside quotes.
+fn nests_brackets(text: &str) -> bool {
+    let mut depth = 0usize;
+    let mut quote = None;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[' | '{') => {
+                depth += 1;
+                if depth > 1 {
+                    return true;
+                }
+            }
+            (None, ']' | '}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn is_scalar(value: &Value) -> bool {
@@ -232,6 +258,28 @@ mod tests {
         assert!(matches!(typed_value("[1, 2]"), Value::Sequence(ref s) if s.len() == 2));
         assert_eq!(value_text(&typed_value("")), "''");
         assert_eq!(value_text(&typed_value("[1, 2]")), "[1, 2]");
+    }
+
+    #[test]
+    fn hostile_parameter_text_stays_text() {
+        for text in [
+            "[".repeat(100_000),
+            format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000)),
+            format!("{}a: 1", "- ".repeat(10_000)),
+            "a: &a [1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b]"
+                .into(),
+            "[[1]]".into(),
+            "{a: [1]}".into(),
+        ] {
+            let started = std::time::Instant::now();
+            assert_eq!(typed_value(&text), Value::String(text.clone()));
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(1),
+                "{:?}",
+                started.elapsed()
+            );
+        }
+        assert!(matches!(typed_value("['[a]', \"{b}\"]"), Value::Sequence(ref s) if s.len() == 2));
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::error::{LaunchError, Result};
+use crate::limits::MAX_SIGTERM_TIMEOUT_SECS;
 use crate::plan::{inline_params_yaml, Output, Plan, ProcessSpec};
 
 /// How to run.
@@ -77,6 +78,27 @@ struct Running {
     readers: Vec<JoinHandle<()>>,
     shutdown_on_exit: bool,
     ended: Option<Ended>,
+}
+
+/// `--sigterm-timeout` as a duration: finite seconds in `[0, MAX_SIGTERM_TIMEOUT_SECS]`.
+pub fn sigterm_timeout(secs: f64) -> Result<Duration> {
+    if !(secs.is_finite() && (0.0..=MAX_SIGTERM_TIMEOUT_SECS).contains(&secs)) {
+        return Err(LaunchError::BadOption {
+            option: "--sigterm-timeout",
+            value: number_text(secs),
+            expected: format!("seconds in [0, {MAX_SIGTERM_TIMEOUT_SECS}]"),
+        });
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A number as typed, short: `1e300`, not three hundred digits.
+fn number_text(value: f64) -> String {
+    if value != 0.0 && value.is_finite() && !(1e-3..1e6).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
 }
 
 /// Launcher messages, like `ros2 launch`'s `[INFO] [launch]: ...`.

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::limits::{bytes_text, MAX_SUBSTITUTIONS_PER_FILE, MAX_SUBSTITUTION_NESTING, MAX_VALUE_BYTES};
+
 /// What substitutions read: launch configurations, the environment, the file being read, packages.
 pub trait SubstEnv {
     /// A launch configuration (`arg`, `let`, include arguments, command line).
@@ -27,12 +29,38 @@ enum Part {
 /// The names `expand` understands, for error messages.
 pub const SUPPORTED: &str = "var, env, find-pkg-share, find-pkg-prefix, dirname, filename, anon";
 
-/// Expands every substitution in `text`; the error says which substitution failed and why.
+/// How much expanding may still do: substitutions left for the file being read, and the longest value.
+#[derive(Debug, Clone)]
+pub struct Bounds {
+    /// Substitutions evaluated so far.
+    pub substitutions: usize,
+    /// At most this many substitutions.
+    pub max_substitutions: usize,
+    /// No value (nor argument of a substitution) longer than this, in bytes.
+    pub max_value_bytes: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Self {
+            substitutions: 0,
+            max_substitutions: MAX_SUBSTITUTIONS_PER_FILE,
+            max_value_bytes: MAX_VALUE_BYTES,
+        }
+    }
+}
+
+/// Expands every substitution in `text` within the default [`Bounds`]; the error says which substitution
+/// failed and why.
 pub fn expand(text: &str, env: &mut dyn SubstEnv) -> Result<String, String> {
+    expand_bounded(text, env, &mut Bounds::default())
+}
+
+/// Expands every substitution in `text`, counting them in `bounds` and refusing values past its size.
+pub fn expand_bounded(text: &str, env: &mut dyn SubstEnv, bounds: &mut Bounds) -> Result<String, String> {
     let chars: Vec<char> = text.chars().collect();
-    let (parts, end) = parse_parts(&chars, 0, Stop::End)?;
-    debug_assert_eq!(end, chars.len());
-    eval_parts(&parts, env)
+    let (parts, _end) = parse_parts(&chars, 0, Stop::End, 0)?;
+    eval_parts(&parts, env, bounds)
 }
 
 /// Whether `text` holds a substitution at all.
@@ -48,7 +76,13 @@ enum Stop {
     Quote(char),
 }
 
-fn parse_parts(chars: &[char], mut pos: usize, stop: Stop) -> Result<(Vec<Part>, usize), String> {
+/// Parses text and substitutions until `stop`; `nesting` is how many `$(` enclose it.
+fn parse_parts(
+    chars: &[char],
+    mut pos: usize,
+    stop: Stop,
+    nesting: usize,
+) -> Result<(Vec<Part>, usize), String> {
     let mut parts = Vec::new();
     let mut text = String::new();
     while pos < chars.len() {
@@ -62,7 +96,12 @@ fn parse_parts(chars: &[char], mut pos: usize, stop: Stop) -> Result<(Vec<Part>,
             if !text.is_empty() {
                 parts.push(Part::Text(std::mem::take(&mut text)));
             }
-            let (part, next) = parse_sub(chars, pos + 2)?;
+            if nesting >= MAX_SUBSTITUTION_NESTING {
+                return Err(format!(
+                    "substitutions nest deeper than {MAX_SUBSTITUTION_NESTING} `$(` levels (limit {MAX_SUBSTITUTION_NESTING})"
+                ));
+            }
+            let (part, next) = parse_sub(chars, pos + 2, nesting + 1)?;
             parts.push(part);
             pos = next;
         } else {
@@ -82,7 +121,7 @@ fn parse_parts(chars: &[char], mut pos: usize, stop: Stop) -> Result<(Vec<Part>,
 }
 
 /// Parses after `$(` up to and including the matching `)`.
-fn parse_sub(chars: &[char], mut pos: usize) -> Result<(Part, usize), String> {
+fn parse_sub(chars: &[char], mut pos: usize, nesting: usize) -> Result<(Part, usize), String> {
     let start = pos;
     while pos < chars.len() && !chars[pos].is_whitespace() && chars[pos] != ')' {
         pos += 1;
@@ -100,12 +139,12 @@ fn parse_sub(chars: &[char], mut pos: usize) -> Result<(Part, usize), String> {
             None => return Err(format!("`$({name}` is never closed with `)`")),
             Some(')') => return Ok((Part::Sub { name, args }, pos + 1)),
             Some(&q) if q == '\'' || q == '"' => {
-                let (parts, end) = parse_parts(chars, pos + 1, Stop::Quote(q))?;
+                let (parts, end) = parse_parts(chars, pos + 1, Stop::Quote(q), nesting)?;
                 args.push(parts);
                 pos = end + 1;
             }
             Some(_) => {
-                let (parts, end) = parse_parts(chars, pos, Stop::Argument)?;
+                let (parts, end) = parse_parts(chars, pos, Stop::Argument, nesting)?;
                 args.push(parts);
                 pos = end;
             }
@@ -113,21 +152,40 @@ fn parse_sub(chars: &[char], mut pos: usize) -> Result<(Part, usize), String> {
     }
 }
 
-fn eval_parts(parts: &[Part], env: &mut dyn SubstEnv) -> Result<String, String> {
+fn eval_parts(parts: &[Part], env: &mut dyn SubstEnv, bounds: &mut Bounds) -> Result<String, String> {
     let mut out = String::new();
     for part in parts {
         match part {
-            Part::Text(text) => out.push_str(text),
+            Part::Text(text) => append(&mut out, text, bounds)?,
             Part::Sub { name, args } => {
+                bounds.substitutions += 1;
+                if bounds.substitutions > bounds.max_substitutions {
+                    return Err(format!(
+                        "more than {0} substitutions in one file (limit {0})",
+                        bounds.max_substitutions
+                    ));
+                }
                 let args = args
                     .iter()
-                    .map(|arg| eval_parts(arg, env))
+                    .map(|arg| eval_parts(arg, env, bounds))
                     .collect::<Result<Vec<_>, _>>()?;
-                out.push_str(&eval_sub(name, &args, env)?);
+                append(&mut out, &eval_sub(name, &args, env)?, bounds)?;
             }
         }
     }
     Ok(out)
+}
+
+/// Appends `piece` unless the value would grow past the size limit.
+fn append(out: &mut String, piece: &str, bounds: &Bounds) -> Result<(), String> {
+    if out.len().saturating_add(piece.len()) > bounds.max_value_bytes {
+        return Err(format!(
+            "the value grows past {}, the limit of one expanded value",
+            bytes_text(bounds.max_value_bytes)
+        ));
+    }
+    out.push_str(piece);
+    Ok(())
 }
 
 fn eval_sub(name: &str, args: &[String], env: &mut dyn SubstEnv) -> Result<String, String> {

@@ -9,11 +9,17 @@ use roxmltree::Node;
 use serde_norway::Value;
 
 use crate::ament::PackageIndex;
-use crate::error::{LaunchError, Location, Result};
+use crate::error::{one_line, LaunchError, Location, Result};
+use crate::limits::MAX_DEPTH;
 use crate::plan::{absolute, join_namespace, typed_value, DeclaredArg, Output, Plan};
-use crate::subst::{self, SubstEnv};
+use crate::subst::{self, Bounds, SubstEnv};
 
+mod bounds;
 mod node;
+mod source;
+
+use bounds::scope_bytes;
+use source::Source;
 
 /// How to read a launch file: command-line arguments and where packages are.
 #[derive(Debug, Clone, Default)]
@@ -28,13 +34,34 @@ pub fn parse_arguments(args: &[String]) -> Result<Vec<(String, String)>> {
     args.iter()
         .map(|arg| match arg.split_once(":=") {
             Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
-            _ => Err(LaunchError::BadArgument(arg.clone())),
+            _ => Err(LaunchError::BadArgument(one_line(arg))),
         })
         .collect()
 }
 
+/// Stack of the thread that reads launch files: the reading recurses once per nesting level, bounded by
+/// [`crate::limits::MAX_DEPTH`], and at that depth (through includes, in a debug build) needs about 2 MiB;
+/// a thread of its own keeps that independent of the caller's stack.
+const READER_STACK_BYTES: usize = 16 << 20;
+
 /// Reads `path` and everything it includes into the processes to start.
 pub fn plan_file(path: &Path, options: &LaunchOptions) -> Result<Plan> {
+    std::thread::scope(|scope| {
+        let reader = std::thread::Builder::new()
+            .name("launch-reader".into())
+            .stack_size(READER_STACK_BYTES)
+            .spawn_scoped(scope, || read_plan(path, options))
+            .map_err(|source| LaunchError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        reader
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+fn read_plan(path: &Path, options: &LaunchOptions) -> Result<Plan> {
     let mut walker = Walker {
         options,
         plan: Plan::default(),
@@ -42,6 +69,10 @@ pub fn plan_file(path: &Path, options: &LaunchOptions) -> Result<Plan> {
         labels: BTreeMap::new(),
         declared: BTreeSet::new(),
         depth: 0,
+        files: Vec::new(),
+        files_read: 0,
+        copied: 0,
+        bounds: Bounds::default(),
     };
     let mut scope = Scope::default();
     for (name, value) in &options.arguments {
@@ -75,7 +106,16 @@ struct Walker<'o> {
     anon: BTreeMap<String, String>,
     labels: BTreeMap<String, usize>,
     declared: BTreeSet<String>,
+    /// Elements open around the one being read, across included files.
     depth: usize,
+    /// The files being read, outermost first (as the file system names them), to see include cycles.
+    files: Vec<PathBuf>,
+    /// Files read so far.
+    files_read: usize,
+    /// Bytes of text read, expanded and copied so far (see [`crate::limits::MAX_COPIED_BYTES`]).
+    copied: usize,
+    /// Substitutions of the file being read.
+    bounds: Bounds,
 }
 
 /// Substitution context: one scope of one file.
@@ -111,38 +151,22 @@ impl SubstEnv for Subst<'_> {
     }
 }
 
-const MAX_INCLUDE_DEPTH: usize = 32;
-
-fn location(file: &Path, node: Node<'_, '_>, pos: usize) -> Location {
-    let text_pos = node.document().text_pos_at(pos);
-    Location {
-        file: file.to_path_buf(),
-        line: text_pos.row,
-        column: text_pos.col,
-    }
-}
-
-fn at(file: &Path, node: Node<'_, '_>) -> Location {
-    location(file, node, node.range().start)
+fn at(src: &Source<'_>, node: Node<'_, '_>) -> Location {
+    src.location(node.range().start)
 }
 
 impl Walker<'_> {
     fn file(&mut self, path: &Path, scope: &mut Scope, included_at: Option<&Location>) -> Result<()> {
-        if self.depth >= MAX_INCLUDE_DEPTH {
-            let at = included_at.cloned().unwrap_or(Location {
-                file: path.to_path_buf(),
-                line: 1,
-                column: 1,
+        let text = self.read(path, included_at)?;
+        let src = Source::new(path, &text);
+        if let Some(pos) = bounds::too_deep(&text, MAX_DEPTH) {
+            return Err(LaunchError::Limit {
+                at: src.location(pos),
+                message: format!(
+                    "elements nest deeper than {MAX_DEPTH} levels in this file (limit {MAX_DEPTH})"
+                ),
             });
-            return Err(LaunchError::invalid(
-                &at,
-                format!("includes nest deeper than {MAX_INCLUDE_DEPTH} files (an include cycle?)"),
-            ));
         }
-        let text = std::fs::read_to_string(path).map_err(|source| LaunchError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
         let doc = roxmltree::Document::parse(&text).map_err(|source| LaunchError::Xml {
             path: path.to_path_buf(),
             source,
@@ -150,30 +174,31 @@ impl Walker<'_> {
         let root = doc.root_element();
         if root.tag_name().name() != "launch" {
             return Err(LaunchError::invalid(
-                &at(path, root),
+                &at(&src, root),
                 format!(
                     "the root element is <{}>, a launch file's is <launch>",
                     root.tag_name().name()
                 ),
             ));
         }
-        check_attributes(path, root, &["version"])?;
-        self.depth += 1;
-        let result = self.children(path, root, scope);
-        self.depth -= 1;
+        check_attributes(&src, root, &["version"])?;
+        let outer_bounds = std::mem::take(&mut self.bounds);
+        let result = self.nested(&src, root, |walker| walker.children(&src, root, scope));
+        self.bounds = outer_bounds;
+        self.files.pop();
         result
     }
 
-    fn children(&mut self, file: &Path, parent: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+    fn children(&mut self, src: &Source<'_>, parent: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
         for child in parent.children().filter(Node::is_element) {
-            self.element(file, child, scope)?;
+            self.element(src, child, scope)?;
         }
         Ok(())
     }
 
     fn expand(
         &mut self,
-        file: &Path,
+        src: &Source<'_>,
         node: Node<'_, '_>,
         scope: &Scope,
         name: &str,
@@ -183,36 +208,41 @@ impl Walker<'_> {
         };
         let mut env = Subst {
             scope,
-            file,
+            file: src.path(),
             index: &self.options.index,
             anon: &mut self.anon,
         };
-        subst::expand(attribute.value(), &mut env)
-            .map(Some)
-            .map_err(|message| {
-                LaunchError::invalid(&location(file, node, attribute.range_value().start), message)
-            })
+        let value = subst::expand_bounded(attribute.value(), &mut env, &mut self.bounds)
+            .map_err(|message| LaunchError::invalid(&src.location(attribute.range_value().start), message))?;
+        self.spend(src, node, value.len())?;
+        Ok(Some(value))
     }
 
-    fn required(&mut self, file: &Path, node: Node<'_, '_>, scope: &Scope, name: &str) -> Result<String> {
-        self.expand(file, node, scope, name)?
+    fn required(
+        &mut self,
+        src: &Source<'_>,
+        node: Node<'_, '_>,
+        scope: &Scope,
+        name: &str,
+    ) -> Result<String> {
+        self.expand(src, node, scope, name)?
             .ok_or_else(|| LaunchError::MissingAttribute {
-                at: at(file, node),
+                at: at(src, node),
                 tag: node.tag_name().name().to_string(),
                 attribute: name.to_string(),
             })
     }
 
     /// `if=` / `unless=`: whether the element applies.
-    fn condition(&mut self, file: &Path, node: Node<'_, '_>, scope: &Scope) -> Result<bool> {
+    fn condition(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &Scope) -> Result<bool> {
         for (name, wanted) in [("if", true), ("unless", false)] {
-            if let Some(value) = self.expand(file, node, scope, name)? {
+            if let Some(value) = self.expand(src, node, scope, name)? {
                 let truth = match value.trim().to_ascii_lowercase().as_str() {
                     "true" | "1" => true,
                     "false" | "0" => false,
                     other => {
                         return Err(LaunchError::invalid(
-                            &at(file, node),
+                            &at(src, node),
                             format!("{name}=\"{other}\": a condition is true, false, 1 or 0"),
                         ))
                     }
@@ -225,7 +255,7 @@ impl Walker<'_> {
         Ok(true)
     }
 
-    fn element(&mut self, file: &Path, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+    fn element(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
         let tag = node.tag_name().name();
         let known: &[&str] = match tag {
             "arg" => &["name", "default", "description"],
@@ -259,97 +289,100 @@ impl Walker<'_> {
                     _ => "",
                 };
                 return Err(LaunchError::UnsupportedTag {
-                    at: at(file, node),
+                    at: at(src, node),
                     tag: other.to_string(),
                     hint: format!("{hint}; supported: arg, let, node, executable, group, push-ros-namespace, set_env, unset_env, set_remap, set_parameter, include"),
                 });
             }
         };
-        check_attributes(file, node, known)?;
-        if !self.condition(file, node, scope)? {
+        check_attributes(src, node, known)?;
+        if !self.condition(src, node, scope)? {
             return Ok(());
         }
         match tag {
-            "arg" => self.arg(file, node, scope),
+            "arg" => self.arg(src, node, scope),
             "let" => {
-                let name = self.required(file, node, scope, "name")?;
-                let value = self.required(file, node, scope, "value")?;
+                let name = self.required(src, node, scope, "name")?;
+                let value = self.required(src, node, scope, "value")?;
                 scope.vars.insert(name, value);
                 Ok(())
             }
-            "node" => self.node(file, node, scope),
-            "executable" => self.executable(file, node, scope),
+            "node" => self.node(src, node, scope),
+            "executable" => self.executable(src, node, scope),
             "group" => {
-                let scoped = self.flag(file, node, scope, "scoped", true)?;
-                if scoped {
+                let scoped = self.flag(src, node, scope, "scoped", true)?;
+                if !node.children().any(|c| c.is_element()) {
+                    Ok(())
+                } else if scoped {
+                    self.spend(src, node, scope_bytes(scope))?;
                     let mut inner = scope.clone();
-                    self.children(file, node, &mut inner)
+                    self.nested(src, node, |walker| walker.children(src, node, &mut inner))
                 } else {
-                    self.children(file, node, scope)
+                    self.nested(src, node, |walker| walker.children(src, node, scope))
                 }
             }
             "push-ros-namespace" | "push_ros_namespace" => {
-                let namespace = self.required(file, node, scope, "namespace")?;
+                let namespace = self.required(src, node, scope, "namespace")?;
                 scope.namespace = join_namespace(&scope.namespace, &namespace);
                 Ok(())
             }
             "set_env" => {
-                let name = self.required(file, node, scope, "name")?;
-                let value = self.required(file, node, scope, "value")?;
+                let name = self.required(src, node, scope, "name")?;
+                let value = self.required(src, node, scope, "value")?;
                 scope.env.insert(name, Some(value));
                 Ok(())
             }
             "unset_env" => {
-                let name = self.required(file, node, scope, "name")?;
+                let name = self.required(src, node, scope, "name")?;
                 scope.env.insert(name, None);
                 Ok(())
             }
             "set_remap" => {
-                let from = self.required(file, node, scope, "from")?;
-                let to = self.required(file, node, scope, "to")?;
+                let from = self.required(src, node, scope, "from")?;
+                let to = self.required(src, node, scope, "to")?;
                 scope.remaps.push((from, to));
                 Ok(())
             }
             "set_parameter" => {
-                let name = self.required(file, node, scope, "name")?;
-                let value = self.required(file, node, scope, "value")?;
+                let name = self.required(src, node, scope, "name")?;
+                let value = self.required(src, node, scope, "value")?;
                 scope.params.push((name, typed_value(&value)));
                 Ok(())
             }
-            _ => self.include(file, node, scope),
+            _ => self.include(src, node, scope),
         }
     }
 
     fn flag(
         &mut self,
-        file: &Path,
+        src: &Source<'_>,
         node: Node<'_, '_>,
         scope: &Scope,
         name: &str,
         default: bool,
     ) -> Result<bool> {
-        match self.expand(file, node, scope, name)?.as_deref().map(str::trim) {
+        match self.expand(src, node, scope, name)?.as_deref().map(str::trim) {
             None => Ok(default),
             Some("true" | "True" | "1") => Ok(true),
             Some("false" | "False" | "0") => Ok(false),
             Some(other) => Err(LaunchError::invalid(
-                &at(file, node),
+                &at(src, node),
                 format!("{name}=\"{other}\": expected true or false"),
             )),
         }
     }
 
-    fn arg(&mut self, file: &Path, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
-        let name = self.required(file, node, scope, "name")?;
-        let default = self.expand(file, node, scope, "default")?;
+    fn arg(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+        let name = self.required(src, node, scope, "name")?;
+        let default = self.expand(src, node, scope, "default")?;
         let description = node.attribute("description").map(str::to_string);
         let value = match (scope.vars.get(&name), &default) {
             (Some(value), _) => value.clone(),
             (None, Some(default)) => default.clone(),
             (None, None) => {
                 return Err(LaunchError::ArgumentWithoutValue {
-                    at: at(file, node),
-                    name,
+                    at: at(src, node),
+                    name: one_line(&name),
                 })
             }
         };
@@ -360,14 +393,14 @@ impl Walker<'_> {
             default,
             description,
             value,
-            at: at(file, node),
+            at: at(src, node),
         });
         Ok(())
     }
 
-    fn include(&mut self, file: &Path, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
-        let target = PathBuf::from(self.required(file, node, scope, "file")?);
-        let here = at(file, node);
+    fn include(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+        let target = PathBuf::from(self.required(src, node, scope, "file")?);
+        let here = at(src, node);
         if target
             .extension()
             .is_some_and(|ext| ext == "py" || ext == "yaml" || ext == "yml")
@@ -377,21 +410,22 @@ impl Walker<'_> {
                 format!("{}: lockstep launch reads XML launch files only; run Python or YAML launch files with ros2 launch", target.display()),
             ));
         }
+        self.spend(src, node, scope_bytes(scope))?;
         let mut inner = scope.clone();
         for child in node.children().filter(Node::is_element) {
             if child.tag_name().name() != "arg" {
                 return Err(LaunchError::UnsupportedTag {
-                    at: at(file, child),
+                    at: at(src, child),
                     tag: child.tag_name().name().to_string(),
                     hint: " inside <include> (only <arg name value>)".into(),
                 });
             }
-            check_attributes(file, child, &["name", "value"])?;
-            if !self.condition(file, child, scope)? {
+            check_attributes(src, child, &["name", "value"])?;
+            if !self.condition(src, child, scope)? {
                 continue;
             }
-            let name = self.required(file, child, scope, "name")?;
-            let value = self.required(file, child, scope, "value")?;
+            let name = self.required(src, child, scope, "name")?;
+            let value = self.required(src, child, scope, "value")?;
             inner.vars.insert(name, value);
         }
         let target = absolute(&target);
@@ -401,27 +435,27 @@ impl Walker<'_> {
                 format!("included file {} does not exist", target.display()),
             ));
         }
-        self.file(&target, &mut inner, Some(&here))
+        self.nested(src, node, |walker| walker.file(&target, &mut inner, Some(&here)))
     }
 
-    fn output(&mut self, file: &Path, node: Node<'_, '_>, scope: &Scope) -> Result<Output> {
-        match self.expand(file, node, scope, "output")?.as_deref() {
+    fn output(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &Scope) -> Result<Output> {
+        match self.expand(src, node, scope, "output")?.as_deref() {
             None | Some("log") => Ok(Output::Log),
             Some("screen") => Ok(Output::Screen),
             Some("both") => Ok(Output::Both),
             Some(other) => Err(LaunchError::invalid(
-                &at(file, node),
+                &at(src, node),
                 format!("output=\"{other}\": expected screen, log or both"),
             )),
         }
     }
 
-    fn on_exit(&mut self, file: &Path, node: Node<'_, '_>, scope: &Scope) -> Result<bool> {
-        match self.expand(file, node, scope, "on_exit")?.as_deref() {
+    fn on_exit(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &Scope) -> Result<bool> {
+        match self.expand(src, node, scope, "on_exit")?.as_deref() {
             None => Ok(false),
             Some("shutdown") => Ok(true),
             Some(other) => Err(LaunchError::invalid(
-                &at(file, node),
+                &at(src, node),
                 format!("on_exit=\"{other}\": lockstep launch knows on_exit=\"shutdown\" only"),
             )),
         }
@@ -438,12 +472,12 @@ impl Walker<'_> {
     }
 }
 
-fn check_attributes(file: &Path, node: Node<'_, '_>, known: &[&str]) -> Result<()> {
+fn check_attributes(src: &Source<'_>, node: Node<'_, '_>, known: &[&str]) -> Result<()> {
     for attribute in node.attributes() {
         let name = attribute.name();
         if !known.contains(&name) && name != "if" && name != "unless" {
             return Err(LaunchError::UnknownAttribute {
-                at: location(file, node, attribute.range().start),
+                at: src.location(attribute.range().start),
                 tag: node.tag_name().name().to_string(),
                 attribute: name.to_string(),
                 known: known

@@ -6,16 +6,17 @@ use std::path::{Path, PathBuf};
 use roxmltree::Node;
 use serde_norway::Value;
 
-use super::{at, check_attributes, Scope, Walker};
+use super::bounds::scope_bytes;
+use super::{at, check_attributes, Scope, Source, Walker};
 use crate::error::{LaunchError, Result};
 use crate::plan::{absolute, join_namespace, typed_value, NodeSpec, ParamSource, ProcessSpec};
 
 impl Walker<'_> {
-    pub(super) fn node(&mut self, file: &Path, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
-        let here = at(file, node);
-        let pkg = self.required(file, node, scope, "pkg")?;
-        let exec = self.required(file, node, scope, "exec")?;
-        if self.flag(file, node, scope, "respawn", false)? {
+    pub(super) fn node(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+        let here = at(src, node);
+        let pkg = self.required(src, node, scope, "pkg")?;
+        let exec = self.required(src, node, scope, "exec")?;
+        if self.flag(src, node, scope, "respawn", false)? {
             return Err(LaunchError::invalid(
                 &here,
                 "respawn=\"true\" is not supported by lockstep launch",
@@ -31,12 +32,14 @@ impl Walker<'_> {
                 ),
             )
         })?;
-        let name = self.expand(file, node, scope, "name")?;
-        let namespace = self.expand(file, node, scope, "namespace")?.unwrap_or_default();
-        let args = split_words(&self.expand(file, node, scope, "args")?.unwrap_or_default());
-        let ros_args = split_words(&self.expand(file, node, scope, "ros_args")?.unwrap_or_default());
-        let output = self.output(file, node, scope)?;
-        let shutdown_on_exit = self.on_exit(file, node, scope)?;
+        let name = self.expand(src, node, scope, "name")?;
+        let namespace = self.expand(src, node, scope, "namespace")?.unwrap_or_default();
+        let args = split_words(&self.expand(src, node, scope, "args")?.unwrap_or_default());
+        let ros_args = split_words(&self.expand(src, node, scope, "ros_args")?.unwrap_or_default());
+        let output = self.output(src, node, scope)?;
+        let shutdown_on_exit = self.on_exit(src, node, scope)?;
+        self.one_more_process(src, node)?;
+        self.spend(src, node, scope_bytes(scope))?;
         let mut spec = NodeSpec {
             name: name.clone(),
             namespace: join_namespace(&scope.namespace, &namespace),
@@ -56,26 +59,26 @@ impl Walker<'_> {
                 "env" => &["name", "value"],
                 other => {
                     return Err(LaunchError::UnsupportedTag {
-                        at: at(file, child),
+                        at: at(src, child),
                         tag: other.to_string(),
                         hint: " inside <node> (supported: param, remap, env)".into(),
                     })
                 }
             };
-            check_attributes(file, child, known)?;
-            if !self.condition(file, child, scope)? {
+            check_attributes(src, child, known)?;
+            if !self.condition(src, child, scope)? {
                 continue;
             }
             match tag {
-                "param" => self.param(file, child, scope, &mut spec.params)?,
+                "param" => self.param(src, child, scope, &mut spec.params)?,
                 "remap" => {
-                    let from = self.required(file, child, scope, "from")?;
-                    let to = self.required(file, child, scope, "to")?;
+                    let from = self.required(src, child, scope, "from")?;
+                    let to = self.required(src, child, scope, "to")?;
                     spec.remaps.push((from, to));
                 }
                 _ => {
-                    let name = self.required(file, child, scope, "name")?;
-                    let value = self.required(file, child, scope, "value")?;
+                    let name = self.required(src, child, scope, "name")?;
+                    let value = self.required(src, child, scope, "value")?;
                     env.insert(name, Some(value));
                 }
             }
@@ -97,32 +100,32 @@ impl Walker<'_> {
 
     fn param(
         &mut self,
-        file: &Path,
+        src: &Source<'_>,
         node: Node<'_, '_>,
         scope: &Scope,
         params: &mut Vec<ParamSource>,
     ) -> Result<()> {
         if node.children().any(|c| c.is_element()) {
             return Err(LaunchError::UnsupportedTag {
-                at: at(file, node),
+                at: at(src, node),
                 tag: "param".into(),
                 hint: " with nested <param> elements (write the names with dots: name=\"group.key\")".into(),
             });
         }
-        if let Some(from) = self.expand(file, node, scope, "from")? {
+        if let Some(from) = self.expand(src, node, scope, "from")? {
             let path = absolute(Path::new(&from));
             if !path.is_file() {
                 return Err(LaunchError::invalid(
-                    &at(file, node),
+                    &at(src, node),
                     format!("parameter file {} does not exist", path.display()),
                 ));
             }
             params.push(ParamSource::File(path));
             return Ok(());
         }
-        let name = self.required(file, node, scope, "name")?;
-        let text = self.required(file, node, scope, "value")?;
-        let value = match self.expand(file, node, scope, "value-sep")? {
+        let name = self.required(src, node, scope, "name")?;
+        let text = self.required(src, node, scope, "value")?;
+        let value = match self.expand(src, node, scope, "value-sep")? {
             Some(sep) if !sep.is_empty() => Value::Sequence(
                 text.split(sep.as_str())
                     .map(|item| typed_value(item.trim()))
@@ -137,35 +140,42 @@ impl Walker<'_> {
         Ok(())
     }
 
-    pub(super) fn executable(&mut self, file: &Path, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
-        let here = at(file, node);
-        if self.flag(file, node, scope, "shell", false)? {
+    pub(super) fn executable(
+        &mut self,
+        src: &Source<'_>,
+        node: Node<'_, '_>,
+        scope: &mut Scope,
+    ) -> Result<()> {
+        let here = at(src, node);
+        if self.flag(src, node, scope, "shell", false)? {
             return Err(LaunchError::invalid(
                 &here,
                 "shell=\"true\" is not supported by lockstep launch",
             ));
         }
-        let cmd = split_words(&self.required(file, node, scope, "cmd")?);
+        let cmd = split_words(&self.required(src, node, scope, "cmd")?);
         let Some((program, args)) = cmd.split_first() else {
             return Err(LaunchError::invalid(&here, "cmd=\"\" names no program"));
         };
-        let name = self.expand(file, node, scope, "name")?;
-        let cwd = self.expand(file, node, scope, "cwd")?.map(PathBuf::from);
-        let output = self.output(file, node, scope)?;
-        let shutdown_on_exit = self.on_exit(file, node, scope)?;
+        let name = self.expand(src, node, scope, "name")?;
+        let cwd = self.expand(src, node, scope, "cwd")?.map(PathBuf::from);
+        let output = self.output(src, node, scope)?;
+        let shutdown_on_exit = self.on_exit(src, node, scope)?;
+        self.one_more_process(src, node)?;
+        self.spend(src, node, scope_bytes(scope))?;
         let mut env = scope.env.clone();
         for child in node.children().filter(Node::is_element) {
             if child.tag_name().name() != "env" {
                 return Err(LaunchError::UnsupportedTag {
-                    at: at(file, child),
+                    at: at(src, child),
                     tag: child.tag_name().name().to_string(),
                     hint: " inside <executable> (only <env name value>)".into(),
                 });
             }
-            check_attributes(file, child, &["name", "value"])?;
-            if self.condition(file, child, scope)? {
-                let name = self.required(file, child, scope, "name")?;
-                let value = self.required(file, child, scope, "value")?;
+            check_attributes(src, child, &["name", "value"])?;
+            if self.condition(src, child, scope)? {
+                let name = self.required(src, child, scope, "name")?;
+                let value = self.required(src, child, scope, "value")?;
                 env.insert(name, Some(value));
             }
         }
