@@ -143,7 +143,7 @@ def test_kill_9_then_reindex_keeps_what_was_flushed(ros, tmp_path):
     publish_at(chatter, lambda i: String(data=f"late{i}"), 5, 100.0)
     proc.kill9()
 
-    result = subprocess.run([os.environ["LOCKSTEP_BIN"], "bag", "reindex", str(bag)], capture_output=True,
+    result = subprocess.run([os.environ["LOCKSTEP_BIN"], "bag", "reindex", "--in-place", str(bag)], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     got = [m.data for m in read_bag(bag)["/chatter"]]

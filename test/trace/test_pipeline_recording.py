@@ -50,10 +50,12 @@ def recorded_counts(status: RecorderStatus) -> dict:
     return {t.topic: t.messages for t in status.topics}
 
 
-def record_pipeline(ros, bag, ticks: int = 120):
+def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False):
     """Runs m1, m2 and m3 with rclpy's sensors for `ticks` ticks under lockstep_recorder into `bag`, until
     the recorder wrote everything sent and every output seen; returns (sensors, seen): what rclpy sent, and
-    the outputs and headers it saw (/obstacles, /obstacles/lockstep_header, /cmd_vel/lockstep_header)."""
+    the outputs and headers it saw (/obstacles, /obstacles/lockstep_header, /cmd_vel/lockstep_header).
+    `kill_recorder`: end the recorder with kill -9 instead of a clean stop (the bag is left without summary
+    or metadata.yaml, as after a crash)."""
     # Our own view of the modules' outputs, subscribed before they start: to know when the pipeline is done.
     seen = {t: ros.collect(DependencyHeader if t.endswith("/lockstep_header") else TYPES[t], t)
             for t in ["/obstacles", "/obstacles/lockstep_header", "/cmd_vel", "/cmd_vel/lockstep_header"]}
@@ -113,7 +115,10 @@ def record_pipeline(ros, bag, ticks: int = 120):
 
     wait_for_recorder(recorded_everything, f"the recorder to write everything sent ({n_front} front, "
                       f"{n_rear} rear, {n_odom} odom, {len(seen['/obstacles'])} obstacles)")
-    assert recorder.stop() == 0, recorder.log()
+    if kill_recorder:
+        recorder.kill9()
+    else:
+        assert recorder.stop() == 0, recorder.log()
 
     return sensors, seen
 
@@ -200,6 +205,26 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
     assert first["module"] == M2
     faster = [h.sequence_num for h in cmd_headers if cmd_by_digest[h.payload_digest].linear.x > 0.05 + 1e-9]
     assert first["sequence_num"] == min(faster), (first, faster[:5])
+
+
+def test_a_recording_cut_by_kill_9_and_reindexed_still_replays_in_lockstep(ros, tmp_path):
+    """The recorder stores the module topology as it grows, not only at close: a recording whose recorder was
+    killed (no summary and no topology written at close), salvaged by `lockstep bag reindex`,
+    replays in lock-step with every replayed frame exact."""
+    bag = tmp_path / "bag"
+    record_pipeline(ros, bag, ticks=60, kill_recorder=True)
+    repair = subprocess.run([os.environ["LOCKSTEP_BIN"], "bag", "reindex", str(bag)], capture_output=True,
+                            text=True, timeout=120)
+    assert repair.returncode == 0, repair.stderr
+    salvaged = tmp_path / "bag.reindexed"
+    assert "salvaged" in repair.stdout and salvaged.is_dir(), repair.stdout
+    out = tmp_path / "replay" / "simulated"
+    out.parent.mkdir()
+    report = lockstep_replay(salvaged, out, f"mission_planner.hold={HOLD}")
+    channels = report["channels"]
+    assert sorted(channels) == ["/cmd_vel", "/mission", "/obstacles"], channels
+    for name, c in channels.items():
+        assert c["simulated"] > 0 and c["exact"] == c["simulated"], (name, c)
 
 
 def bag_hashes(out) -> dict:

@@ -25,6 +25,18 @@ pub enum Error {
         #[source]
         source: mcap::McapError,
     },
+    /// An MCAP file holds a record this library refuses before parsing it: a length that runs past the
+    /// end of the file or of the record holding it, a chunk that does not decompress to its declared
+    /// size or CRC, a footer or summary that does not fit the file.
+    #[error("{path}: malformed MCAP at byte offset {offset}: {reason}")]
+    Malformed {
+        /// The MCAP file.
+        path: PathBuf,
+        /// Byte offset of the record involved (for a record inside a chunk, the chunk's offset).
+        offset: u64,
+        /// What is wrong, naming the record and field.
+        reason: String,
+    },
     /// An sqlite3 storage file could not be read (it is opened read-only: sqlite never writes to it).
     #[error("{path}: sqlite3 error: {source}")]
     Sqlite {
@@ -200,6 +212,14 @@ impl Error {
             path: path.into(),
             offset,
             source,
+        }
+    }
+
+    pub(crate) fn malformed(path: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) -> Self {
+        Error::Malformed {
+            path: path.into(),
+            offset,
+            reason: reason.into(),
         }
     }
 

@@ -35,5 +35,7 @@ pub use reader::{
     AttachmentRecord, BagCompression, BagMessage, BagReader, BagTopic, MessageIter, MetadataRecord,
     ReadOptions, StorageKind,
 };
-pub use reindex::{reindex, ReindexReport, ReindexedFile};
+pub use reindex::{
+    default_output, reindex, reindex_with, survey, ReindexReport, ReindexTarget, ReindexedFile, SkippedBytes,
+};
 pub use writer::{BagWriter, ChunkCompression, TopicId, TopicSpec, WriterOptions};

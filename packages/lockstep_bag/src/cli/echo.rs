@@ -23,9 +23,15 @@ pub struct EchoOptions {
 fn schema_of(reader: &BagReader, topic: &str) -> Result<(Schema, &'static str)> {
     let Some(t) = reader.topics().iter().find(|t| t.metadata.name == topic) else {
         let names: Vec<&str> = reader.topics().iter().map(|t| t.metadata.name.as_str()).collect();
+        // In a damaged file the topic may lie past the damage: say so rather than only "not there".
+        let damage = reader.damage();
         bail!(
-            "topic `{topic}` is not in the bag (its topics: {})",
-            names.join(", ")
+            "topic `{topic}` is not in the bag (its topics: {}){}",
+            names.join(", "),
+            damage
+                .first()
+                .map(|d| format!("; the bag is damaged: {d}"))
+                .unwrap_or_default()
         );
     };
     let type_name = &t.metadata.type_name;

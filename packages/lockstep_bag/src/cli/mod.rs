@@ -7,14 +7,16 @@
 //! the file, so the path is not repeated.
 
 mod echo;
+mod reindex;
 
 pub use echo::{echo, EchoOptions};
 
 use crate::{
-    reindex, BagCompression, BagReader, BagWriter, ChunkCompression, MessageDefinition, MessageDefinitions,
+    BagCompression, BagReader, BagWriter, ChunkCompression, MessageDefinition, MessageDefinitions,
     ReadOptions, TopicSpec, WriterOptions,
 };
 use anyhow::{bail, Context, Result};
+use lockstep_ranges::{int_arg, real_arg, Int, Real};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,6 +30,13 @@ pub struct BagArgs {
     pub command: BagCommand,
 }
 
+/// Offsets into a bag: up to about 300 years of recording.
+const START_OFFSET_S: Real = Real::closed(0.0, 1e10, "s");
+/// A file of the bag: from 1 KiB (one file per few messages) to 1 PiB.
+const SPLIT_SIZE_BYTES: Int = Int::closed(1024, 1 << 50, "bytes");
+/// A file's span of messages: from 1 ms to about 115 days.
+const SPLIT_DURATION_S: Real = Real::closed(0.001, 1e7, "s");
+
 /// The `lockstep bag` verbs.
 #[derive(Debug, clap::Subcommand)]
 pub enum BagCommand {
@@ -36,13 +45,15 @@ pub enum BagCommand {
     Info {
         /// Bag directory, or a single MCAP or sqlite3 file.
         bag: PathBuf,
+        /// Also read every message back (CRCs, decompression), so that a damaged chunk under an intact
+        /// summary is found. Without it, info reads the summaries and checks that they fit the file
+        /// (instant on any bag; a file cut short is still found).
+        #[arg(long)]
+        verify: bool,
     },
-    /// Repair a bag whose recorder was killed: rewrite truncated MCAP files, rebuild metadata.yaml.
-    /// The only `lockstep bag` command that writes into the bag directory.
-    Reindex {
-        /// Bag directory.
-        bag: PathBuf,
-    },
+    /// Repair a bag whose recorder was killed or whose files are damaged: salvage every chunk that
+    /// reads back intact into a new bag (default `<bag>.reindexed`), or in place with --in-place.
+    Reindex(reindex::ReindexArgs),
     /// Print a topic's messages as YAML, like `ros2 topic echo`, decoded with the message definition the
     /// bag holds (or the installed .msg files when it holds none).
     Echo {
@@ -57,7 +68,7 @@ pub enum BagCommand {
         #[arg(long)]
         field: Option<String>,
         /// Skip the first this many seconds of the bag.
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, default_value_t = 0.0, value_parser = real_arg(START_OFFSET_S))]
         start_offset: f64,
     },
     /// Copy any readable bag (sqlite3 or MCAP) into a new MCAP bag written by this library. The
@@ -71,10 +82,10 @@ pub enum BagCommand {
         #[arg(long, value_enum, default_value = "none")]
         compression: CompressionArg,
         /// Start a new file when the current one exceeds this many bytes.
-        #[arg(long)]
+        #[arg(long, value_parser = int_arg::<u64>(SPLIT_SIZE_BYTES))]
         max_bag_size_bytes: Option<u64>,
         /// Start a new file when a message is this many seconds after the file's first one.
-        #[arg(long)]
+        #[arg(long, value_parser = real_arg(SPLIT_DURATION_S))]
         max_bag_duration_secs: Option<f64>,
     },
 }
@@ -93,7 +104,7 @@ pub fn run(args: BagArgs) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match args.command {
-        BagCommand::Info { bag } => info(&bag, &mut out),
+        BagCommand::Info { bag, verify } => info_with(&bag, verify, &mut out),
         BagCommand::Echo {
             bag,
             topic,
@@ -108,34 +119,7 @@ pub fn run(args: BagArgs) -> Result<()> {
             };
             echo(&bag, &topic, &opts, &mut out).map(|_| ())
         }
-        BagCommand::Reindex { bag } => {
-            let report = reindex(&bag).context("cannot reindex bag")?;
-            for f in &report.files {
-                if f.was_complete {
-                    writeln!(
-                        out,
-                        "{}: complete, {} messages, unchanged",
-                        f.path.display(),
-                        f.messages
-                    )?;
-                } else {
-                    writeln!(
-                        out,
-                        "{}: recovered {} messages, dropped {} trailing bytes ({})",
-                        f.path.display(),
-                        f.messages,
-                        f.bytes_dropped,
-                        f.stop_reason.as_deref().unwrap_or("end of file")
-                    )?;
-                }
-            }
-            writeln!(
-                out,
-                "wrote {}",
-                bag.join(crate::metadata::METADATA_FILE).display()
-            )?;
-            Ok(())
-        }
+        BagCommand::Reindex(args) => reindex::run(&args, &mut out),
         BagCommand::Convert {
             input,
             output,
@@ -264,8 +248,15 @@ pub fn convert(
     Ok(n)
 }
 
-/// Prints `ros2 bag info`-style text about a bag.
+/// Prints `ros2 bag info`-style text about a bag from its summaries, checked against the file.
 pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
+    info_with(bag, false, out)
+}
+
+/// Prints `ros2 bag info`-style text about a bag; with `verify`, also reads every message back. Fails
+/// (after printing what it could count) when a storage file is damaged: cut short, a summary that
+/// does not fit the file, or (with `verify`) a chunk that does not read back.
+pub fn info_with(bag: &Path, verify: bool, out: &mut dyn Write) -> Result<()> {
     let reader = BagReader::open(bag).context("cannot open bag")?;
     let md = reader.metadata();
     let files: Vec<String> = reader
@@ -402,7 +393,35 @@ pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
             files.get(r.file_index).map_or("?", |s| s)
         )?;
     }
-    Ok(())
+    // A damaged file: what was counted above is only what could be read; say so and fail.
+    let mut damage = reader.damage();
+    // A file already known damaged is not read again: its error would only repeat.
+    if verify && damage.is_empty() {
+        let mut read = 0u64;
+        for message in reader.messages() {
+            match message {
+                Ok(_) => read += 1,
+                Err(e) => {
+                    damage.push(format!(
+                        "{} (after {read} messages read back)",
+                        crate::error_chain(&e)
+                    ));
+                    break;
+                }
+            }
+        }
+        if damage.is_empty() {
+            writeln!(out, "Verified:          all {read} messages read back")?;
+        }
+    }
+    for d in &damage {
+        writeln!(out, "DAMAGED: {d}")?;
+    }
+    match damage.as_slice() {
+        [] => Ok(()),
+        [one] => bail!("{one}"),
+        [first, rest @ ..] => bail!("{first} (and {} more damaged files)", rest.len()),
+    }
 }
 
 fn human_size(bytes: u64) -> String {

@@ -2,7 +2,7 @@
 //! pass when it has no usable summary), and reading its chunks, messages and extra records.
 
 use super::ChannelInfo;
-use crate::mcapio::{self, RecordPos};
+use crate::mcapio::{self, RecordPos, SummaryState};
 use crate::metadata::union_range;
 use crate::msgdefs::MessageDefinition;
 use crate::{Error, Result};
@@ -23,6 +23,9 @@ pub(super) struct McapFile {
     summary: Option<mcap::Summary>,
     pub(super) counts: BTreeMap<u16, u64>,
     pub(super) time_range: Option<(u64, u64)>,
+    /// What is wrong with the file, when its summary could not be trusted or a linear pass stopped
+    /// before the footer (one line, naming the file and the byte offset).
+    pub(super) damage: Option<String>,
 }
 
 /// The non-message records a reader can ask for.
@@ -54,9 +57,27 @@ fn channel_info(channel: &mcap::Channel<'_>) -> ChannelInfo {
     }
 }
 
+/// An error about one MCAP file without the file's name (the caller names it).
+fn reason_of(error: &Error) -> String {
+    match error {
+        Error::Malformed { offset, reason, .. } => format!("at byte offset {offset}: {reason}"),
+        Error::Mcap {
+            offset: Some(offset),
+            source,
+            ..
+        } => format!("at byte offset {offset}: {source}"),
+        other => crate::error_chain(other),
+    }
+}
+
 impl McapFile {
     pub(super) fn open(path: &Path) -> Result<Self> {
-        if let Some(summary) = mcapio::read_summary(path)? {
+        let summary = match mcapio::read_summary(path)? {
+            SummaryState::Present(summary) => Some(*summary),
+            SummaryState::Absent => None,
+            SummaryState::Untrusted(e) => return Self::open_linear(path, Some(e)),
+        };
+        if let Some(summary) = summary {
             let stats = summary.stats.clone();
             // Files whose summary lacks chunk indexes (or holds messages outside chunks) are read
             // linearly.
@@ -84,14 +105,16 @@ impl McapFile {
                         .filter(|s| s.message_count > 0)
                         .map(|s| (s.message_start_time, s.message_end_time)),
                     summary: Some(summary),
+                    damage: None,
                 });
             }
         }
-        Self::open_linear(path)
+        Self::open_linear(path, None)
     }
 
-    /// Learns channels, counts and times from one pass over the data section.
-    fn open_linear(path: &Path) -> Result<Self> {
+    /// Learns channels, counts and times from one pass over the data section. `untrusted`: why the
+    /// summary was not used, if the file has one that does not fit it.
+    fn open_linear(path: &Path, untrusted: Option<Error>) -> Result<Self> {
         let mut acc = mcap::read::ChannelAccumulator::default();
         let mut counts: BTreeMap<u16, u64> = BTreeMap::new();
         let mut range: Option<(u64, u64)> = None;
@@ -115,11 +138,23 @@ impl McapFile {
             }
             Ok(())
         })?;
-        if let Some(err) = end.error {
-            if end.valid_end == 0 {
-                return Err(err);
-            }
-        }
+        let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
+        let messages: u64 = counts.values().sum();
+        let damage = match (end.error, untrusted) {
+            (Some(err), _) if end.valid_end == 0 => return Err(err),
+            (Some(err), _) => Some(format!(
+                "{}: truncated at byte {} of {size} ({messages} messages before it), summary not trusted: {}",
+                path.display(),
+                end.valid_end,
+                reason_of(&err)
+            )),
+            (None, Some(why)) => Some(format!(
+                "{}: summary not trusted ({messages} messages read from the data section instead): {}",
+                path.display(),
+                reason_of(&why)
+            )),
+            (None, None) => None,
+        };
         let channels = channel_ids
             .iter()
             .filter_map(|&id| acc.get(id).map(|c| (id, channel_info(&c))))
@@ -131,6 +166,7 @@ impl McapFile {
             summary: None,
             counts,
             time_range: range,
+            damage,
         })
     }
 

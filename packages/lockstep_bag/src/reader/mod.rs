@@ -403,6 +403,29 @@ impl BagReader {
         self.files.iter().map(|f| f.path.clone()).collect()
     }
 
+    /// What is wrong with the bag's storage files, one line per damaged file naming it and the byte
+    /// offset: an MCAP file cut short or damaged (its summary is then not trusted and what it holds
+    /// comes from reading the file up to the damage). Empty for an intact bag. Only what opening the
+    /// bag sees: a chunk that an intact summary indexes is checked when its messages are read.
+    pub fn damage(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .filter_map(|f| match &f.storage {
+                StorageFile::Mcap(m) => m.damage.as_ref().map(|d| {
+                    if f.decompressed {
+                        format!(
+                            "{} (compressed storage file, read from its decompressed copy): {d}",
+                            f.path.display()
+                        )
+                    } else {
+                        d.clone()
+                    }
+                }),
+                StorageFile::Sqlite(_) => None,
+            })
+            .collect()
+    }
+
     /// Total size of the storage files in bytes.
     pub fn size_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()

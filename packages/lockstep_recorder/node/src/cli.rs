@@ -7,7 +7,18 @@ use std::time::Duration;
 use anyhow::Context as _;
 use r2r::lockstep_interfaces::msg::RecorderStatus;
 
+use lockstep_ranges::{int_arg, real_arg, real_arg_or_zero, Int, Real};
+
 use crate::RecorderParams;
+
+/// A file of the bag: 0 (never split), or up to 1 PiB.
+const SPLIT_SIZE_BYTES: Int = Int::closed(0, 1 << 50, "bytes (0: never split)");
+/// A file's span of messages: 1 ms to about 115 days.
+const SPLIT_DURATION_S: Real = Real::closed(0.001, 1e7, "s");
+/// Received messages waiting for the disk: up to 1 TiB.
+const CACHE_BYTES: Int = Int::closed(1, 1 << 40, "bytes");
+/// Looks at the graph: at most 100 a second, at least one a minute.
+const POLLING_S: Real = Real::closed(0.01, 60.0, "s");
 
 /// Record topics into a bag, like `ros2 bag record`: every message type installed on the machine, with the
 /// dependency headers of traced nodes and the module topology. Ctrl-C finishes the bag. The recorder node
@@ -34,16 +45,19 @@ pub struct RecordArgs {
     #[arg(short = 'o', long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Start a new file in the bag when the current one would exceed this many bytes (0: never).
-    #[arg(short = 'b', long, value_name = "BYTES", default_value_t = 0)]
+    #[arg(short = 'b', long, value_name = "BYTES", default_value_t = 0,
+          value_parser = int_arg::<u64>(SPLIT_SIZE_BYTES))]
     pub max_bag_size: u64,
     /// Start a new file in the bag after this many seconds of messages (0: never).
-    #[arg(short = 'd', long, value_name = "SECONDS", default_value_t = 0.0)]
+    #[arg(short = 'd', long, value_name = "SECONDS", default_value_t = 0.0,
+          value_parser = real_arg_or_zero(SPLIT_DURATION_S))]
     pub max_bag_duration: f64,
     /// Compress the bag's MCAP chunks (readable by rosbag2, `mcap` and `rosbags` as they are).
     #[arg(long, value_name = "FORMAT", value_parser = ["zstd"])]
     pub compression_format: Option<String>,
     /// Bytes of received messages that may wait for the disk; beyond it messages are dropped and counted.
-    #[arg(long, value_name = "BYTES", default_value_t = 100 * 1024 * 1024)]
+    #[arg(long, value_name = "BYTES", default_value_t = 100 * 1024 * 1024,
+          value_parser = int_arg::<u64>(CACHE_BYTES))]
     pub max_cache_size: u64,
     /// Start paused: nothing is written until the node's ~/resume service is called.
     #[arg(long)]
@@ -56,7 +70,8 @@ pub struct RecordArgs {
         short = 'p',
         long = "polling-interval",
         value_name = "SECONDS",
-        default_value_t = 0.1
+        default_value_t = 0.1,
+        value_parser = real_arg(POLLING_S)
     )]
     pub polling_interval: f64,
     /// No status line; only the summary at the end.
@@ -66,17 +81,6 @@ pub struct RecordArgs {
 
 /// The recorder's parameters for `args`, or what is wrong with them.
 pub fn params(args: &RecordArgs, now_unix_secs: u64) -> anyhow::Result<RecorderParams> {
-    anyhow::ensure!(
-        args.max_bag_duration.is_finite() && args.max_bag_duration >= 0.0,
-        "--max-bag-duration must be a non-negative number of seconds, not {}",
-        args.max_bag_duration
-    );
-    anyhow::ensure!(
-        args.polling_interval.is_finite() && args.polling_interval > 0.0,
-        "--polling-interval must be a positive number of seconds, not {}",
-        args.polling_interval
-    );
-    anyhow::ensure!(args.max_cache_size > 0, "--max-cache-size must be positive");
     let output = match &args.output {
         Some(dir) => dir.to_string_lossy().into_owned(),
         None => format!(
@@ -165,11 +169,8 @@ pub fn run(args: RecordArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let status = status.with_context(|| format!("recording into {output}"))?;
     println!("{output}: {}", status_line(&status));
-    anyhow::ensure!(
-        status.error.is_empty(),
-        "recording into {output} stopped: {} (what was written before it is readable)",
-        status.error
-    );
+    // The status's error is one line already: what failed, and what the bag holds.
+    anyhow::ensure!(status.error.is_empty(), "{output}: {}", status.error);
     Ok(())
 }
 
@@ -238,9 +239,18 @@ mod tests {
             "{err}"
         );
         assert!(parse(&["-a", "--compression-format", "lz4"]).is_err());
-        let args = parse(&["-a", "--max-bag-duration=-1"]).unwrap();
-        let err = params(&args, 0).unwrap_err().to_string();
-        assert!(err.contains("--max-bag-duration"), "{err}");
+        for (option, value) in [
+            ("--max-bag-duration", "-1"),
+            ("--max-bag-duration", "1e-300"),
+            ("--polling-interval", "NaN"),
+            ("--max-cache-size", "0"),
+            ("--max-bag-size", "-5"),
+        ] {
+            let err = parse(&["-a", &format!("{option}={value}")])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(option), "{err}");
+        }
         let here = std::env::temp_dir();
         let args = parse(&["-a", "-o", here.to_str().unwrap()]).unwrap();
         let err = params(&args, 0).unwrap_err().to_string();

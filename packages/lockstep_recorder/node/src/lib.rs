@@ -30,7 +30,7 @@ use futures::StreamExt;
 use lockstep_bag::{ChunkCompression, WriterOptions};
 use lockstep_recorder::TopicSelection;
 use lockstep_ros::generic::GenericNode;
-use lockstep_ros::{lock, qos, SharedNode};
+use lockstep_ros::{lock, qos, Int, ParamRule, ParamRules, Real, SharedNode};
 use r2r::lockstep_interfaces::msg::RecorderStatus;
 use r2r::lockstep_interfaces::srv::{GetTopology, IsPaused};
 use r2r::std_srvs::srv::Trigger;
@@ -72,6 +72,25 @@ pub struct RecorderParams {
     /// `generic`: load each type's support at run time from AMENT_PREFIX_PATH (every installed type records);
     /// `compiled`: only the types compiled into this binary (kept for comparison benchmarks).
     pub type_support: String,
+}
+
+/// What each parameter may hold (`lockstep_ros::ParamRules`), checked at start (the `lockstep bag record`
+/// flags too, which become the defaults) and on every run-time set.
+const RULES: &[ParamRule] = &[
+    ParamRule::real("discovery_period_secs", Real::closed(0.01, 3600.0, "s")),
+    ParamRule::one_of("compression", &["none", "zstd"]),
+    ParamRule::int("max_bag_size_bytes", Int::closed(0, i64::MAX, "bytes")),
+    ParamRule::real("max_bag_duration_secs", Real::closed(0.0, 1e9, "s")),
+    ParamRule::real("status_period_secs", Real::closed(0.01, 3600.0, "s")),
+    ParamRule::int("max_queue_bytes", Int::closed(1, i64::MAX, "bytes")),
+    ParamRule::real("test_write_delay_secs", Real::closed(0.0, 60.0, "s")),
+    ParamRule::one_of("type_support", &["generic", "compiled"]),
+];
+
+impl ParamRules for RecorderParams {
+    fn param_rules() -> &'static [ParamRule] {
+        RULES
+    }
 }
 
 impl Default for RecorderParams {
@@ -148,10 +167,6 @@ fn writer_options(params: &RecorderParams) -> anyhow::Result<WriterOptions> {
         "zstd" => ChunkCompression::Zstd,
         other => anyhow::bail!("parameter `compression`: `{other}` is not `none` or `zstd`"),
     };
-    anyhow::ensure!(
-        params.max_bag_size_bytes >= 0 && params.max_bag_duration_secs >= 0.0,
-        "parameters `max_bag_size_bytes` and `max_bag_duration_secs` must not be negative"
-    );
     Ok(WriterOptions {
         compression,
         max_bag_size_bytes: (params.max_bag_size_bytes > 0).then_some(params.max_bag_size_bytes as u64),
@@ -168,8 +183,14 @@ fn setup(
     mut observer: Option<StatusObserver>,
     shared_slot: Arc<Mutex<Option<Arc<Shared>>>>,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>>> {
-    let params = lockstep_ros::declare_parameters(&node, defaults)?.values;
-    let params = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
+    // A bad start value stops the node naming the parameter and its range; every parameter is read at start
+    // only, so a run-time set is refused saying so.
+    let declared = lockstep_ros::declare_checked_parameters(&node, defaults)?;
+    let mut params = declared
+        .values
+        .lock()
+        .map_err(|_| lockstep_ros::Error::Poisoned)?;
+    params.set_guard(lockstep_ros::start_only(&[]));
     let logger = lockstep_ros::logger_name(&node)?;
     let topics: Vec<String> = params.topics.split(',').map(str::to_owned).collect();
     let selection = TopicSelection::new(
@@ -188,15 +209,6 @@ fn setup(
         params.output.clone()
     };
     let options = writer_options(&params)?;
-    anyhow::ensure!(
-        params.max_queue_bytes > 0,
-        "parameter `max_queue_bytes` must be positive, not {}",
-        params.max_queue_bytes
-    );
-    anyhow::ensure!(
-        params.test_write_delay_secs.is_finite() && params.test_write_delay_secs >= 0.0,
-        "parameter `test_write_delay_secs` must be a non-negative number of seconds"
-    );
     let shared = Shared::new(
         params.start_paused,
         output.clone(),
@@ -344,4 +356,30 @@ fn respond_trigger(req: r2r::ServiceRequest<Trigger::Service>, success: bool, me
         success,
         message: message.to_owned(),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockstep_ros::param_rules::check_all;
+
+    #[test]
+    fn the_defaults_pass_the_rules_and_bad_values_are_refused_with_the_range() {
+        assert_eq!(check_all(&mut RecorderParams::default()), Ok(()));
+        let mut p = RecorderParams {
+            status_period_secs: f64::NAN,
+            ..RecorderParams::default()
+        };
+        assert_eq!(
+            check_all(&mut p).err().as_deref(),
+            Some("parameter 'status_period_secs' = NaN: must be finite and in [0.01, 3600] s")
+        );
+        let mut p = RecorderParams {
+            max_queue_bytes: 0,
+            ..RecorderParams::default()
+        };
+        assert!(check_all(&mut p)
+            .err()
+            .is_some_and(|e| e.starts_with("parameter 'max_queue_bytes' = 0: must be an integer in [1, ")));
+    }
 }

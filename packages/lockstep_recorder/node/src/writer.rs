@@ -1,10 +1,16 @@
 //! The bag thread: owns the [`BagWriter`], counts what it writes, learns the module topology from dependency
 //! headers and declared topologies, and finishes the bag when the node's senders are gone.
 //!
+//! What a `kill -9` leaves: every flushed chunk, and the topology learnt so far: whenever it grew, the thread
+//! stores it (record `lockstep_topology_update`, the ROS graph as `lockstep_graph_update`, and metadata.yaml's
+//! custom_data) before the next flush, so a cut recording repaired by `lockstep bag reindex` still replays.
+//!
 //! Failures: the first write failure (disk full, file too large, permission lost) stops recording for good.
-//! It is logged once and kept in [`RecorderStatus::error`]; the thread then finishes the bag with what it
-//! holds (falling back to an in-place reindex when the summary cannot be written), so everything written
-//! before the failure stays readable, and goes on counting what arrives as `dropped_after_error`.
+//! The thread finishes the bag with what it holds, or, when that fails too, repairs it in place the way
+//! `lockstep bag reindex --in-place` does (which replaces nothing unless its copy is complete on disk). Either
+//! way it then counts the messages actually in the bag files, so the status never counts a message that
+//! did not reach the disk, removes temporary files, logs one error line, keeps it in
+//! [`RecorderStatus::error`] and goes on counting what arrives as `dropped_after_error`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -79,6 +85,8 @@ struct Thread {
     dir: PathBuf,
     options: ThreadOptions,
     shared: Arc<Shared>,
+    /// The topology and graph records last stored in the bag (to store them again only when they grew).
+    stored: Option<Stored>,
 }
 
 impl Thread {
@@ -88,6 +96,7 @@ impl Thread {
             writer: Some(writer),
             options,
             shared,
+            stored: None,
         }
     }
 
@@ -111,6 +120,7 @@ impl Thread {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
             if unflushed && last_flush.elapsed() >= FLUSH_PERIOD {
+                self.store_progress();
                 if let Some(Err(e)) = self.writer.as_mut().map(BagWriter::flush) {
                     self.fail(format!("flushing {}: {}", self.dir.display(), error_chain(&e)));
                 }
@@ -120,10 +130,37 @@ impl Thread {
         }
         if let Some(writer) = self.writer.take() {
             if let Err(e) = finish(writer, &self.shared) {
-                let message = format!("finishing the bag {}: {}", self.dir.display(), error_chain(&e));
-                r2r::log_error!(&self.shared.logger, "{message}");
-                self.shared.with(|s| s.error.get_or_insert(message).clone());
+                let what = format!("finishing the bag {}: {}", self.dir.display(), error_chain(&e));
+                self.after_failure(what, false);
             }
+        }
+    }
+
+    /// Store the topology and graph learnt so far when they differ from what the bag holds.
+    fn store_progress(&mut self) {
+        let Some(now) = self.shared.with(|s| stored_records(s)) else {
+            return;
+        };
+        let Some(writer) = self.writer.as_mut() else {
+            return;
+        };
+        let before = self.stored.take().unwrap_or_default();
+        let mut outcome = Ok(());
+        if now.topology != before.topology {
+            writer.set_custom_data("lockstep.topology", now.json.clone());
+            outcome = writer.write_metadata_record("lockstep_topology_update", &now.topology);
+        }
+        if now.graph != before.graph {
+            outcome =
+                outcome.and_then(|()| writer.write_metadata_record("lockstep_graph_update", &now.graph));
+        }
+        match outcome {
+            Ok(()) => self.stored = Some(now),
+            Err(e) => self.fail(format!(
+                "storing the topology in {}: {}",
+                self.dir.display(),
+                error_chain(&e)
+            )),
         }
     }
 
@@ -229,38 +266,114 @@ impl Thread {
         format!("recording stopped: {error}")
     }
 
-    /// Stop recording for good on the first failure: log it once, keep it in the status, and make what was
-    /// written so far a readable bag.
+    /// Stop recording for good on the first failure: make what was written so far a readable bag, count what
+    /// it holds, and report it once (log line and status).
     fn fail(&mut self, what: String) {
         self.shared.stopped.store(true, Ordering::SeqCst);
         let Some(writer) = self.writer.take() else {
             return;
         };
-        r2r::log_error!(&self.shared.logger, "recording stopped: {what}");
-        let repaired = match finish(writer, &self.shared) {
-            Ok(()) => "the bag holds everything written before it".to_owned(),
-            // The summary could not be written either (the same full disk): keep what is on disk, up to the
-            // last complete chunk, the way `lockstep bag reindex` does after a crash.
-            Err(_) => match lockstep_bag::reindex(&self.dir) {
-                Ok(report) => {
-                    let kept: u64 = report.files.iter().map(|f| f.messages).sum();
-                    self.shared.with(|s| {
-                        for topic in &report.metadata.topics_with_message_count {
-                            s.stats.keep_only(&topic.topic_metadata.name, topic.message_count);
-                        }
-                    });
-                    format!("the bag was reindexed and holds the {kept} messages flushed before it")
-                }
-                Err(e) => format!(
-                    "the bag could not be finished ({}); run `lockstep bag reindex {}` once there is room",
-                    error_chain(&e),
-                    self.dir.display()
-                ),
-            },
+        let finished = finish(writer, &self.shared).is_ok();
+        self.after_failure(what, finished);
+    }
+
+    /// After a failure (the writer is gone): repair the bag unless it was `finished`, correct the counts to
+    /// what the files hold, remove temporary files and report, in one log line.
+    fn after_failure(&mut self, what: String, finished: bool) {
+        self.shared.stopped.store(true, Ordering::SeqCst);
+        let repair = if finished {
+            Ok(())
+        } else {
+            lockstep_bag::reindex_with(&self.dir, &lockstep_bag::ReindexTarget::InPlace).map(drop)
         };
-        r2r::log_error!(&self.shared.logger, "{repaired}");
-        self.shared
-            .with(|s| s.error.get_or_insert(format!("{what}; {repaired}")).clone());
+        remove_temporary_files(&self.dir);
+        let kept = match lockstep_bag::survey(&self.dir) {
+            Ok(report) => {
+                let counts: BTreeMap<String, u64> = report
+                    .metadata
+                    .topics_with_message_count
+                    .iter()
+                    .map(|t| (t.topic_metadata.name.clone(), t.message_count))
+                    .collect();
+                self.shared.with(|s| {
+                    let names: Vec<String> = s.stats.topics().map(|(n, _)| n.to_owned()).collect();
+                    for name in names {
+                        s.stats.keep_only(&name, counts.get(&name).copied().unwrap_or(0));
+                    }
+                });
+                format!("{} messages", report.metadata.message_count)
+            }
+            Err(e) => format!(
+                "what reached the disk (it cannot be read now: {})",
+                error_chain(&e)
+            ),
+        };
+        let state = match repair {
+            Ok(()) => format!("the bag holds the {kept} that reached the disk"),
+            Err(e) => format!(
+                "the bag holds the {kept} that reached the disk but could not be finished ({}): run `lockstep bag reindex {}` once there is room",
+                error_chain(&e),
+                self.dir.display()
+            ),
+        };
+        let message = format!("recording stopped: {what}; {state}");
+        r2r::log_error!(&self.shared.logger, "{message}");
+        self.shared.with(|s| s.error.get_or_insert(message).clone());
+    }
+}
+
+/// Remove what an interrupted write leaves in the bag directory: a half-written metadata.yaml copy and the
+/// temporary copies of a repair.
+fn remove_temporary_files(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".tmp") || name.ends_with(".reindex-tmp") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The topology and ROS graph as the bag stores them.
+#[derive(Default, PartialEq, Eq)]
+struct Stored {
+    /// One entry per module: `reads=a,b;writes=c`.
+    topology: BTreeMap<String, String>,
+    /// One entry per recorded topic: `writers=/node,...;readers=/node,...`.
+    graph: BTreeMap<String, String>,
+    /// The topology as JSON (metadata.yaml custom_data `lockstep.topology`).
+    json: String,
+}
+
+fn stored_records(s: &crate::shared::State) -> Stored {
+    let list = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>().join(",");
+    let topology = s
+        .topology
+        .components()
+        .iter()
+        .map(|c| {
+            let wiring = format!(
+                "reads={};writes={}",
+                list(&c.reader_channels),
+                list(&c.writer_channels)
+            );
+            (c.module_name.clone(), wiring)
+        })
+        .collect();
+    let graph = s
+        .graph
+        .iter()
+        .map(|(topic, g)| {
+            let wiring = format!("writers={};readers={}", list(&g.writers), list(&g.readers));
+            (topic.clone(), wiring)
+        })
+        .collect();
+    Stored {
+        topology,
+        graph,
+        json: s.topology_json(),
     }
 }
 
@@ -279,27 +392,7 @@ fn finish(mut writer: BagWriter, shared: &Shared) -> lockstep_bag::Result<()> {
     shared.refresh_graph();
     let stored = shared.with(|s| {
         let components = s.topology.components();
-        let list = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>().join(",");
-        let topology: BTreeMap<String, String> = components
-            .iter()
-            .map(|c| {
-                let wiring = format!(
-                    "reads={};writes={}",
-                    list(&c.reader_channels),
-                    list(&c.writer_channels)
-                );
-                (c.module_name.clone(), wiring)
-            })
-            .collect();
         let protobuf = proto::encode(&proto::Topology::from(&Topology { components }));
-        let graph: BTreeMap<String, String> = s
-            .graph
-            .iter()
-            .map(|(topic, g)| {
-                let wiring = format!("writers={};readers={}", list(&g.writers), list(&g.readers));
-                (topic.clone(), wiring)
-            })
-            .collect();
         let check: BTreeMap<String, String> = match s.topology_check() {
             Ok(()) => [("result".to_owned(), "acyclic".to_owned())].into(),
             Err(cycle) => [
@@ -308,10 +401,10 @@ fn finish(mut writer: BagWriter, shared: &Shared) -> lockstep_bag::Result<()> {
             ]
             .into(),
         };
-        (s.topology_json(), topology, graph, protobuf, check)
+        (stored_records(s), protobuf, check)
     });
-    if let Some((json, topology, graph, protobuf, check)) = stored {
-        writer.set_custom_data("lockstep.topology", json);
+    if let Some((records, protobuf, check)) = stored {
+        writer.set_custom_data("lockstep.topology", records.json);
         let summary = match check.get("detail") {
             Some(cycle) => format!("cycle: {cycle}"),
             None => "acyclic".to_owned(),
@@ -321,7 +414,10 @@ fn finish(mut writer: BagWriter, shared: &Shared) -> lockstep_bag::Result<()> {
         let now = now_ns() as u64;
         let media_type = "application/x-protobuf; proto=lockstep.Topology";
         writer.attach(TOPOLOGY_ATTACHMENT, media_type, now, now, &protobuf)?;
-        for (name, entries) in [("lockstep_topology", &topology), ("lockstep_graph", &graph)] {
+        for (name, entries) in [
+            ("lockstep_topology", &records.topology),
+            ("lockstep_graph", &records.graph),
+        ] {
             writer.write_metadata_record(name, entries)?;
         }
     }

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use lockstep_ros::{Int, ParamRule, ParamRules, Real};
+
 /// Parameters of `lockstep_bag_player` (the flags of `ros2 bag play`, with `_` for `-`).
 #[derive(r2r::RosParams, Debug, Clone)]
 pub struct PlayerParams {
@@ -42,6 +44,32 @@ pub struct PlayerParams {
     pub wait_for_subscribers: i64,
     /// Stop the node when playback ends (otherwise it stays up and `~/play` starts another play).
     pub exit_at_end: bool,
+}
+
+/// What each parameter may hold (`lockstep_ros::ParamRules`), checked at start (the `lockstep bag play` flags
+/// too, which become the defaults) and on every run-time set. `bag` is checked by [`PlayConfig::from_params`],
+/// whose message says how to give one.
+const RULES: &[ParamRule] = &[
+    ParamRule::real("rate", Real::closed(0.001, 1000.0, "")),
+    ParamRule::real("start_offset", Real::closed(0.0, 1e9, "s")),
+    ParamRule::real("playback_duration", Real::closed(-1e9, 1e9, "s")),
+    ParamRule::real("playback_until_timestamp", Real::closed(0.0, 1e10, "s")),
+    ParamRule::real("clock", CLOCK_HZ),
+    ParamRule::real("delay", Real::closed(0.0, 1e9, "s")),
+    ParamRule::int("read_ahead_queue_size", Int::closed(1, 10_000_000, "messages")),
+    ParamRule::int("wait_for_all_acked", Int::closed(0, 3_600_000, "ms")),
+    ParamRule::int("wait_for_subscribers", Int::closed(0, 10_000, "subscriptions")),
+];
+
+/// `/clock` frequencies; 0 (no `/clock`) or at least [`MIN_CLOCK_HZ`].
+const CLOCK_HZ: Real = Real::closed(0.0, 10_000.0, "Hz");
+/// The slowest `/clock` (one a quarter of an hour): below it the period does not fit a timer.
+const MIN_CLOCK_HZ: f64 = 0.001;
+
+impl ParamRules for PlayerParams {
+    fn param_rules() -> &'static [ParamRule] {
+        RULES
+    }
 }
 
 impl Default for PlayerParams {
@@ -99,35 +127,12 @@ impl PlayConfig {
             !p.bag.is_empty(),
             "parameter `bag`: no bag given (-p bag:=<directory or file>)"
         );
+        lockstep_ros::param_rules::check_all(&mut p.clone()).map_err(anyhow::Error::msg)?;
         anyhow::ensure!(
-            p.rate.is_finite() && p.rate > 0.0,
-            "parameter `rate`: {} is not a rate > 0",
-            p.rate
-        );
-        anyhow::ensure!(
-            p.clock.is_finite() && p.clock >= 0.0,
-            "parameter `clock`: {} is not a frequency >= 0 Hz",
-            p.clock
-        );
-        anyhow::ensure!(
-            p.delay.is_finite() && p.delay >= 0.0,
-            "parameter `delay`: {} is not a number of seconds >= 0",
-            p.delay
-        );
-        anyhow::ensure!(
-            p.read_ahead_queue_size > 0,
-            "parameter `read_ahead_queue_size`: {} is not a positive number of messages",
-            p.read_ahead_queue_size
-        );
-        anyhow::ensure!(
-            p.wait_for_subscribers >= 0,
-            "parameter `wait_for_subscribers`: {} is not a number of subscriptions >= 0",
-            p.wait_for_subscribers
-        );
-        anyhow::ensure!(
-            p.playback_until_timestamp.is_finite() && p.playback_until_timestamp >= 0.0,
-            "parameter `playback_until_timestamp`: {} is not a time in seconds since the epoch",
-            p.playback_until_timestamp
+            p.clock == 0.0 || p.clock >= MIN_CLOCK_HZ,
+            "parameter 'clock' = {}: must be 0 (no /clock) or in [{MIN_CLOCK_HZ}, {}] Hz",
+            lockstep_ros::param_rules::number(p.clock),
+            CLOCK_HZ.max
         );
         Ok(Self {
             bag: PathBuf::from(&p.bag),
@@ -159,4 +164,48 @@ fn list(text: &str) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(change: impl FnOnce(&mut PlayerParams)) -> Result<PlayConfig, String> {
+        let mut p = PlayerParams {
+            bag: "some.mcap".into(),
+            ..PlayerParams::default()
+        };
+        change(&mut p);
+        PlayConfig::from_params(&p, false).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn bad_numbers_are_refused_with_the_parameter_and_its_range() {
+        assert!(config(|_| {}).is_ok());
+        assert!(config(|p| p.clock = 100.0).is_ok());
+        assert_eq!(
+            config(|p| p.rate = f64::NAN).err().as_deref(),
+            Some("parameter 'rate' = NaN: must be finite and in [0.001, 1000]")
+        );
+        assert_eq!(
+            config(|p| p.delay = 1e300).err().as_deref(),
+            Some("parameter 'delay' = 1e300: must be finite and in [0, 1000000000] s")
+        );
+        assert_eq!(
+            config(|p| p.read_ahead_queue_size = 0).err().as_deref(),
+            Some("parameter 'read_ahead_queue_size' = 0: must be an integer in [1, 10000000] messages")
+        );
+        // A clock so slow its period does not fit a timer would panic there.
+        for hz in [1e-300, 5e-324] {
+            let e = config(|p| p.clock = hz).err().unwrap_or_default();
+            assert!(
+                e.starts_with("parameter 'clock' = ")
+                    && e.contains("must be 0 (no /clock) or in [0.001, 10000] Hz"),
+                "{e}"
+            );
+        }
+        assert!(config(|p| p.bag.clear())
+            .err()
+            .is_some_and(|e| e.contains("no bag given")));
+    }
 }

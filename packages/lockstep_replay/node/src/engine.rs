@@ -45,11 +45,19 @@ pub struct Engine {
     /// Lateness of each timed publish in this play, and when its first and last publish were (wall ns).
     pub lateness: Lateness,
     pub span: Option<(u64, u64)>,
+    /// Why the last play ended early: the bag could not be read further.
+    pub failed: Option<String>,
 }
 
 impl Engine {
-    /// Play until stopped (or until the end, with `exit_at_end`).
-    pub fn run(mut self) {
+    /// Play until stopped (or until the end, with `exit_at_end`). Returns why the last play ended early when
+    /// the bag could not be read to its end, so that `lockstep bag play` exits with an error.
+    pub fn run(mut self) -> Option<String> {
+        self.run_plays();
+        self.failed.take()
+    }
+
+    fn run_plays(&mut self) {
         let mut window = self.plan.window;
         let mut delay_ns = self.plan.delay_ns;
         loop {
@@ -180,7 +188,9 @@ impl Engine {
                     continue;
                 }
                 Item::Failed(e) => {
-                    r2r::log_error!(&self.logger, "reading the bag: {e}; playback ends here");
+                    let message = e.to_string();
+                    r2r::log_error!(&self.logger, "reading the bag: {message}; playback ends here");
+                    self.failed = Some(message);
                     return true;
                 }
                 Item::End | Item::Message(_) => {}

@@ -56,7 +56,9 @@ fn setup(
     on_start: Option<OnStart>,
     running: &Running,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>>> {
-    let params = lockstep_ros::declare_parameters(&node, defaults)?.current()?;
+    // A bad start value stops the node naming the parameter and its range; every parameter is read at start
+    // only (a new play through `~/play` takes its own options), so a run-time set is refused saying so.
+    let params = lockstep_ros::declare_start_only_parameters(&node, defaults)?;
     let looped = looped_default || loop_parameter(&node)?;
     let config = PlayConfig::from_params(&params, looped)?;
     let logger = lockstep_ros::logger_name(&node)?;
@@ -142,7 +144,7 @@ fn setup(
     control.change(|s, wall| s.clock.jump(window.start_ns, wall));
     let topics: BTreeSet<String> = outlets.keys().cloned().collect();
     let reader = ReadAhead::start(reader, topics, config.read_ahead_queue_size)?;
-    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<Option<String>>();
     let engine = Engine {
         control: control.clone(),
         reader,
@@ -161,14 +163,15 @@ fn setup(
         next: None,
         lateness: lockstep_replay::Lateness::default(),
         span: None,
+        failed: None,
     };
     let thread = std::thread::Builder::new()
         .name("bag-play".into())
         .spawn(move || {
-            engine.run();
+            let failed = engine.run();
             // Keeps the generic node (and so every publisher's node) alive as long as the play thread.
             drop(generic);
-            let _ = done_tx.send(());
+            let _ = done_tx.send(failed);
         })?;
     if let Ok(mut slot) = running.lock() {
         *slot = Some((control.clone(), thread));
@@ -190,15 +193,22 @@ fn setup(
     let services = crate::services::serve(&node, control.clone())?;
     let clock = clock_task(&node, control, config.clock_hz)?;
     let exit_at_end = config.exit_at_end;
+    let bag = config.bag.clone();
     Ok(async move {
         let ended = async move {
-            let _ = done_rx.await;
+            let failed = done_rx.await.ok().flatten();
             if !exit_at_end {
                 futures::future::pending::<()>().await;
             }
+            failed
         };
         tokio::select! {
-            () = ended => {}
+            failed = ended => {
+                if let Some(e) = failed {
+                    // The play stopped where the bag could not be read: not what was asked for.
+                    return Err(format!("{}: {e}", bag.display()).into());
+                }
+            }
             () = services => {}
             () = clock => {}
         }

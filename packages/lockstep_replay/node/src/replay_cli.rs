@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstep_bag::BagReader;
+use lockstep_ranges::{int_arg, Int};
 use lockstep_replay::lockstep::{
     differences_figure, evaluate, replay_observed, write_bag, Evaluation, FrameSelection, Recording,
     ReplayOptions, ReplayOutcome,
@@ -19,6 +20,11 @@ use lockstep_replay::lockstep::{
 
 use crate::in_process::{parse_params, pipeline_modules};
 use crate::lockstep_dds::{connect, DdsOptions, WiringDrift};
+
+/// A step's answer may take up to an hour: longer waits are a typo, and a waiting time must stay within what
+/// the clock can add to the current instant.
+const STEP_TIMEOUT_MS: Int = Int::closed(1, 3_600_000, "ms");
+const DISCOVERY_MS: Int = Int::closed(0, 3_600_000, "ms");
 
 /// Arguments of `lockstep replay`.
 #[derive(Debug, clap::Args)]
@@ -41,12 +47,12 @@ pub struct ReplayArgs {
     /// their own `--ros-args -p`).
     #[arg(long = "param", short = 'p')]
     pub params: Vec<String>,
-    /// Longest wait for a live module's answer to one step, milliseconds.
-    #[arg(long, default_value_t = 2000)]
+    /// Longest wait for a live module's answer to one step, milliseconds (1 to 3,600,000).
+    #[arg(long, default_value_t = 2000, value_parser = int_arg::<u64>(STEP_TIMEOUT_MS))]
     pub timeout_ms: u64,
     /// How long to look for the live modules, milliseconds (the wait ends as soon as every module looked
-    /// for answers).
-    #[arg(long, default_value_t = 10000)]
+    /// for answers; 0 to 3,600,000).
+    #[arg(long, default_value_t = 10000, value_parser = int_arg::<u64>(DISCOVERY_MS))]
     pub discovery_ms: u64,
     /// The modules expected live, comma-separated (default: every module of the recording; those not found
     /// within --discovery-ms are fed from the recording). Modules not listed are fed from the recording

@@ -15,6 +15,13 @@ use super::{LockstepError, Result};
 /// Suffix of the sidecar topic holding a channel's dependency headers.
 pub const HEADER_SUFFIX: &str = "/lockstep_header";
 
+/// The MCAP metadata record holding the module topology when the recorder closed the bag (one entry per
+/// module: `reads=a,b;writes=c`).
+pub const TOPOLOGY_RECORD: &str = "lockstep_topology";
+
+/// The same, written by the recorder whenever the topology grew during the recording.
+pub const TOPOLOGY_UPDATE_RECORD: &str = "lockstep_topology_update";
+
 /// One recorded data message.
 #[derive(Debug, Clone)]
 pub struct RecordedMessage {
@@ -112,12 +119,18 @@ impl Recording {
     /// the cycle), or when a header cannot be read (naming topic and index).
     pub fn load(reader: &BagReader) -> Result<Self> {
         let records = reader.metadata_records()?;
-        let stored = records
+        // The recorder stores the topology learnt so far whenever it grows (`lockstep_topology_update`)
+        // and in full when it closes the bag (`lockstep_topology`); a recording cut short and repaired
+        // holds only the former. Their union is the topology: each record only ever adds wiring.
+        let mut stored = records
             .iter()
-            .find(|r| r.name == "lockstep_topology")
-            .ok_or(LockstepError::NoTopology)?;
+            .filter(|r| r.name == TOPOLOGY_RECORD || r.name == TOPOLOGY_UPDATE_RECORD)
+            .peekable();
+        if stored.peek().is_none() {
+            return Err(LockstepError::NoTopology);
+        }
         let mut builder = TopologyBuilder::new();
-        for (module, wiring) in &stored.entries {
+        for (module, wiring) in stored.flat_map(|r| &r.entries) {
             builder
                 .add_component(&component(module, wiring))
                 .map_err(LockstepError::Topology)?;
