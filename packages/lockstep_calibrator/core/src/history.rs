@@ -1,6 +1,9 @@
 //! The calibrator's memory: commands, wheel motion (recovered from odometry through the nominal
 //! parameters the odometry was computed with) and observed poses, time-ordered, bounded in age. A sample
-//! that is not finite or older than its stream's latest is dropped and counted, never stored.
+//! that is not finite, older than its stream's latest, or stamped far in the future (more than the history
+//! kept ahead of every stream's latest sample: one stamp of year 2038 would otherwise push out every other
+//! sample and block the stream for good) is dropped and counted, never stored. A real jump of the clock is
+//! followed after [`FAR_FUTURE_CONFIRM`] samples in a row.
 
 use std::collections::VecDeque;
 
@@ -90,6 +93,21 @@ pub enum Dropped {
         /// The first bad field.
         field: &'static str,
     },
+    /// Stamped more than `max_lead_secs` after the newest sample of every stream.
+    #[error(
+        "{stream} at t={t_secs}: more than {max_lead_secs} s after the newest sample (t={newest_secs}); \
+         a stamp in the far future"
+    )]
+    FarFuture {
+        /// Its stream.
+        stream: Stream,
+        /// Its stamp.
+        t_secs: f64,
+        /// The newest accepted stamp of any stream.
+        newest_secs: f64,
+        /// How far ahead a sample may be (the history kept).
+        max_lead_secs: f64,
+    },
     /// Not newer than the stream's latest sample.
     #[error("{stream} at t={t_secs}: not after the latest sample (t={latest_secs})")]
     OutOfOrder {
@@ -107,9 +125,15 @@ pub enum Dropped {
 pub struct DropCounts {
     /// Not finite: cmd_vel, odom, pose.
     pub not_finite: [u64; 3],
-    /// Out of order: cmd_vel, odom, pose.
+    /// Out of order: cmd_vel, odom, pose (the far-future ones included).
     pub out_of_order: [u64; 3],
+    /// Of those out of order, the ones stamped far in the future: cmd_vel, odom, pose.
+    pub far_future: [u64; 3],
 }
+
+/// A stream whose samples are all far ahead of the rest this many times in a row has really jumped (a
+/// restarted recording with another time origin): its next far-ahead sample is taken.
+pub const FAR_FUTURE_CONFIRM: u32 = 10;
 
 fn check(
     stream: Stream,
@@ -147,6 +171,8 @@ pub struct History {
     poses: VecDeque<PoseSample>,
     last_odom: Option<OdomSample>,
     latest: [Option<f64>; 3],
+    /// Far-future samples in a row, per stream.
+    far_streak: [u32; 3],
     dropped: DropCounts,
 }
 
@@ -161,8 +187,18 @@ impl History {
             poses: VecDeque::new(),
             last_odom: None,
             latest: [None; 3],
+            far_streak: [0; 3],
             dropped: DropCounts::default(),
         }
+    }
+
+    /// Forgets every sample and every stream's latest stamp (after a reset, data with any stamps is taken
+    /// again); the nominal parameters, the history's length and the drop counts stay.
+    pub fn clear(&mut self) {
+        *self = Self {
+            dropped: self.dropped,
+            ..Self::new(self.nominal, self.keep_secs)
+        };
     }
 
     /// The parameters the odometry is computed with.
@@ -186,13 +222,42 @@ impl History {
     /// the stream's latest.
     fn admit(&mut self, stream: Stream, t_secs: f64, fields: &[(&'static str, f64)]) -> Result<(), Dropped> {
         let i = stream as usize;
-        let result = check(stream, t_secs, fields, self.latest[i]);
+        let result = check(stream, t_secs, fields, self.latest[i]).and_then(|()| self.lead(stream, t_secs));
         match &result {
-            Ok(()) => self.latest[i] = Some(t_secs),
+            Ok(()) => {
+                self.latest[i] = Some(t_secs);
+                self.far_streak[i] = 0;
+            }
             Err(Dropped::NotFinite { .. }) => self.dropped.not_finite[i] += 1,
             Err(Dropped::OutOfOrder { .. }) => self.dropped.out_of_order[i] += 1,
+            Err(Dropped::FarFuture { .. }) => {
+                self.dropped.out_of_order[i] += 1;
+                self.dropped.far_future[i] += 1;
+            }
         }
         result
+    }
+
+    /// Whether `t_secs` is within the history's length of the newest sample of any stream (or taken as a
+    /// confirmed jump of the clock).
+    fn lead(&mut self, stream: Stream, t_secs: f64) -> Result<(), Dropped> {
+        let i = stream as usize;
+        let Some(newest_secs) = self.latest.iter().flatten().copied().reduce(f64::max) else {
+            return Ok(());
+        };
+        if t_secs - newest_secs <= self.keep_secs {
+            return Ok(());
+        }
+        self.far_streak[i] += 1;
+        if self.far_streak[i] > FAR_FUTURE_CONFIRM {
+            return Ok(());
+        }
+        Err(Dropped::FarFuture {
+            stream,
+            t_secs,
+            newest_secs,
+            max_lead_secs: self.keep_secs,
+        })
     }
 
     /// Adds a command.
@@ -388,6 +453,49 @@ mod tests {
         let w = h.window(0.0, 3.0, 0.0);
         assert_eq!(w.steps.len(), 1);
         assert!((w.steps[0].d_left_rad - 10.0).abs() < 1e-9 && (w.steps[0].d_right_rad - 10.0).abs() < 1e-9);
+    }
+
+    fn pose(t: f64) -> PoseSample {
+        PoseSample {
+            t_secs: t,
+            pose: Pose::default(),
+        }
+    }
+
+    #[test]
+    fn a_far_future_stamp_is_dropped_and_counted_and_does_not_block_the_stream() {
+        let mut h = History::new(ModelParams::default(), 100.0);
+        for i in 0..5 {
+            h.push_odom(odom(f64::from(i), 0.0)).unwrap();
+            h.push_pose(pose(f64::from(i))).unwrap();
+        }
+        let e = h.push_pose(pose(2_147_483_647.0)).unwrap_err();
+        assert!(matches!(e, Dropped::FarFuture { .. }), "{e}");
+        assert!(e.to_string().contains("a stamp in the far future"), "{e}");
+        // The stream goes on, and nothing was forgotten.
+        h.push_pose(pose(5.0)).unwrap();
+        h.push_odom(odom(5.0, 0.0)).unwrap();
+        assert_eq!(h.complete_until(), Some(5.0));
+        assert_eq!(h.window(0.0, 5.0, 0.0).poses.len(), 6);
+        let d = h.dropped();
+        assert_eq!((d.far_future, d.out_of_order), ([0, 0, 1], [0, 0, 1]));
+    }
+
+    #[test]
+    fn a_real_jump_of_the_clock_is_followed_and_clear_takes_any_stamp_again() {
+        let mut h = History::new(ModelParams::default(), 100.0);
+        h.push_pose(pose(1.0)).unwrap();
+        let far = 1e6;
+        for k in 0..FAR_FUTURE_CONFIRM {
+            assert!(h.push_pose(pose(far + f64::from(k))).is_err());
+        }
+        h.push_pose(pose(far + 100.0)).unwrap();
+        h.push_odom(odom(far + 100.5, 0.0)).unwrap();
+        // Before a reset, older stamps are out of order; after it, any stamp starts over.
+        assert!(h.push_pose(pose(2.0)).is_err());
+        h.clear();
+        h.push_pose(pose(2.0)).unwrap();
+        assert_eq!(h.dropped().far_future, [0, 0, u64::from(FAR_FUTURE_CONFIRM)]);
     }
 
     #[test]

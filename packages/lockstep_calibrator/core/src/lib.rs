@@ -7,6 +7,7 @@
 //! - [`fit`]: radius, track width and beta from wheel motion vs observed poses (Levenberg-Marquardt, Huber).
 //! - [`observe`]: what a window can determine, and why not the rest.
 //! - [`needs`]: what driving determines each parameter, for those that stayed nominal.
+//! - [`ranges`]: the ranges of its numbers (parameters and command-line options).
 //! - [`calibrator`]: the online loop: gate, fit, accumulate, validate on held-out history, accept, alarm.
 
 pub mod calibrator;
@@ -16,6 +17,7 @@ pub mod history;
 pub mod model;
 pub mod needs;
 pub mod observe;
+pub mod ranges;
 
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -23,7 +25,9 @@ pub mod cli;
 pub use calibrator::{Accepted, Calibrator, Config, Gate, Outcome, SegmentCheck};
 pub use delay::{estimate_delay, DelayEstimate, DelayRefusal};
 pub use fit::{fit, predict, residual, Fit, Free, PoseNoise};
-pub use history::{CommandSample, DropCounts, Dropped, History, OdomSample, PoseSample, Stream, Window};
+pub use history::{
+    CommandSample, DropCounts, Dropped, History, OdomSample, PoseSample, Stream, Window, FAR_FUTURE_CONFIRM,
+};
 pub use model::{arc, wrap, yaw_of_quaternion, ModelParams, Pose};
 pub use needs::{driving_needed, needs, DriveSummary, Need, Parameter};
 pub use observe::{determined, Determined, Observability};

@@ -12,7 +12,11 @@
 //! nominal values at start, then each accepted update) and `/diagnostics` (diagnostic_msgs, WARN on drift).
 //! With `push_node` set, accepted parameters go to `<push_node>/set_parameters` (SetParameters) as
 //! `<push_prefix>wheel_radius_m`...; once that node took them, they are the calibrator's new nominal too.
-//! Services: `~/calibrate` (std_srvs/Trigger: step now, on the latest window), `~/reset` (back to nominal).
+//! Services: `~/calibrate` (std_srvs/Trigger: step now, on the latest window), `~/reset` (back to nominal,
+//! the history and everything else keyed by time forgotten).
+//! A sample stamped further in the future than `history_limit_secs` past the newest sample is dropped with a
+//! rate-limited warning and counted as out of order in `~/status`. Parameters are read at start: a run-time
+//! set is refused with the reason (a value outside its range names the range).
 
 mod inputs;
 mod messages;
@@ -73,8 +77,9 @@ fn main() -> anyhow::Result<()> {
 fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
-    let declared = lockstep_ros::declare_parameters(&node, CalibratorParams::default())?;
-    let p = declared.current()?;
+    // Every parameter is read here, once: a run-time set is refused (a bad value with its range, a good one
+    // with "restart the node") rather than taken and ignored.
+    let p = lockstep_ros::declare_start_only_parameters(&node, CalibratorParams::default())?;
     let config = p.config()?;
     let nominal = p.nominal()?;
     let pose_type = p.pose_type()?;
@@ -183,11 +188,15 @@ fn setup(
     })
 }
 
-/// Pushes one sample; a dropped one is logged at debug level (the counts are in `~/status`).
+/// Pushes one sample; a dropped one is counted in `~/status` and logged at debug level, or as a rate-limited
+/// warning when it is stamped in the far future.
 fn take(shared: &Shared, logger: &str, push: impl FnOnce(&mut State) -> Result<(), Dropped>) {
     if let Ok(mut s) = shared.lock() {
         if let Err(e) = push(&mut s) {
-            r2r::log_debug!(logger, "dropped: {e}");
+            match s.warning(&e, std::time::Instant::now()) {
+                Some(line) => r2r::log_warn!(logger, "{line}"),
+                None => r2r::log_debug!(logger, "dropped: {e}"),
+            }
         }
     }
 }

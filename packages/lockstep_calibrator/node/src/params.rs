@@ -2,7 +2,8 @@
 //! `ros2 param describe` shows.
 
 use anyhow::ensure;
-use lockstep_calibrator::{Config, Gate, ModelParams, Observability, PoseNoise};
+use lockstep_calibrator::{ranges, Config, Gate, ModelParams, Observability, PoseNoise};
+use lockstep_ros::{Int, ParamRule, ParamRules, Real};
 
 /// Differential-drive parameters.
 #[derive(r2r::RosParams, Debug, Clone)]
@@ -125,6 +126,54 @@ impl Default for CalibratorParams {
     }
 }
 
+/// A count of windows or segments.
+const COUNT: Int = Int::closed(1, 100_000, "");
+const SIGMAS: Real = Real::above(0.0, 1e6, "");
+
+/// What each parameter may hold, checked at start and on every run-time set (the calibrator reads its
+/// parameters at start: a valid set is refused too, with a reason saying to restart it).
+const RULES: &[ParamRule] = &[
+    ParamRule::real("nominal.track_width_m", ranges::TRACK_WIDTH_M),
+    ParamRule::real("nominal.wheel_radius_m", ranges::WHEEL_RADIUS_M),
+    ParamRule::real("nominal.delay_secs", ranges::DELAY_SECS),
+    ParamRule::real("nominal.centripetal_factor", ranges::CENTRIPETAL_FACTOR),
+    ParamRule::one_of(
+        "pose_type",
+        &[
+            "PoseWithCovarianceStamped",
+            "geometry_msgs/msg/PoseWithCovarianceStamped",
+            "PoseStamped",
+            "geometry_msgs/msg/PoseStamped",
+        ],
+    ),
+    ParamRule::real("window_secs", ranges::WINDOW_SECS),
+    ParamRule::real("step_period_secs", Real::above(0.0, 3600.0, "s")),
+    ParamRule::real("max_delay_secs", Real::above(0.0, 10.0, "s")),
+    ParamRule::real("pose_sigma_xy_m", ranges::POSE_SIGMA_XY_M),
+    ParamRule::real("pose_sigma_yaw_rad", ranges::POSE_SIGMA_YAW_RAD),
+    ParamRule::one_of("gate", &["fixed", "best_of_candidates"]),
+    ParamRule::real("threshold1", SIGMAS),
+    ParamRule::real("threshold2", SIGMAS),
+    ParamRule::int("validation_segments", COUNT),
+    ParamRule::real("validation_segment_secs", Real::above(0.0, 3600.0, "s")),
+    ParamRule::real("history_limit_secs", Real::above(0.0, 1e6, "s")),
+    ParamRule::int("accumulate_windows", COUNT),
+    ParamRule::int("radius_accumulate_windows", COUNT),
+    ParamRule::real("change_sigmas", SIGMAS),
+    ParamRule::real("significance_sigmas", Real::closed(0.0, 1e6, "")),
+    ParamRule::real("jump_m", Real::above(0.0, 1e3, "m")),
+    ParamRule::real("drift_alarm_percent", Real::above(0.0, 1e3, "%")),
+    ParamRule::real("min_distance_m", Real::above(0.0, 1e4, "m")),
+    ParamRule::real("min_rotation_rad", Real::above(0.0, 1e4, "rad")),
+    ParamRule::real("min_level_gap", Real::above(0.0, 1e3, "m/s^2")),
+];
+
+impl ParamRules for CalibratorParams {
+    fn param_rules() -> &'static [ParamRule] {
+        RULES
+    }
+}
+
 /// The observed pose's message type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PoseType {
@@ -240,6 +289,27 @@ mod tests {
         assert_eq!(p.config().unwrap(), Config::default());
         assert_eq!(p.nominal().unwrap(), ModelParams::default());
         assert_eq!(p.pose_type().unwrap(), PoseType::WithCovariance);
+    }
+
+    #[test]
+    fn defaults_follow_the_rules_and_a_bad_set_is_refused_with_the_range() {
+        use r2r::{ParameterValue, RosParams as _};
+        assert!(lockstep_ros::param_rules::check_all(&mut CalibratorParams::default()).is_ok());
+        let mut p = lockstep_ros::Guarded::new(CalibratorParams::default());
+        let e = p
+            .set_parameter("window_secs", &ParameterValue::Double(f64::NAN))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("parameter 'window_secs' = NaN: must be finite and in [0.1, 3600] s"),
+            "{e}"
+        );
+        let e = p
+            .set_parameter("nominal.wheel_radius_m", &ParameterValue::Double(f64::INFINITY))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'nominal.wheel_radius_m' = inf"), "{e}");
+        assert_eq!(p.window_secs, Config::default().window_secs);
     }
 
     #[test]

@@ -35,8 +35,8 @@ pub enum PlayerCommand {
         /// Joint limits (ros2_control's joint_limits YAML layout).
         #[arg(long)]
         limits: PathBuf,
-        /// Interpolation period of the file (s).
-        #[arg(long, default_value_t = 0.002)]
+        /// Interpolation period of the file (s), in [1e-5, 10].
+        #[arg(long, default_value_t = 0.002, value_parser = lockstep_ranges::real_arg(crate::PERIOD_S))]
         period_s: f64,
         /// The interpolation file to write.
         #[arg(short, long)]
@@ -49,8 +49,8 @@ pub enum PlayerCommand {
         /// Joint limits (ros2_control's joint_limits YAML layout).
         #[arg(long)]
         limits: PathBuf,
-        /// The player's output period T_c (s); default: the file's own period.
-        #[arg(long)]
+        /// The player's output period T_c (s), in [1e-5, 10]; default: the file's own period.
+        #[arg(long, value_parser = lockstep_ranges::real_arg(crate::PERIOD_S))]
         output_period_s: Option<f64>,
     },
 }
@@ -78,6 +78,9 @@ fn limits_for(path: &Path, joints: &[String]) -> Result<Vec<AxisLimits>> {
 }
 
 fn generate(waypoints: &Path, limits: &Path, period_s: f64, output: &Path) -> Result<()> {
+    crate::PERIOD_S
+        .check(period_s)
+        .map_err(|e| anyhow::anyhow!("--period-s {e}"))?;
     let table = Table::read(waypoints)?;
     let axis_limits = limits_for(limits, &table.joints)?;
     let mut file = crate::generate::generate(&table.joints, &table.rows, &axis_limits, period_s)
@@ -103,10 +106,10 @@ fn check(path: &Path, limits: &Path, output_period_s: Option<f64>) -> Result<()>
     let axis_limits = limits_for(limits, &file.joints)?;
     crate::validate::check_file(&file, &axis_limits)?;
     let tc = output_period_s.unwrap_or(file.period_secs);
-    anyhow::ensure!(
-        tc.is_finite() && tc > 0.0,
-        "--output-period-s {tc} must be a positive number of seconds"
-    );
+    // The parser checked the option; a caller of `run` may pass any number.
+    crate::PERIOD_S
+        .check(tc)
+        .map_err(|e| anyhow::anyhow!("--output-period-s {e}"))?;
     println!(
         "{}: {} joints, {} points at {} s, {:.3} s at speed 1: within the limits",
         path.display(),

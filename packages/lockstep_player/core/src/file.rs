@@ -145,11 +145,8 @@ impl Table {
                         let p: f64 = value
                             .parse()
                             .map_err(|_| at(line, format!("period_s `{value}` is not a number")))?;
-                        if !(p.is_finite() && p > 0.0) {
-                            return Err(at(
-                                line,
-                                format!("period_s must be a positive number of seconds, not {value}"),
-                            ));
+                        if let Err(e) = crate::PERIOD_S.check(p) {
+                            return Err(at(line, format!("period_s {e}")));
                         }
                         if period.is_some() {
                             return Err(at(line, "period_s is given twice".into()));
@@ -269,7 +266,14 @@ mod tests {
                 "# period_s: 0.002\na,b\ninf,1\n",
                 "t.csv:3: joint `a`: inf is not a finite position",
             ),
-            ("# period_s: -1\na\n1\n", "t.csv:1: period_s must be a positive"),
+            (
+                "# period_s: -1\na\n1\n",
+                "t.csv:1: period_s -1 is out of range: must be finite and in [1e-5, 10] s",
+            ),
+            (
+                "# period_s: 1e-300\na\n1\n",
+                "t.csv:1: period_s 1e-300 is out of range",
+            ),
             (
                 "# period_s: 0.002\n1,2\n",
                 "t.csv:2: the first line must name the joints",

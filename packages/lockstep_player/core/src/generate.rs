@@ -16,8 +16,8 @@ pub enum GenerateError {
     TooFewWaypoints(usize),
     #[error("waypoint {index} has {got} positions for {joints} joints")]
     Ragged { index: usize, got: usize, joints: usize },
-    #[error("period {0} s must be a positive number of seconds")]
-    Period(f64),
+    #[error("period {0}")]
+    Period(lockstep_ranges::OutOfRange),
     #[error("segment from waypoint {from} to {to}: {reason}")]
     Ruckig { from: usize, to: usize, reason: String },
 }
@@ -32,9 +32,9 @@ pub fn generate(
     if waypoints.len() < 2 {
         return Err(GenerateError::TooFewWaypoints(waypoints.len()));
     }
-    if !(period_secs.is_finite() && period_secs > 0.0) {
-        return Err(GenerateError::Period(period_secs));
-    }
+    crate::PERIOD_S
+        .check(period_secs)
+        .map_err(GenerateError::Period)?;
     let n = joints.len();
     if let Some((index, w)) = waypoints.iter().enumerate().find(|(_, w)| w.len() != n) {
         return Err(GenerateError::Ragged {

@@ -63,3 +63,102 @@ fn generate_writes_a_file_that_checks_and_bad_limits_name_the_key() {
     let e = format!("{:#}", generate(&missing).unwrap_err());
     assert!(e.contains("joint `b` has no limits"), "{e}");
 }
+
+/// `lockstep player ...` as the `lockstep` binary parses it.
+#[derive(clap::Parser, Debug)]
+struct Lockstep {
+    #[command(flatten)]
+    player: PlayerArgs,
+}
+
+/// Parses and runs `lockstep player <args>`: Ok(()) or the error's text; never a panic.
+fn lockstep_player(args: &[&str]) -> Result<(), String> {
+    use clap::Parser as _;
+    let parsed = Lockstep::try_parse_from(std::iter::once("player").chain(args.iter().copied()))
+        .map_err(|e| e.to_string())?;
+    run(parsed.player).map_err(|e| format!("{e:#}"))
+}
+
+/// A short file (10 ms at 1 ms) and its limits, in `dir`.
+fn small_file(dir: &std::path::Path) -> (String, String) {
+    let file = dir.join("move.csv");
+    let limits = dir.join("limits.yaml");
+    std::fs::write(
+        &file,
+        "# period_s: 0.001\na,b\n0,0\n0.0001,0\n0.0002,0\n0.0003,0\n",
+    )
+    .unwrap();
+    std::fs::write(&limits, LIMITS).unwrap();
+    (file.display().to_string(), limits.display().to_string())
+}
+
+#[test]
+fn a_tiny_output_period_is_refused_with_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, limits) = small_file(dir.path());
+    for bad in ["1e-300", "0", "-0.002", "NaN", "inf", "5e-324", "1e308", "soon"] {
+        let option = format!("--output-period-s={bad}");
+        let e = lockstep_player(&["check", &file, "--limits", &limits, &option]).unwrap_err();
+        assert!(e.contains("must be finite and in [1e-5, 10] s"), "{bad}: {e}");
+        assert!(e.contains("--output-period-s"), "{bad}: {e}");
+    }
+    lockstep_player(&["check", &file, "--limits", &limits, "--output-period-s", "0.002"]).unwrap();
+    // A caller of `run` is checked too (the parser is not the only way in).
+    let e = run(PlayerArgs {
+        command: PlayerCommand::Check {
+            file: file.clone().into(),
+            limits: limits.clone().into(),
+            output_period_s: Some(1e-300),
+        },
+    })
+    .unwrap_err();
+    assert!(format!("{e:#}").contains("[1e-5, 10] s"), "{e:#}");
+}
+
+/// Any f64, and the special ones, in the shortest text and in exponent form.
+fn any_number() -> impl proptest::strategy::Strategy<Value = f64> {
+    use proptest::prelude::*;
+    prop_oneof![
+        proptest::num::f64::ANY,
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        Just(f64::MIN_POSITIVE),
+        Just(5e-324),
+        Just(1e-300),
+        1e-6..20.0,
+        proptest::num::u64::ANY.prop_map(f64::from_bits),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+    /// `player check --output-period-s X` and `player generate --period-s X`: a result or a clear error with
+    /// the range, never a panic.
+    #[test]
+    fn any_period_on_the_command_line_runs_or_is_refused_with_the_range(x in any_number(), exp in proptest::bool::ANY) {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, limits) = small_file(dir.path());
+        let text = if exp { format!("{x:e}") } else { format!("{x}") };
+        let inside = lockstep_player::PERIOD_S.contains(x);
+        let checked = lockstep_player(&["check", &file, "--limits", &limits, &format!("--output-period-s={text}")]);
+        match &checked {
+            Ok(()) => proptest::prop_assert!(inside, "{} was taken", text),
+            Err(e) => proptest::prop_assert!(
+                !inside && e.contains("must be finite and in [1e-5, 10] s"),
+                "{}: {}", text, e
+            ),
+        }
+        let waypoints = dir.path().join("wp.csv");
+        std::fs::write(&waypoints, "a,b\n0,0\n0.01,0\n").unwrap();
+        let out = dir.path().join("out.csv");
+        let generated = lockstep_player(&[
+            "generate", &waypoints.display().to_string(), "--limits", &limits, &format!("--period-s={text}"),
+            "-o", &out.display().to_string(),
+        ]);
+        if let Err(e) = &generated {
+            proptest::prop_assert!(!inside && e.contains("[1e-5, 10] s"), "{}: {}", text, e);
+        }
+    }
+}

@@ -73,8 +73,9 @@ pub(crate) struct Config {
 fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
-    let declared = lockstep_ros::declare_parameters(&node, PlayerParams::default())?;
-    let p = declared.current()?;
+    // Every parameter is read here, once: a run-time set is refused (a bad value with its range, a good one
+    // with "restart the node") rather than taken and ignored.
+    let p = lockstep_ros::declare_start_only_parameters(&node, PlayerParams::default())?;
     p.check()?;
     let limits = JointLimits::read(std::path::Path::new(&p.limits_file))?;
     let output = p.output()?;

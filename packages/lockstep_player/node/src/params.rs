@@ -4,7 +4,22 @@
 use std::path::PathBuf;
 
 use anyhow::ensure;
-use lockstep_player::{AxisLimits, Interpolation};
+use lockstep_player::{AxisLimits, Interpolation, PERIOD_S};
+use lockstep_ros::{ParamRule, ParamRules, Real};
+
+/// What each parameter may hold, checked at start and on every run-time set (the player reads its parameters
+/// at start: a valid set is refused too, with a reason saying to restart it).
+const RULES: &[ParamRule] = &[
+    ParamRule::non_empty("limits_file"),
+    ParamRule::real("period_s", PERIOD_S),
+    ParamRule::one_of("output", &["forward", "trajectory"]),
+    ParamRule::non_empty("controller"),
+    ParamRule::real("align_tolerance", Real::above(0.0, 1e3, "rad or m")),
+    ParamRule::real("joint_states_timeout_secs", Real::above(0.0, 3600.0, "s")),
+    ParamRule::real("settle_timeout_secs", Real::above(0.0, 3600.0, "s")),
+    ParamRule::real("feedback_period_s", Real::closed(1e-3, 3600.0, "s")),
+    ParamRule::one_of("interpolation", &["linear", "cubic", "auto"]),
+];
 
 #[derive(r2r::RosParams, Debug, Clone)]
 pub struct PlayerParams {
@@ -50,6 +65,12 @@ impl Default for PlayerParams {
             feedback_period_s: 0.05,
             interpolation: "auto".into(),
         }
+    }
+}
+
+impl ParamRules for PlayerParams {
+    fn param_rules() -> &'static [ParamRule] {
+        RULES
     }
 }
 
@@ -101,6 +122,7 @@ impl PlayerParams {
 
     /// Check the numbers; an error names the parameter.
     pub fn check(&self) -> anyhow::Result<()> {
+        lockstep_ros::param_rules::check_all(&mut self.clone()).map_err(anyhow::Error::msg)?;
         for (name, v) in [
             ("period_s", self.period_s),
             ("align_tolerance", self.align_tolerance),
@@ -120,5 +142,41 @@ impl PlayerParams {
         self.output()?;
         self.interpolation(&[], &[])?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use r2r::{ParameterValue, RosParams as _};
+
+    #[test]
+    fn a_bad_start_value_or_run_time_set_is_refused_with_the_range() {
+        let p = PlayerParams {
+            period_s: 1e-300,
+            limits_file: "limits.yaml".into(),
+            ..PlayerParams::default()
+        };
+        assert_eq!(
+            p.check().unwrap_err().to_string(),
+            "parameter 'period_s' = 1e-300: must be finite and in [1e-5, 10] s"
+        );
+        let mut guarded = lockstep_ros::Guarded::new(PlayerParams::default());
+        guarded.set_guard(lockstep_ros::start_only(&[]));
+        let e = guarded
+            .set_parameter("feedback_period_s", &ParameterValue::Double(f64::NAN))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'feedback_period_s' = NaN: must be finite and in [0.001, 3600] s"),
+            "{e}"
+        );
+        let e = guarded
+            .set_parameter("period_s", &ParameterValue::Double(0.004))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("read at start only"), "{e}");
+        assert_eq!(guarded.period_s, 0.002);
     }
 }

@@ -29,12 +29,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstep_bag::BagReader;
+use lockstep_ranges::real_arg;
 
 use crate::calibrator::{Accepted, Calibrator, Config, Outcome};
 use crate::fit::PoseNoise;
 use crate::history::{DropCounts, Stream};
 use crate::model::ModelParams;
 use crate::needs::{DriveSummary, Need, Parameter};
+use crate::ranges;
 use input::Sample;
 pub use output::Evaluation;
 
@@ -56,19 +58,19 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub output: Option<PathBuf>,
     /// Wheel radius the odometry was computed with (m).
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, value_parser = real_arg(ranges::WHEEL_RADIUS_M))]
     pub nominal_radius_m: f64,
     /// Track width the odometry was computed with (m).
-    #[arg(long, default_value_t = 0.40)]
+    #[arg(long, default_value_t = 0.40, value_parser = real_arg(ranges::TRACK_WIDTH_M))]
     pub nominal_track_m: f64,
     /// Length of a calibration window, and the data time between two steps (s).
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, value_parser = real_arg(ranges::WINDOW_SECS))]
     pub window_secs: f64,
     /// Standard deviation of the observed poses' x and y (m): the residuals' unit.
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, default_value_t = 0.02, value_parser = real_arg(ranges::POSE_SIGMA_XY_M))]
     pub pose_sigma_xy_m: f64,
     /// Standard deviation of the observed poses' heading (rad).
-    #[arg(long, default_value_t = 0.0087)]
+    #[arg(long, default_value_t = 0.0087, value_parser = real_arg(ranges::POSE_SIGMA_YAW_RAD))]
     pub pose_sigma_yaw_rad: f64,
     /// No progress bar.
     #[arg(long)]
@@ -184,15 +186,24 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
 
 /// Calibrates over the bag and writes `calibration.yaml` and `trajectories.png`.
 pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
-    for (name, value) in [
-        ("--window-secs", args.window_secs),
-        ("--nominal-radius-m", args.nominal_radius_m),
-        ("--nominal-track-m", args.nominal_track_m),
-        ("--pose-sigma-xy-m", args.pose_sigma_xy_m),
-        ("--pose-sigma-yaw-rad", args.pose_sigma_yaw_rad),
+    // The parser checked the options; a caller of this function may pass any number.
+    for (name, value, range) in [
+        ("--window-secs", args.window_secs, ranges::WINDOW_SECS),
+        (
+            "--nominal-radius-m",
+            args.nominal_radius_m,
+            ranges::WHEEL_RADIUS_M,
+        ),
+        ("--nominal-track-m", args.nominal_track_m, ranges::TRACK_WIDTH_M),
+        ("--pose-sigma-xy-m", args.pose_sigma_xy_m, ranges::POSE_SIGMA_XY_M),
+        (
+            "--pose-sigma-yaw-rad",
+            args.pose_sigma_yaw_rad,
+            ranges::POSE_SIGMA_YAW_RAD,
+        ),
     ] {
-        if !value.is_finite() || value <= 0.0 {
-            bail!("{name} must be a positive number, not {value}");
+        if let Err(e) = range.check(value) {
+            bail!("{name} {e}");
         }
     }
     let reader = BagReader::open(&args.bag).context("cannot open bag")?;

@@ -50,6 +50,23 @@ impl Default for MockParams {
     }
 }
 
+/// What each parameter may hold, checked at start and on every run-time set (read at start only: a valid
+/// set is refused too, with a reason saying to restart the node).
+const RULES: &[lockstep_ros::ParamRule] = &[
+    lockstep_ros::ParamRule::non_empty("joints"),
+    lockstep_ros::ParamRule::non_empty("limits_file"),
+    lockstep_ros::ParamRule::non_empty("controller"),
+    lockstep_ros::ParamRule::real("command_period_s", lockstep_player::PERIOD_S),
+    lockstep_ros::ParamRule::real("state_period_s", lockstep_ros::Real::closed(1e-4, 60.0, "s")),
+    lockstep_ros::ParamRule::real("lag_time_constant_s", lockstep_ros::Real::closed(0.0, 60.0, "s")),
+];
+
+impl lockstep_ros::ParamRules for MockParams {
+    fn param_rules() -> &'static [lockstep_ros::ParamRule] {
+        RULES
+    }
+}
+
 struct Joints {
     names: Vec<String>,
     /// Where the joints are (published on /joint_states).
@@ -79,8 +96,7 @@ fn main() -> anyhow::Result<()> {
 fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
-    let declared = lockstep_ros::declare_parameters(&node, MockParams::default())?;
-    let p = declared.current()?;
+    let p = lockstep_ros::declare_start_only_parameters(&node, MockParams::default())?;
     let names = lockstep_ros::param_list(&p.joints);
     anyhow::ensure!(!names.is_empty(), "parameter `joints` is empty");
     let positions: Vec<f64> = if p.initial_positions.trim().is_empty() {
