@@ -45,9 +45,8 @@ templates:
 """
 TIMED_LEAVES = 4
 TIMED_GROUPS = 4  # pick, drop, run, the task
-# The server took a cancel request for the goal: canceling (r2r's servers stop there: their cancel() does not
-# move the status on) or canceled.
-CANCELLED = (GoalStatus.STATUS_CANCELING, GoalStatus.STATUS_CANCELED)
+# A cancelled goal's terminal status.
+CANCELLED = (GoalStatus.STATUS_CANCELED,)
 SERVERS = {"loader": "/load", "lift": "/lift", "roller": "/roll", "navigation": "/navigate"}
 
 
@@ -63,8 +62,7 @@ class Manager:
     def __init__(self, ros, config: Path, **params):
         self.ros = ros
         self.events = ros.collect(TaskEvent, "/task_events", reliable(depth=1000))
-        # Per actuator: goal id -> [when this client first saw it (monotonic s), its latest status]. (r2r's
-        # servers leave the accepted stamp in the status at zero, so the order is the order seen here.)
+        # Per actuator: goal id -> [when this client first saw it (monotonic s), its latest status].
         self.seen: dict = {kind: {} for kind in SERVERS}
         self.status_subscriptions = {
             kind: ros.node.create_subscription(GoalStatusArray, f"{server}/_action/status",

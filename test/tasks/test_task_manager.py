@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+from lockstep_interfaces.action import ExecuteTask
 from lockstep_interfaces.msg import ActuatorState, TaskEvent
 from lockstep_interfaces.srv import AddAttribute, ListTasks, Occupy, ResumeTask
 from std_msgs.msg import String
@@ -170,9 +171,10 @@ def test_a_broken_configuration_is_refused_and_the_old_one_keeps_running(ros, tm
     assert not answer.success and "templates.pick.children[0].type" in answer.message, answer.message
     assert m.proc.alive()
     assert m.result(m.send("shuttle", {"from": "A", "to": "B"})).success
-    # A goal the configuration cannot decompose is rejected with the key, and nothing is sent.
-    rejected = m.result(m.send("shuttle", {"from": "A"}))
-    assert rejected.outcome == "rejected" and "to" in rejected.reason, rejected
-    unknown = m.result(m.send("teleport", {}))
-    assert unknown.outcome == "rejected" and "shuttle" in unknown.reason, unknown
+    # A goal the configuration cannot decompose is rejected, the log says why with the key, nothing is sent.
+    rejected = ros.send_goal(m.client, ExecuteTask.Goal(task_type="shuttle", parameters_json='{"from": "A"}'))
+    unknown = ros.send_goal(m.client, ExecuteTask.Goal(task_type="teleport", parameters_json="{}"))
+    assert not rejected.accepted and not unknown.accepted
+    ros.wait_until(lambda: "task type `teleport`" in m.proc.log(), 10, "the reasons in the log")
+    assert "`to`" in m.proc.log() and "shuttle" in m.proc.log().split("task type `teleport`")[1], m.proc.log()
     assert m.succeeded("loader") == 1

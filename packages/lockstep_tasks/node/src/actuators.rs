@@ -115,7 +115,9 @@ where
                 match tokio::time::timeout(wait, response).await {
                     Ok(Ok(accepted)) => break accepted,
                     Ok(Err(r2r::Error::RCL_RET_ACTION_GOAL_REJECTED)) => {
-                        return report(LeafEvent::Refused(format!("{server} rejected the goal")))
+                        return report(LeafEvent::Refused(format!(
+                            "{server} rejected the goal (busy, or a goal it cannot run: its log says which)"
+                        )))
                     }
                     Ok(Err(e)) => return report(LeafEvent::Refused(format!("{server}: {e}"))),
                     Err(_) if attempt < GOAL_ATTEMPTS => r2r::log_warn!(

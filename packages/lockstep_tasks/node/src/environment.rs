@@ -15,6 +15,53 @@ use r2r::lockstep_interfaces::msg::ActuatorState;
 
 const HEAD: &str = "lockstep_condition__";
 
+/// How deep brackets may nest in a rule text before it is refused unparsed: the rules parser descends
+/// recursively, and a message nested thousands deep would exhaust its stack. Real rules stay far below.
+pub const MAX_NESTING: usize = 256;
+
+/// Refuse a text whose brackets nest deeper than [`MAX_NESTING`] (strings and comments aside), naming the
+/// byte offset where it does.
+pub fn check_nesting(text: &str, origin: &str) -> Result<(), String> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'%' => i = skip_line(bytes, i),
+            b'/' if bytes.get(i + 1) == Some(&b'/') => i = skip_line(bytes, i),
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = (text[i + 2..].find("*/")).map_or(bytes.len(), |end| i + 2 + end + 1);
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(format!(
+                        "{origin}: byte {i}: brackets nested deeper than {MAX_NESTING}; refused unparsed"
+                    ));
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// The index of the end of the line at `i`.
+fn skip_line(bytes: &[u8], i: usize) -> usize {
+    bytes[i..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |n| i + n)
+}
+
 /// The rule that asks `query`.
 fn rule(query: &str) -> String {
     format!("{HEAD} :- {}.", query.trim().trim_end_matches('.'))
@@ -22,6 +69,7 @@ fn rule(query: &str) -> String {
 
 /// Check a query's syntax (an AddAttribute or a configuration's condition), with the reason if it is bad.
 pub fn check_query(query: &str) -> Result<(), String> {
+    check_nesting(query, "condition")?;
     RuleSet::parse(&rule(query), "condition")
         .map(drop)
         .map_err(|e| format!("condition `{query}`: {e}"))
@@ -59,6 +107,10 @@ impl Environment {
 
     /// New facts from /task_facts; refused (and the old ones kept) if they do not parse with the rules.
     pub fn set_facts(&mut self, text: String) -> Result<(), String> {
+        check_nesting(&text, "/task_facts")?;
+        for (origin, rules) in &self.rules {
+            check_nesting(rules, origin)?;
+        }
         let mut sources: Vec<(&str, &str)> =
             self.rules.iter().map(|(o, t)| (t.as_str(), o.as_str())).collect();
         sources.push((&text, "/task_facts"));
@@ -182,5 +234,28 @@ mod tests {
             "bad facts are refused; the old ones stay"
         );
         assert!(check_query("clear(").is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing_and_the_node_survives_it() {
+        let mut env = Environment::new(Vec::new());
+        let deep = format!("p({}1{}).", "(".repeat(2000), ")".repeat(2000));
+        let e = env.set_facts(deep).unwrap_err();
+        assert!(
+            e.starts_with("/task_facts: byte ") && e.contains("deeper than 256"),
+            "{e}"
+        );
+        assert!(check_query(&format!("q({}1{})", "[".repeat(300), "]".repeat(300))).is_err());
+        // At the limit, and brackets inside strings and comments, are fine.
+        let ok = format!("{}1{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
+        assert!(check_nesting(&ok, "t").is_ok());
+        let quoted = format!(
+            "p(\"{}\"). % {}\n/* {} */ q(1).",
+            "(".repeat(999),
+            "(".repeat(999),
+            "[".repeat(999)
+        );
+        assert!(check_nesting(&quoted, "t").is_ok());
+        env.set_facts("dock(d).".into()).unwrap();
     }
 }

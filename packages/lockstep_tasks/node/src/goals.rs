@@ -1,16 +1,49 @@
-//! A task's actuator goals: sending one (tagged so its events find their way back) and cancelling one (now if
+//! A goal's decomposition and check before it is accepted, and a task's actuator goals: sending one (tagged so its events find their way back) and cancelling one (now if
 //! accepted, else the moment it is).
 
 use std::time::Duration;
 
-use lockstep_tasks::{Id, Params};
+use lockstep_tasks::{Attribute, Id, Params, Tree};
+use r2r::lockstep_interfaces::action::ExecuteTask;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::actuators;
-use crate::environment::Environment;
+use crate::environment::{check_query, Environment};
 use crate::manager::Event;
 use crate::task::{LeafGoal, Task};
+use crate::Loaded;
+
+/// Decompose and check every action's goal, before anything is accepted or sent.
+pub fn decompose(loaded: &Loaded, wanted: &ExecuteTask::Goal) -> Result<Tree, String> {
+    let text = if wanted.parameters_json.trim().is_empty() {
+        "{}"
+    } else {
+        wanted.parameters_json.as_str()
+    };
+    let params: Params =
+        serde_json::from_str(text).map_err(|e| format!("parameters_json is not a JSON object: {e}"))?;
+    let config = &loaded.config;
+    let tree = Tree::decompose(config, &wanted.task_type, &params).map_err(|e| e.to_string())?;
+    for node in &tree.nodes {
+        for attribute in &node.attributes {
+            if let Attribute::Condition { query } = attribute {
+                check_query(query).map_err(|e| format!("{}: {e}", node.path))?;
+            }
+        }
+        let Some(name) = &node.actuator else { continue };
+        let (actuator, client) = config
+            .actuators
+            .get(name)
+            .zip(loaded.clients.get(name))
+            .ok_or_else(|| format!("{}: actuator `{name}` is not configured", node.path))?;
+        let goal = actuators::goal(&node.path, actuator, &node.params)?;
+        client
+            .check(&goal)
+            .map_err(|e| format!("{}: {} goal: {e}", node.path, actuator.action_type))?;
+    }
+    Ok(tree)
+}
 
 /// Send a leaf's goal; its events come back tagged with the task, leaf and generation.
 pub fn send_goal(

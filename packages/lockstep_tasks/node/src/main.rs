@@ -3,14 +3,19 @@
 //! - Action `execute_task` (lockstep_interfaces/ExecuteTask): task type + parameters (JSON) + priority. The
 //!   task is decomposed at once from the configuration (`config_file`), then scheduled level by level down to
 //!   one goal per action on its actuator's action server. Feedback: per-level counts and the running paths.
-//!   Result: a summary and, on failure, the failing subtask's path. Cancel reaches every live actuator goal.
+//!   Result: a summary and, on failure, the failing subtask's path. Cancel reaches every live actuator goal;
+//!   the goal ends CANCELED on the status topic. A goal that cannot run (unknown task type, bad
+//!   `parameters_json`, a goal field of the wrong type) is rejected in the goal response; the log says why.
+//!   The action servers are [`lockstep_tasks_node::action_server`]'s (r2r 0.9.7's stops at CANCELING).
 //! - Topic `/task_events` (TaskEvent): every status change (path, old, new, reason), group-completion reports,
 //!   interrupts (one per level, leaf to root) and each task's end.
-//! - Services: `list_tasks` (ListTasks), `pause_task` (PauseTask), `resume_task` (ResumeTask),
-//!   `add_attribute` (AddAttribute), `~/reload` (std_srvs/Trigger: re-read `config_file`; a configuration
-//!   that fails to load is refused with the key path and the old one stays).
+//! - Services: `list_tasks` (ListTasks: running and queued tasks, then the last `keep_finished` finished
+//!   ones), `pause_task` (PauseTask), `resume_task` (ResumeTask), `add_attribute` (AddAttribute), `~/reload`
+//!   (std_srvs/Trigger: re-read `config_file`; a configuration that fails to load is refused with the key
+//!   path and the old one stays).
 //! - Inputs: `/task_facts` (std_msgs/String: Datalog facts, the latest message in force) for condition
-//!   attributes, over the rule files `rules_files`; `/actuator_states` (ActuatorState): a busy actuator
+//!   attributes, over the rule files `rules_files` (a message that does not parse is dropped, with a log line
+//!   at a bounded rate); `/actuator_states` (ActuatorState): a busy actuator
 //!   gives the action about to be sent to it a delay of the remaining busy time.
 //!
 //! The logic (configuration, decomposition, scheduling, statuses) is `lockstep_tasks`; this crate wires it.
@@ -19,6 +24,7 @@ mod actuators;
 mod environment;
 mod goals;
 mod manager;
+mod refusals;
 mod task;
 
 use std::collections::BTreeMap;
@@ -28,7 +34,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::{future, StreamExt as _};
-use lockstep_ros::{lock, qos, SharedNode};
+use lockstep_ros::{lock, qos, Int, ParamRule, ParamRules, Real, SharedNode};
 use lockstep_tasks::{Attribute, Config};
 use r2r::lockstep_interfaces::action::ExecuteTask;
 use r2r::lockstep_interfaces::msg::{ActuatorState, TaskEvent};
@@ -38,6 +44,7 @@ use r2r::std_srvs::srv::Trigger;
 use tokio::sync::{mpsc, oneshot};
 
 use environment::Environment;
+use lockstep_tasks_node::action_server::create_action_server;
 use manager::{Event, Manager, Reply};
 
 /// Parameters of the task manager; each doc string is what `ros2 param describe` shows.
@@ -52,6 +59,22 @@ struct ManagerParams {
     step_period_s: f64,
     /// How long an action waits for its actuator's action server before it fails [s].
     server_wait_s: f64,
+    /// Finished tasks `list_tasks` keeps listing (the most recent ones; older ones are forgotten).
+    keep_finished: i64,
+}
+
+/// What each parameter may hold (`lockstep_ros::ParamRules`).
+const RULES: &[ParamRule] = &[
+    ParamRule::non_empty("config_file"),
+    ParamRule::real("step_period_s", Real::closed(0.001, 60.0, "s")),
+    ParamRule::real("server_wait_s", Real::closed(0.0, 3600.0, "s")),
+    ParamRule::int("keep_finished", Int::closed(0, 1_000_000, "tasks")),
+];
+
+impl ParamRules for ManagerParams {
+    fn param_rules() -> &'static [ParamRule] {
+        RULES
+    }
 }
 
 impl Default for ManagerParams {
@@ -61,6 +84,7 @@ impl Default for ManagerParams {
             rules_files: String::new(),
             step_period_s: 0.01,
             server_wait_s: 5.0,
+            keep_finished: 100,
         }
     }
 }
@@ -112,13 +136,14 @@ fn main() -> anyhow::Result<()> {
 fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
-    let declared = lockstep_ros::declare_parameters(&node, ManagerParams::default())?;
-    let p = declared.current()?;
-    anyhow::ensure!(
-        p.step_period_s > 0.0 && p.step_period_s.is_finite(),
-        "step_period_s must be > 0 (got {})",
-        p.step_period_s
-    );
+    // Checked against RULES at start (a bad value stops the node, naming the parameter and its range) and on
+    // every run-time set; all are read at start only, so a run-time set is refused saying so.
+    let p = lockstep_ros::declare_start_only_parameters(&node, ManagerParams::default())?;
+    // In range (RULES), so these conversions cannot panic and the ticker's period is never zero.
+    let step_period = Duration::from_secs_f64(p.step_period_s);
+    let server_wait = Duration::from_secs_f64(p.server_wait_s);
+    let keep_finished = usize::try_from(p.keep_finished)
+        .map_err(|_| anyhow::anyhow!("parameter 'keep_finished' = {}: does not fit", p.keep_finished))?;
     let logger = lockstep_ros::logger_name(&node)?;
     let config_path = PathBuf::from(&p.config_file);
     let loaded = Rc::new(Loaded::load(&node, &config_path)?);
@@ -132,10 +157,10 @@ fn setup(
         .map_err(|e| anyhow::anyhow!("rules_files: {e}"))?;
     env.servers = loaded.servers();
     env.blocked_by = loaded.blocked_by();
-    env.drain_timeout = Duration::from_secs_f64(p.server_wait_s.max(0.0));
+    env.drain_timeout = server_wait;
 
     let mut n = lock(&node)?;
-    let goals = n.create_action_server::<ExecuteTask::Action>("execute_task")?;
+    let goals = create_action_server::<ExecuteTask::Action>(&mut n, "execute_task")?;
     let events = manager::Events {
         publisher: n.create_publisher::<TaskEvent>("/task_events", qos::reliable(1000))?,
         clock: n.get_ros_clock(),
@@ -173,9 +198,10 @@ fn setup(
         events,
         tx.clone(),
         logger.clone(),
-        Duration::from_secs_f64(p.server_wait_s.max(0.0)),
+        server_wait,
         reloader,
     );
+    manager.keep_finished = keep_finished;
 
     // Every input becomes an event for the manager's loop.
     let goals_task = {
@@ -259,7 +285,7 @@ fn setup(
     );
     let ticker = {
         let tx = tx.clone();
-        let period = Duration::from_secs_f64(p.step_period_s);
+        let period = step_period;
         async move {
             let mut interval = tokio::time::interval(period);
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -341,5 +367,41 @@ fn attribute(m: &AddAttribute::Request) -> Result<Attribute, String> {
         other => Err(format!(
             "kind `{other}` is not one of delay, condition, interrupt"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockstep_ros::param_rules::check_all;
+
+    #[test]
+    fn the_defaults_pass_the_rules_and_bad_values_are_refused_with_the_range() {
+        assert_eq!(check_all(&mut ManagerParams::default()), Ok(()));
+        for (p, reason) in [
+            (
+                ManagerParams {
+                    step_period_s: 1e-300,
+                    ..ManagerParams::default()
+                },
+                "parameter 'step_period_s' = 1e-300: must be finite and in [0.001, 60] s",
+            ),
+            (
+                ManagerParams {
+                    server_wait_s: f64::NAN,
+                    ..ManagerParams::default()
+                },
+                "parameter 'server_wait_s' = NaN: must be finite and in [0, 3600] s",
+            ),
+            (
+                ManagerParams {
+                    keep_finished: -1,
+                    ..ManagerParams::default()
+                },
+                "parameter 'keep_finished' = -1: must be an integer in [0, 1000000] tasks",
+            ),
+        ] {
+            assert_eq!(check_all(&mut p.clone()).err().as_deref(), Some(reason));
+        }
     }
 }

@@ -2,7 +2,9 @@
 //! event at a time (so each level's list is never scheduled while an event changes it: no lock needed).
 //!
 //! - A new ExecuteTask goal is decomposed at once and every action's goal is built and type-checked before
-//!   the goal is accepted as a task; any error ends it as "rejected" with the key path or subtask path.
+//!   the goal is accepted as a task; any error rejects the goal (the goal response says not accepted) and
+//!   the log says why, with the key path or subtask path.
+//! - Finished tasks stay listed (ListTasks) until `keep_finished` tasks have finished after them.
 //! - One task runs at a time (one robot); others queue by priority, then arrival. A task of higher priority
 //!   than the running one preempts it (pause, run, resume).
 //! - Cancels reach every live actuator goal; a goal not yet accepted is cancelled the moment it is.
@@ -13,21 +15,23 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
-use lockstep_tasks::{Attribute, Conditions as _, Id, Outcome, Output, Params, Scheduler, Tree};
+use lockstep_tasks::{Attribute, Conditions as _, Id, Outcome, Output, Scheduler};
 use r2r::lockstep_interfaces::action::ExecuteTask;
 use r2r::lockstep_interfaces::msg::{ActuatorState, TaskEvent, TaskInfo};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::actuators::{self, LeafEvent};
+use crate::actuators::LeafEvent;
 use crate::environment::{check_query, Environment};
-use crate::goals::{cancel_goal, send_goal};
+use crate::goals::{cancel_goal, decompose, send_goal};
+use crate::refusals::Refusals;
 use crate::task::{State, Task};
 use crate::Loaded;
+use lockstep_tasks_node::action_server::ActionServerGoalRequest;
 
 pub type Reply = oneshot::Sender<Result<String, String>>;
 
 pub enum Event {
-    Goal(r2r::ActionServerGoalRequest<ExecuteTask::Action>),
+    Goal(ActionServerGoalRequest<ExecuteTask::Action>),
     Cancel(String),
     Leaf {
         task: String,
@@ -79,7 +83,13 @@ pub struct Manager {
     pub reload: Box<dyn FnMut() -> Result<Rc<Loaded>, String>>,
     /// Finished tasks kept for ListTasks.
     pub keep_finished: usize,
+    /// Goals rejected at once and /task_facts messages refused: counted, logged at a bounded rate.
+    pub rejected_goals: Refusals,
+    pub refused_facts: Refusals,
+    /// Cancelled actuator goals of tasks forgotten before those goals ended: (task, generation) -> actuator.
+    orphans: BTreeMap<(String, u64), String>,
     next_seq: u64,
+    next_end: u64,
     epoch: Instant,
 }
 
@@ -103,7 +113,11 @@ impl Manager {
             server_wait,
             reload,
             keep_finished: 100,
+            rejected_goals: Refusals::new("ExecuteTask goal"),
+            refused_facts: Refusals::new("/task_facts message"),
+            orphans: BTreeMap::new(),
             next_seq: 0,
+            next_end: 0,
             epoch: Instant::now(),
         }
     }
@@ -150,7 +164,10 @@ impl Manager {
             }
             Event::Facts(text) => {
                 if let Err(e) = self.env.set_facts(text) {
-                    r2r::log_warn!(&self.logger, "/task_facts refused, the previous facts stay: {e}");
+                    let reason = format!("{e}; the previous facts stay");
+                    if let Some(line) = self.refused_facts.refused(&reason, Instant::now()) {
+                        r2r::log_warn!(&self.logger, "{line}");
+                    }
                 }
             }
             Event::ActuatorState {
@@ -248,35 +265,36 @@ impl Manager {
         self.apply(id, out);
     }
 
-    fn new_goal(&mut self, request: r2r::ActionServerGoalRequest<ExecuteTask::Action>) {
+    fn new_goal(&mut self, request: ActionServerGoalRequest<ExecuteTask::Action>) {
+        let wanted = request.goal.clone();
+        let began = Instant::now();
+        let checked = decompose(&self.loaded, &wanted);
+        let decompose_ms = began.elapsed().as_secs_f64() * 1e3;
+        // Judged at once: a goal that cannot run is rejected in the goal response, never accepted.
+        let tree = match checked {
+            Ok(tree) => tree,
+            Err(reason) => {
+                let uuid = request.uuid;
+                let reason = format!("goal {uuid} (task type `{}`): {reason}", wanted.task_type);
+                if let Some(line) = self.rejected_goals.refused(&reason, Instant::now()) {
+                    r2r::log_warn!(&self.logger, "{line}");
+                }
+                if let Err(e) = request.reject() {
+                    r2r::log_warn!(&self.logger, "could not answer goal {uuid} (rejected): {e}");
+                }
+                return;
+            }
+        };
         self.next_seq += 1;
         let seq = self.next_seq;
         let id = format!("task-{seq}");
-        let wanted = request.goal.clone();
-        let began = Instant::now();
-        let checked = self.decompose(&wanted);
-        let decompose_ms = began.elapsed().as_secs_f64() * 1e3;
-        let (mut goal, mut cancels) = match request.accept() {
+        let (goal, mut cancels) = match request.accept() {
             Ok(accepted) => accepted,
             Err(e) => {
                 r2r::log_error!(
                     &self.logger,
                     "could not answer goal {id} ({e}); dropped unstarted: the client may send it again"
                 );
-                return;
-            }
-        };
-        let tree = match checked {
-            Ok(tree) => tree,
-            Err(reason) => {
-                r2r::log_warn!(&self.logger, "{id} ({}) rejected: {reason}", wanted.task_type);
-                let _ = goal.abort(ExecuteTask::Result {
-                    outcome: "rejected".into(),
-                    summary: format!("{} rejected: {reason}", wanted.task_type),
-                    reason,
-                    task_id: id,
-                    ..Default::default()
-                });
                 return;
             }
         };
@@ -324,6 +342,7 @@ impl Manager {
                 leaves_executed: 0,
                 dirty: true,
                 started: Instant::now(),
+                ended: 0,
             },
         );
         if let Some(low) = preempt {
@@ -334,38 +353,6 @@ impl Manager {
                 self.apply(&low, out);
             }
         }
-        self.prune();
-    }
-
-    /// Decompose and check every action's goal, before anything is accepted or sent.
-    fn decompose(&self, wanted: &ExecuteTask::Goal) -> Result<Tree, String> {
-        let text = if wanted.parameters_json.trim().is_empty() {
-            "{}"
-        } else {
-            wanted.parameters_json.as_str()
-        };
-        let params: Params =
-            serde_json::from_str(text).map_err(|e| format!("parameters_json is not a JSON object: {e}"))?;
-        let config = &self.loaded.config;
-        let tree = Tree::decompose(config, &wanted.task_type, &params).map_err(|e| e.to_string())?;
-        for node in &tree.nodes {
-            for attribute in &node.attributes {
-                if let Attribute::Condition { query } = attribute {
-                    check_query(query).map_err(|e| format!("{}: {e}", node.path))?;
-                }
-            }
-            let Some(name) = &node.actuator else { continue };
-            let (actuator, client) = config
-                .actuators
-                .get(name)
-                .zip(self.loaded.clients.get(name))
-                .ok_or_else(|| format!("{}: actuator `{name}` is not configured", node.path))?;
-            let goal = actuators::goal(&node.path, actuator, &node.params)?;
-            client
-                .check(&goal)
-                .map_err(|e| format!("{}: {} goal: {e}", node.path, actuator.action_type))?;
-        }
-        Ok(tree)
     }
 
     /// Carry out what a scheduler asked for.
@@ -375,6 +362,7 @@ impl Manager {
         };
         let stamp = lockstep_ros::time::clock_stamp(&self.events.clock);
         let mut follow_up = Vec::new();
+        let mut finished = false;
         for o in out {
             task.dirty = true;
             let mut event = TaskEvent {
@@ -436,6 +424,9 @@ impl Manager {
                         };
                     }
                     task.state = State::Finished(outcome);
+                    self.next_end += 1;
+                    task.ended = self.next_end;
+                    finished = true;
                     continue;
                 }
             }
@@ -444,13 +435,28 @@ impl Manager {
         if !follow_up.is_empty() {
             self.apply(id, follow_up);
         }
+        if finished {
+            self.prune();
+        }
     }
 
     fn leaf_event(&mut self, id: &str, leaf: Id, generation: u64, event: LeafEvent) {
+        let ended = matches!(event, LeafEvent::Refused(_) | LeafEvent::Done { .. });
         let Some(task) = self.tasks.get_mut(id) else {
+            let key = (id.to_owned(), generation);
+            match event {
+                // Cancelled before it was accepted, and its task forgotten since: cancel it now.
+                LeafEvent::Accepted(handle) if self.orphans.contains_key(&key) => handle.cancel(),
+                _ if ended => {
+                    if let Some(actuator) = self.orphans.remove(&key) {
+                        self.env.drained(&actuator);
+                    }
+                }
+                _ => {}
+            }
             return;
         };
-        if matches!(event, LeafEvent::Refused(_) | LeafEvent::Done { .. }) {
+        if ended {
             if let Some(actuator) = task.cancelled.remove(&generation) {
                 self.env.drained(&actuator);
             }
@@ -567,17 +573,21 @@ impl Manager {
             .ok_or_else(|| format!("no task `{id}` (tasks: {known})"))
     }
 
-    /// Forget the oldest finished tasks beyond `keep_finished`.
+    /// Forget the tasks that finished before the last `keep_finished` ones. Their cancelled actuator goals
+    /// still free their actuators when they end.
     fn prune(&mut self) {
-        let finished: Vec<(u64, String)> = self
-            .tasks
-            .values()
+        let mut finished: Vec<(u64, String)> = (self.tasks.values())
             .filter(|t| t.is_finished())
-            .map(|t| (t.seq, t.id.clone()))
+            .map(|t| (t.ended, t.id.clone()))
             .collect();
+        finished.sort();
         let excess = finished.len().saturating_sub(self.keep_finished);
         for (_, id) in finished.into_iter().take(excess) {
-            self.tasks.remove(&id);
+            if let Some(task) = self.tasks.remove(&id) {
+                for (generation, actuator) in task.cancelled {
+                    self.orphans.insert((id.clone(), generation), actuator);
+                }
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::actuators::CancelHandle;
 use crate::Loaded;
+use lockstep_tasks_node::action_server::ActionServerGoal;
 
 /// Where a task is in the manager's queue.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +63,7 @@ pub struct Task {
     pub state: State,
     /// The configuration and clients it was decomposed with (a reload does not change a running task).
     pub loaded: Rc<Loaded>,
-    pub goal: Option<r2r::ActionServerGoal<ExecuteTask::Action>>,
+    pub goal: Option<ActionServerGoal<ExecuteTask::Action>>,
     pub goals: BTreeMap<Id, LeafGoal>,
     /// Goals cancelled and not yet ended: generation -> actuator.
     pub cancelled: BTreeMap<u64, String>,
@@ -76,6 +77,8 @@ pub struct Task {
     /// Something changed since the last feedback.
     pub dirty: bool,
     pub started: std::time::Instant,
+    /// Finishing order (1 for the first task to finish), 0 while it has not.
+    pub ended: u64,
 }
 
 impl Task {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
+use lockstep_tasks_node::action_server::ActionServerGoal;
 use r2r::lockstep_interfaces::action::Prompt;
 use r2r::std_msgs::msg::String as StringMsg;
-use r2r::ActionServerGoal;
 use tokio::sync::{mpsc, Mutex};
 
 use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
@@ -48,6 +48,18 @@ fn result(success: bool, message: String, reply: String) -> Prompt::Result {
     }
 }
 
+/// Whether a Prompt goal can run (a finite timeout >= 0); why not otherwise.
+pub fn check(goal: &Prompt::Goal) -> Result<(), String> {
+    let timeout_s = goal.timeout_s;
+    if timeout_s.is_finite() && timeout_s >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "timeout_s is {timeout_s}; it must be a finite number >= 0 (0 = no timeout)"
+        ))
+    }
+}
+
 /// Run one Prompt goal until the reply, the timeout or a cancel.
 pub async fn run_prompt(
     mut goal: ActionServerGoal<Prompt::Action>,
@@ -58,8 +70,7 @@ pub async fn run_prompt(
     let started = Instant::now();
     let server = &common.server;
     let timeout_s = goal.goal.timeout_s;
-    if !timeout_s.is_finite() || timeout_s < 0.0 {
-        let reason = format!("timeout_s is {timeout_s}; it must be a finite number >= 0 (0 = no timeout)");
+    if let Err(reason) = check(&goal.goal) {
         r2r::log_warn!(&common.logger, "{server}: goal aborted: {reason}");
         end(
             &mut goal,

@@ -21,8 +21,9 @@
 //! Common to every kind:
 //! - One goal at a time. While busy (a goal running or waiting for its acceptance, or occupied) a new goal is
 //!   rejected. A goal is accepted `accept_delay_s` after its request. A cancel of the running goal is
-//!   accepted and the goal ends canceled (success false, message "cancelled"). A bad goal is accepted and
-//!   aborted with a message naming the field. With `fail`, every goal ends aborted with success false and
+//!   accepted and the goal ends canceled (success false, message "cancelled"; CANCELED on the status
+//!   topic). A bad goal (a non-finite number, a field out of range) is rejected in the goal response, and the
+//!   log names the field. With `fail`, every goal ends aborted with success false and
 //!   "simulated failure (parameter fail)" after its normal duration (navigation: at once).
 //! - Service `~/occupy` (lockstep_interfaces/Occupy): busy for `duration_s` from now (0: free again).
 //! - Topic `/actuator_states` (lockstep_interfaces/ActuatorState, reliable, depth 10): the action server's
@@ -59,6 +60,7 @@ use r2r::nav_msgs::msg::Path;
 use r2r::std_msgs::msg::String as StringMsg;
 
 use busy::Status;
+use lockstep_tasks_node::action_server::create_action_server;
 use params::{qualified, ActuatorParams, Kind};
 use serve::{serve_goals, Common};
 use timed::{run_timed, Timed};
@@ -83,10 +85,10 @@ fn main() -> ExitCode {
 }
 
 fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), lockstep_ros::BoxError>>> {
-    let declared = lockstep_ros::declare_parameters(&node, ActuatorParams::default())?;
-    let p = declared.current()?;
+    // Checked against the rules at start (a bad value stops the node, naming the parameter and its range) and
+    // on every run-time set; all are read at start only, so a run-time set is refused saying so.
+    let p = lockstep_ros::declare_start_only_parameters(&node, ActuatorParams::default())?;
     let kind = p.kind()?;
-    p.check()?;
     let logger = lockstep_ros::logger_name(&node)?;
     let mut n = lock(&node)?;
     let namespace = n.namespace()?;
@@ -104,15 +106,19 @@ fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), loc
     });
     let goals: Task = match kind {
         Kind::Navigation => {
-            let requests = n.create_action_server::<Navigate::Action>(&server_name)?;
+            let requests = create_action_server::<Navigate::Action>(&mut n, &server_name)?;
             let poses = n.subscribe::<PoseStamped>("ground_truth", qos::reliable(10))?;
             let cmd_vel = n.create_publisher::<Twist>("cmd_vel", qos::reliable(10))?;
             let plan = n.create_publisher::<Path>("plan", qos::latched())?;
             let pose_topic = qualified(&namespace, "ground_truth");
             let (nav, feed) = navigation::Navigation::new(poses, cmd_vel, plan, pose_topic);
-            let serve = serve_goals(requests, common.clone(), None, move |goal, cancels, common| {
-                navigation::run_navigation(goal, cancels, common, nav.clone())
-            });
+            let serve = serve_goals(
+                requests,
+                common.clone(),
+                None,
+                navigation::check,
+                move |goal, cancels, common| navigation::run_navigation(goal, cancels, common, nav.clone()),
+            );
             Box::pin(async move {
                 tokio::join!(feed, serve);
             })
@@ -123,12 +129,16 @@ fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), loc
         Kind::Loader => timed_server::<Load::Action>(&mut n, &server_name, &common)?,
         Kind::Display => timed_server::<Display::Action>(&mut n, &server_name, &common)?,
         Kind::Hmi => {
-            let requests = n.create_action_server::<Prompt::Action>(&server_name)?;
+            let requests = create_action_server::<Prompt::Action>(&mut n, &server_name)?;
             let subscription = n.subscribe::<StringMsg>("hmi/reply", qos::reliable(10))?;
             let (replies, forward) = hmi::replies(subscription, qualified(&namespace, "hmi/reply"));
-            let serve = serve_goals(requests, common.clone(), None, move |goal, cancels, common| {
-                hmi::run_prompt(goal, cancels, common, replies.clone())
-            });
+            let serve = serve_goals(
+                requests,
+                common.clone(),
+                None,
+                hmi::check,
+                move |goal, cancels, common| hmi::run_prompt(goal, cancels, common, replies.clone()),
+            );
             Box::pin(async move {
                 tokio::join!(forward, serve);
             })
@@ -164,12 +174,13 @@ fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), loc
 
 /// The action server of a timed kind, serving goals of action type `A`.
 fn timed_server<A: Timed>(n: &mut r2r::Node, name: &str, common: &Arc<Common>) -> anyhow::Result<Task> {
-    let requests = n.create_action_server::<A>(name)?;
+    let requests = create_action_server::<A>(n, name)?;
     let expected = Some(common.params.duration_s);
     Ok(Box::pin(serve_goals(
         requests,
         common.clone(),
         expected,
+        A::check,
         run_timed::<A>,
     )))
 }

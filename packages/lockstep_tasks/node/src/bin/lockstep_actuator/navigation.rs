@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
+use lockstep_tasks_node::action_server::ActionServerGoal;
 use r2r::geometry_msgs::msg::{Point, PoseStamped, Twist, Vector3};
 use r2r::lockstep_interfaces::action::Navigate;
 use r2r::nav_msgs::msg::Path;
-use r2r::ActionServerGoal;
 
 use crate::control::{check_goal, yaw_of, Follower, Gains, Pose};
 use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
@@ -157,6 +157,12 @@ fn result(success: bool, message: String, distance_m: f64, duration_s: f64) -> N
         distance_m,
         duration_s,
     }
+}
+
+/// Whether a Navigate goal can run (a route of finite points, a finite speed > 0); why not otherwise.
+pub fn check(goal: &Navigate::Goal) -> Result<(), String> {
+    let points: Vec<_> = goal.route.iter().map(|p: &Point| (p.x, p.y, p.z)).collect();
+    check_goal(&points, goal.speed_mps).map(drop)
 }
 
 /// Run one Navigate goal: wait for a pose, follow the route, stop; or abort (bad goal, no pose, parameter

@@ -1,7 +1,8 @@
 //! Parameters of the simulated actuator and the kinds it can be. The names are contracts (tests, launch files,
 //! the task manager's actuator mapping); each doc string is what `ros2 param describe` shows.
 
-use anyhow::{bail, ensure};
+use anyhow::bail;
+use lockstep_ros::{ParamRule, ParamRules, Real};
 
 #[derive(r2r::RosParams, Debug, Clone)]
 pub struct ActuatorParams {
@@ -47,6 +48,37 @@ impl Default for ActuatorParams {
             approach_decel_mps2: 0.5,
             pose_timeout_s: 5.0,
         }
+    }
+}
+
+/// What each parameter may hold (`lockstep_ros::ParamRules`), checked at start and on every run-time set.
+const RULES: &[ParamRule] = &[
+    ParamRule::one_of(
+        "kind",
+        &[
+            "navigation",
+            "localization",
+            "lift",
+            "roller",
+            "loader",
+            "display",
+            "hmi",
+        ],
+    ),
+    ParamRule::real("accept_delay_s", Real::closed(0.0, 3600.0, "s")),
+    ParamRule::real("duration_s", Real::closed(0.0, 3600.0, "s")),
+    ParamRule::real("control_rate_hz", Real::above(0.0, 1000.0, "Hz")),
+    ParamRule::real("max_linear_mps", Real::above(0.0, 100.0, "m/s")),
+    ParamRule::real("max_angular_radps", Real::above(0.0, 100.0, "rad/s")),
+    ParamRule::real("k_heading", Real::above(0.0, 100.0, "1/s")),
+    ParamRule::real("waypoint_tolerance_m", Real::above(0.0, 100.0, "m")),
+    ParamRule::real("approach_decel_mps2", Real::above(0.0, 100.0, "m/s^2")),
+    ParamRule::real("pose_timeout_s", Real::above(0.0, 3600.0, "s")),
+];
+
+impl ParamRules for ActuatorParams {
+    fn param_rules() -> &'static [ParamRule] {
+        RULES
     }
 }
 
@@ -123,34 +155,6 @@ impl ActuatorParams {
             name => name.to_owned(),
         }
     }
-
-    /// Check the numbers; an error names the parameter.
-    pub fn check(&self) -> anyhow::Result<()> {
-        for (name, v) in [
-            ("duration_s", self.duration_s),
-            ("accept_delay_s", self.accept_delay_s),
-        ] {
-            ensure!(
-                v.is_finite() && v >= 0.0,
-                "parameter `{name}` is {v}; it must be >= 0"
-            );
-        }
-        for (name, v) in [
-            ("control_rate_hz", self.control_rate_hz),
-            ("max_linear_mps", self.max_linear_mps),
-            ("max_angular_radps", self.max_angular_radps),
-            ("k_heading", self.k_heading),
-            ("waypoint_tolerance_m", self.waypoint_tolerance_m),
-            ("approach_decel_mps2", self.approach_decel_mps2),
-            ("pose_timeout_s", self.pose_timeout_s),
-        ] {
-            ensure!(
-                v.is_finite() && v > 0.0,
-                "parameter `{name}` is {v}; it must be > 0"
-            );
-        }
-        Ok(())
-    }
 }
 
 /// `name` resolved against the node's namespace, as ROS resolves a relative name (no remapping).
@@ -180,6 +184,44 @@ mod tests {
             )
         );
         assert!(Kind::parse("").is_err());
+    }
+
+    #[test]
+    fn the_rules_take_every_kind_and_refuse_bad_numbers_with_the_range() {
+        use lockstep_ros::param_rules::check_all;
+        for kind in Kind::ALL {
+            let mut p = ActuatorParams {
+                kind: kind.name().into(),
+                ..ActuatorParams::default()
+            };
+            assert_eq!(check_all(&mut p), Ok(()), "{}", kind.name());
+        }
+        let mut p = ActuatorParams::default();
+        assert_eq!(
+            check_all(&mut p).err().as_deref(),
+            Some(
+                "parameter 'kind' = \"\": must be one of `navigation`, `localization`, `lift`, `roller`, \
+                 `loader`, `display`, `hmi`"
+            )
+        );
+        let mut p = ActuatorParams {
+            kind: "lift".into(),
+            duration_s: f64::NAN,
+            ..ActuatorParams::default()
+        };
+        assert_eq!(
+            check_all(&mut p).err().as_deref(),
+            Some("parameter 'duration_s' = NaN: must be finite and in [0, 3600] s")
+        );
+        let mut p = ActuatorParams {
+            kind: "navigation".into(),
+            control_rate_hz: 0.0,
+            ..ActuatorParams::default()
+        };
+        assert_eq!(
+            check_all(&mut p).err().as_deref(),
+            Some("parameter 'control_rate_hz' = 0: must be finite and in (0, 1000] Hz")
+        );
     }
 
     #[test]

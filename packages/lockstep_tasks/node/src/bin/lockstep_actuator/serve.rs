@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
-use r2r::{ActionServerCancelRequest, ActionServerGoal, ActionServerGoalRequest, WrappedActionTypeSupport};
+use lockstep_tasks_node::action_server::{
+    Action, ActionServerCancelRequest, ActionServerGoal, ActionServerGoalRequest,
+};
 
 use crate::busy::Status;
 use crate::params::ActuatorParams;
@@ -41,7 +43,7 @@ pub enum End {
 /// Send the goal's result with the status `end`; a failure to do so is logged (the client then sees none).
 pub fn end<A>(goal: &mut ActionServerGoal<A>, end: End, result: A::Result, common: &Common)
 where
-    A: WrappedActionTypeSupport + 'static,
+    A: Action,
 {
     let sent = match end {
         End::Succeeded => goal.succeed(result),
@@ -82,37 +84,47 @@ pub async fn next_cancel(cancels: &mut Option<Cancels>) -> ActionServerCancelReq
     futures::future::pending().await
 }
 
-/// Serve the goal requests of one action server: while the actuator is busy a request is rejected; otherwise
-/// it is reserved, accepted after `accept_delay_s` and run by `run` (spawned, so the next requests are
+/// Reject a goal in its goal response; the reason goes to the log (a goal response has no field for it).
+fn reject<A: Action>(common: &Common, request: ActionServerGoalRequest<A>, reason: &str) {
+    let uuid = request.uuid;
+    r2r::log_warn!(
+        &common.logger,
+        "{}: goal {uuid} rejected: {reason}",
+        common.server
+    );
+    if let Err(e) = request.reject() {
+        r2r::log_warn!(
+            &common.logger,
+            "{}: could not reject goal {uuid}: {e}",
+            common.server
+        );
+    }
+}
+
+/// Serve the goal requests of one action server: a goal `check` refuses is rejected (the reason goes to the
+/// log), as is every request while the actuator is busy; otherwise it is reserved, accepted after `accept_delay_s` and run by `run` (spawned, so the next requests are
 /// answered meanwhile). `expected_s`: the goal's expected duration, for `busy_remaining_s` until `run`
 /// updates it.
 pub async fn serve_goals<A, F, Fut>(
     mut requests: impl Stream<Item = ActionServerGoalRequest<A>> + Unpin,
     common: Arc<Common>,
     expected_s: Option<f64>,
+    check: fn(&A::Goal) -> Result<(), String>,
     run: F,
 ) where
-    A: WrappedActionTypeSupport + 'static,
+    A: Action,
     F: Fn(ActionServerGoal<A>, Cancels, Arc<Common>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     while let Some(request) = requests.next().await {
+        if let Err(reason) = check(&request.goal) {
+            reject(&common, request, &reason);
+            continue;
+        }
         let delay = Duration::from_secs_f64(common.params.accept_delay_s);
         let deadline = expected_s.map(|s| Instant::now() + delay + Duration::from_secs_f64(s));
         if let Err(reason) = common.status.try_reserve(deadline) {
-            let uuid = request.uuid;
-            r2r::log_info!(
-                &common.logger,
-                "{}: goal {uuid} rejected ({reason})",
-                common.server
-            );
-            if let Err(e) = request.reject() {
-                r2r::log_warn!(
-                    &common.logger,
-                    "{}: could not reject goal {uuid}: {e}",
-                    common.server
-                );
-            }
+            reject(&common, request, &reason.to_string());
             continue;
         }
         let (common, run) = (common.clone(), run.clone());

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use lockstep_tasks_node::action_server::{Action, ActionServerGoal};
 use r2r::lockstep_interfaces::action::{Display, Lift, Load, Localize, Roll};
-use r2r::{ActionServerGoal, WrappedActionTypeSupport};
 
 use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
 
@@ -14,7 +14,7 @@ pub const FEEDBACK_PERIOD: Duration = Duration::from_millis(100);
 
 /// A timed action type: how to check and describe its goal, and how to build its feedback and result (all
 /// timed actions share the fields `progress`, `remaining_s` and `success`, `message`, `duration_s`).
-pub trait Timed: WrappedActionTypeSupport + 'static {
+pub trait Timed: Action {
     /// What the goal does, for the log and the result message (e.g. "load at station `A`").
     fn describe(goal: &Self::Goal) -> String;
     /// `Err` names the bad field and why it is bad.
