@@ -14,6 +14,8 @@
 // --call-service /name=<json> (repeatable; the name `unknown` calls service id 424242) calls services in JSON
 // once every named one is advertised (call ids 1, 2, ... in order); answers print as serviceCallResponse /
 // serviceCallFailure lines.
+// --token T sends `Authorization: Bearer T` with the upgrade request (or put ?token=T in the URL); --ca PEM
+// trusts that certificate for a wss:// URL. A refused upgrade prints a `refused` line (HTTP status and body).
 "use strict";
 const { FoxgloveClient } = require("@foxglove/ws-protocol");
 const { WebSocket } = require("ws");
@@ -69,7 +71,20 @@ const nowNs = () => BigInt(Math.round((performance.timeOrigin + performance.now(
 const out = (obj) =>
   process.stdout.write(JSON.stringify(obj, (_k, v) => (typeof v === "bigint" ? v.toString() : v)) + "\n");
 
-const socket = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+const token = option("--token", null);
+const ca = option("--ca", null);
+const wsOptions = {};
+if (token !== null) wsOptions.headers = { Authorization: `Bearer ${token}` };
+if (ca !== null) wsOptions.ca = require("fs").readFileSync(ca);
+const socket = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL], wsOptions);
+socket.on("unexpected-response", (_req, res) => {
+  let body = "";
+  res.on("data", (chunk) => (body += chunk));
+  res.on("end", () => {
+    out({ op: "refused", status: res.statusCode, body });
+    process.exit(0);
+  });
+});
 const client = new FoxgloveClient({ ws: socket });
 const channels = new Map(); // channel id -> { topic, reader }
 const subscriptions = new Map(); // subscription id -> channel id

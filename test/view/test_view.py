@@ -27,9 +27,10 @@ def free_port():
 class Client:
     """client.js as a subprocess; its JSON lines collected as they come."""
 
-    def __init__(self, port, *args):
+    def __init__(self, port, *args, url=None):
         self.lines = []
-        self.proc = subprocess.Popen([NODE_JS, str(HERE / "client.js"), f"ws://127.0.0.1:{port}", *args],
+        url = url or f"ws://127.0.0.1:{port}"
+        self.proc = subprocess.Popen([NODE_JS, str(HERE / "client.js"), url, *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=HERE)
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
@@ -46,7 +47,9 @@ class Client:
 
     def wait(self, timeout=60):
         self.proc.wait(timeout)
-        self.thread.join(5)
+        # The process has ended, but the reader may still be parsing its last lines (a map's markers are
+        # megabytes of JSON): wait for the end of its output, generously on a loaded machine.
+        self.thread.join(60)
         return self.lines
 
 
@@ -154,7 +157,7 @@ def test_a_foxglove_client_reads_and_sets_node_parameters(ros):
     from rcl_interfaces.srv import GetParameters
     start_sim(ros)  # time_scale 2.0
     port = free_port()
-    view = start_view(ros, port)
+    view = start_view(ros, port, "--allow-parameters", ".*")  # every parameter may be set
     sim_param = "/lockstep_sim_node.time_scale"
     client = Client(port, "--subscribe", "/odom", "--max", "1000000", "--seconds", "60",
                     "--set-parameter", f"{sim_param}=3",  # a JSON integer for a double parameter
@@ -184,7 +187,7 @@ def test_a_foxglove_client_reads_and_sets_node_parameters(ros):
 def test_a_foxglove_client_calls_a_nodes_services_in_json(ros):
     start_sim(ros)
     port = free_port()
-    view = start_view(ros, port)
+    view = start_view(ros, port, "--allow-services", "/lockstep_sim_node/.*")
     service = "/lockstep_sim_node/set_destination"
     client = Client(port, "--seconds", "60",
                     "--call-service", f'{service}={{"column": 17, "row": 9}}',

@@ -8,13 +8,20 @@
 //!   [`Event`]s telling when a channel gets its first subscriber or loses its last.
 //! - `latched`: the last messages of transient-local channels, for clients that subscribe later.
 //! - `requests`: what clients ask of the node (parameters, service calls) and how the node answers.
+//! - [`access`]: the token, and the allowlists of topics, services and parameters.
+//! - [`tls`]: optional `wss://`.
 
+pub mod access;
 mod latched;
 pub mod protocol;
 pub mod queue;
 mod requests;
 pub mod server;
 mod stats;
+mod subscriptions;
+pub mod tls;
 
+pub use access::{AccessError, Allowlist, Kind, Token};
 pub use protocol::{Channel, Level, Parameter, Service, ServiceCall};
 pub use server::{ClientStats, Event, Server, ServerOptions};
+pub use tls::{Tls, TlsError};

@@ -130,6 +130,13 @@ impl Server {
         else {
             return io.control(failure(format!("unknown service id {}", call.service_id)));
         };
+        let allow = &self.shared.options.allow_services;
+        if !allow.allows(&service) {
+            // A status for the user, and the failure for the client's pending call.
+            let why = format!("call to service `{service}` refused: {}", allow.why_not());
+            io.control(protocol::status(Level::Error, why.clone()));
+            return io.control(failure(why));
+        }
         let _ = self.shared.events.send(Event::ServiceCall {
             client: id,
             service,

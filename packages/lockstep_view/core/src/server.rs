@@ -13,19 +13,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::{SinkExt, StreamExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Notify};
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
+use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::access::{handshake, split_parameters, Allowlist, Kind, Token};
 use crate::latched::Latched;
 use crate::protocol::{
     self, parse_client, Channel, ClientMessage, Level, Parameter, ServerMessage, Service, ServiceCall,
-    SUBPROTOCOL,
 };
 use crate::queue::{ClientQueue, Outgoing};
 pub use crate::stats::ClientStats;
+use crate::tls::Tls;
+
+/// How long a new connection may take for its TLS and WebSocket handshakes before it is dropped.
+const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How the server behaves.
 #[derive(Debug, Clone)]
@@ -44,6 +48,16 @@ pub struct ServerOptions {
     /// Declare the `services` capability (calls encoded as JSON): calls to services added with
     /// [`Server::add_service`] become [`Event::ServiceCall`]s for the node to answer.
     pub services: bool,
+    /// Topics that may be advertised (default: every topic).
+    pub allow_topics: Allowlist,
+    /// Services that may be called (default: none; the others are advertised, and a call gets the reason).
+    pub allow_services: Allowlist,
+    /// Parameters that may be set (default: none). Reading parameters is not limited.
+    pub allow_parameters: Allowlist,
+    /// A token every client must present in its upgrade request (none: anyone who reaches the port).
+    pub token: Option<Token>,
+    /// Serve `wss://` with this certificate.
+    pub tls: Option<Tls>,
 }
 
 impl Default for ServerOptions {
@@ -55,6 +69,11 @@ impl Default for ServerOptions {
             time: false,
             parameters: false,
             services: false,
+            allow_topics: Allowlist::everything(Kind::Topics),
+            allow_services: Allowlist::nothing(Kind::Services),
+            allow_parameters: Allowlist::nothing(Kind::Parameters),
+            token: None,
+            tls: None,
         }
     }
 }
@@ -125,12 +144,12 @@ pub(crate) struct Client {
     /// Subscription id -> channel id.
     pub(crate) subscriptions: HashMap<u32, u32>,
     /// Channel id -> subscription id.
-    by_channel: HashMap<u32, u32>,
+    pub(crate) by_channel: HashMap<u32, u32>,
 }
 
 #[derive(Default)]
 pub(crate) struct State {
-    channels: BTreeMap<u32, Channel>,
+    pub(crate) channels: BTreeMap<u32, Channel>,
     /// Channels that disappeared, kept so that one that comes back unchanged gets its old id.
     retired: Vec<Channel>,
     next_channel: u32,
@@ -149,7 +168,7 @@ impl State {
         }
     }
 
-    fn subscribers(&self, channel_id: u32) -> usize {
+    pub(crate) fn subscribers(&self, channel_id: u32) -> usize {
         (self.clients.values())
             .filter(|c| c.by_channel.contains_key(&channel_id))
             .count()
@@ -225,16 +244,25 @@ impl Server {
         self.address
     }
 
-    /// Advertises a channel to every client; returns its id. A channel that was removed and comes back with
-    /// the same topic, type and schema gets its old id (the protocol allows clients to cache by id).
-    pub fn add_channel(&self, topic: &str, schema_name: &str, schema: &str) -> u32 {
+    /// Whether `topic` may be advertised ([`ServerOptions::allow_topics`]).
+    pub fn topic_allowed(&self, topic: &str) -> bool {
+        self.shared.options.allow_topics.allows(topic)
+    }
+
+    /// Advertises a channel to every client; returns its id, or `None` for a topic the topic allowlist
+    /// refuses. A channel that was removed and comes back with the same topic, type and schema gets its old
+    /// id (the protocol allows clients to cache by id).
+    pub fn add_channel(&self, topic: &str, schema_name: &str, schema: &str) -> Option<u32> {
+        if !self.topic_allowed(topic) {
+            return None;
+        }
         let mut st = self.shared.state();
         if let Some(c) = st
             .channels
             .values()
             .find(|c| c.topic == topic && c.schema_name == schema_name)
         {
-            return c.id;
+            return Some(c.id);
         }
         let same = |c: &Channel| c.topic == topic && c.schema_name == schema_name && c.schema == schema;
         let channel = match st.retired.iter().position(same) {
@@ -258,7 +286,7 @@ impl Server {
         .to_json();
         st.broadcast(&text);
         st.channels.insert(id, channel);
-        id
+        Some(id)
     }
 
     /// Unadvertises a channel (its topic is gone); the clients' subscriptions to it end.
@@ -340,9 +368,32 @@ impl Server {
         .to_json()
     }
 
+    /// One connection: TLS if configured, then the WebSocket handshake (token and subprotocol checked).
     async fn serve(self, stream: TcpStream, address: SocketAddr) {
         let _ = stream.set_nodelay(true);
-        let Ok(ws) = tokio_tungstenite::accept_hdr_async(stream, choose_subprotocol).await else {
+        match self.shared.options.tls.clone() {
+            Some(tls) => {
+                let Ok(Ok(stream)) =
+                    tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.acceptor.accept(stream)).await
+                else {
+                    return;
+                };
+                self.serve_websocket(stream, address).await
+            }
+            None => self.serve_websocket(stream, address).await,
+        }
+    }
+
+    async fn serve_websocket<S>(self, stream: S, address: SocketAddr)
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        let token = self.shared.options.token.clone();
+        // The refusal is tungstenite's own HTTP response type.
+        #[allow(clippy::result_large_err)]
+        let check = move |request: &Request, response: Response| handshake(token.as_ref(), request, response);
+        let accepting = tokio_tungstenite::accept_hdr_async(stream, check);
+        let Ok(Ok(ws)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, accepting).await else {
             return;
         };
         let io = Arc::new(ClientIo {
@@ -434,6 +485,29 @@ impl Server {
                 names,
                 id,
             }),
+            ClientMessage::SetParameters { parameters, id } if self.shared.options.parameters => {
+                let (allowed, refused) = split_parameters(&self.shared.options.allow_parameters, parameters);
+                if let Some(why) = refused {
+                    io.control(protocol::status(Level::Error, why));
+                }
+                if allowed.is_empty() {
+                    // Nothing to set: a client waiting for the answer gets an empty one.
+                    if let Some(id) = id.as_deref() {
+                        let none = ServerMessage::ParameterValues {
+                            parameters: &[],
+                            id: Some(id),
+                        };
+                        io.control(none.to_json());
+                    }
+                    None
+                } else {
+                    Some(Event::SetParameters {
+                        client: id_of_client,
+                        parameters: allowed,
+                        id,
+                    })
+                }
+            }
             ClientMessage::SetParameters { parameters, id } => Some(Event::SetParameters {
                 client: id_of_client,
                 parameters,
@@ -453,82 +527,6 @@ impl Server {
                     "parameters are not offered by this server",
                 ));
             }
-        }
-    }
-
-    /// Acts on a subscribe or unsubscribe of client `id`.
-    fn subscriptions(&self, id: u64, io: &ClientIo, message: ClientMessage) {
-        let mut problems = Vec::new();
-        let mut events = Vec::new();
-        {
-            let mut st = self.shared.state();
-            match message {
-                ClientMessage::Subscribe(subs) => {
-                    for s in subs {
-                        let Some(topic) = st.channels.get(&s.channel_id).map(|c| c.topic.clone()) else {
-                            problems.push(format!("subscribe: unknown channel id {}", s.channel_id));
-                            continue;
-                        };
-                        let first = st.subscribers(s.channel_id) == 0;
-                        let Some(client) = st.clients.get_mut(&id) else {
-                            return;
-                        };
-                        if client.subscriptions.contains_key(&s.id) {
-                            problems.push(format!("subscribe: subscription id {} is already in use", s.id));
-                            continue;
-                        }
-                        if client.by_channel.contains_key(&s.channel_id) {
-                            problems.push(format!(
-                                "subscribe: channel {} ({topic}) is already subscribed",
-                                s.channel_id
-                            ));
-                            continue;
-                        }
-                        client.subscriptions.insert(s.id, s.channel_id);
-                        client.by_channel.insert(s.channel_id, s.id);
-                        st.replay_latched(id, s.id, s.channel_id);
-                        if first {
-                            events.push(Event::Subscribed {
-                                channel_id: s.channel_id,
-                                topic,
-                            });
-                        }
-                    }
-                }
-                ClientMessage::Unsubscribe(ids) => {
-                    for sub in ids {
-                        let Some(client) = st.clients.get_mut(&id) else {
-                            return;
-                        };
-                        let Some(channel_id) = client.subscriptions.remove(&sub) else {
-                            problems.push(format!("unsubscribe: unknown subscription id {sub}"));
-                            continue;
-                        };
-                        client.by_channel.remove(&channel_id);
-                        if st.subscribers(channel_id) == 0 {
-                            if let Some(c) = st.channels.get(&channel_id) {
-                                events.push(Event::Unsubscribed {
-                                    channel_id,
-                                    topic: c.topic.clone(),
-                                });
-                            }
-                        }
-                    }
-                }
-                ClientMessage::GetParameters { .. } | ClientMessage::SetParameters { .. } => {}
-            }
-        }
-        for e in events {
-            let _ = self.shared.events.send(e);
-        }
-        if !problems.is_empty() {
-            let shown = problems.len().min(20);
-            let more = problems.len() - shown;
-            let mut text = problems[..shown].join("; ");
-            if more > 0 {
-                text += &format!("; and {more} more");
-            }
-            io.control(protocol::status(Level::Error, text));
         }
     }
 
@@ -558,24 +556,4 @@ impl Server {
             let _ = self.shared.events.send(e);
         }
     }
-}
-
-/// The handshake: a client must offer `foxglove.websocket.v1`, which the answer then names.
-#[allow(clippy::result_large_err)]
-fn choose_subprotocol(request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
-    let offered = (request.headers().get_all("Sec-WebSocket-Protocol").iter())
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|p| p.trim() == SUBPROTOCOL);
-    if !offered {
-        let mut refusal = ErrorResponse::new(Some(format!(
-            "this is a Foxglove WebSocket server: offer the subprotocol {SUBPROTOCOL}"
-        )));
-        *refusal.status_mut() = StatusCode::BAD_REQUEST;
-        return Err(refusal);
-    }
-    response
-        .headers_mut()
-        .insert("Sec-WebSocket-Protocol", HeaderValue::from_static(SUBPROTOCOL));
-    Ok(response)
 }

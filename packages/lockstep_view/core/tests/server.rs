@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use lockstep_view::{Event, Server, ServerOptions};
+use lockstep_view::{Allowlist, Event, Kind, Server, ServerOptions};
 use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -67,7 +67,9 @@ async fn subscribe(ws: &mut Ws, sub: u32, channel: u32) {
 #[tokio::test]
 async fn a_client_sees_channels_subscribes_and_gets_the_data() {
     let (server, mut events) = start(ServerOptions::default()).await;
-    let odom = server.add_channel("/odom", "nav_msgs/msg/Odometry", "MSG: ...");
+    let odom = server
+        .add_channel("/odom", "nav_msgs/msg/Odometry", "MSG: ...")
+        .unwrap();
     let mut ws = connect(&server).await;
     let info = next_json(&mut ws).await;
     assert_eq!(info["op"], "serverInfo");
@@ -98,7 +100,9 @@ async fn a_client_sees_channels_subscribes_and_gets_the_data() {
     }
 
     // A topic that appears later is advertised; one that goes away is unadvertised.
-    let late = server.add_channel("/late", "std_msgs/msg/String", "string data");
+    let late = server
+        .add_channel("/late", "std_msgs/msg/String", "string data")
+        .unwrap();
     assert_eq!(next_json(&mut ws).await["channels"][0]["topic"], "/late");
     server.remove_channel(odom);
     let un = next_json(&mut ws).await;
@@ -107,7 +111,9 @@ async fn a_client_sees_channels_subscribes_and_gets_the_data() {
     assert_eq!(server.publish(odom, 0, b"x"), 0);
     // Coming back unchanged, it keeps its id.
     assert_eq!(
-        server.add_channel("/odom", "nav_msgs/msg/Odometry", "MSG: ..."),
+        server
+            .add_channel("/odom", "nav_msgs/msg/Odometry", "MSG: ...")
+            .unwrap(),
         odom
     );
     assert_ne!(late, odom);
@@ -138,7 +144,9 @@ async fn a_client_sees_channels_subscribes_and_gets_the_data() {
 #[tokio::test]
 async fn bad_input_gets_a_status_and_the_connection_goes_on() {
     let (server, _events) = start(ServerOptions::default()).await;
-    let chan = server.add_channel("/a", "std_msgs/msg/String", "string data");
+    let chan = server
+        .add_channel("/a", "std_msgs/msg/String", "string data")
+        .unwrap();
     let mut ws = connect(&server).await;
     next_json(&mut ws).await;
     next_json(&mut ws).await;
@@ -201,7 +209,9 @@ async fn a_client_that_stops_reading_loses_its_oldest_messages_not_the_others_th
         ..ServerOptions::default()
     };
     let (server, _events) = start(options).await;
-    let chan = server.add_channel("/big", "std_msgs/msg/String", "string data");
+    let chan = server
+        .add_channel("/big", "std_msgs/msg/String", "string data")
+        .unwrap();
     let mut fast = connect(&server).await;
     let mut slow = connect(&server).await;
     for ws in [&mut fast, &mut slow] {
@@ -254,6 +264,7 @@ async fn a_client_that_stops_reading_loses_its_oldest_messages_not_the_others_th
 async fn parameter_requests_reach_the_node_and_its_answer_reaches_only_that_client() {
     let options = ServerOptions {
         parameters: true,
+        allow_parameters: Allowlist::new(Kind::Parameters, &["/sim\\..*".into()]).unwrap(),
         ..ServerOptions::default()
     };
     let (server, mut events) = start(options).await;
@@ -323,6 +334,7 @@ fn call_frame(service: u32, call: u32, encoding: &str, payload: &[u8]) -> Messag
 async fn a_service_call_reaches_the_node_and_its_response_the_caller() {
     let options = ServerOptions {
         services: true,
+        allow_services: Allowlist::new(Kind::Services, &["/sim/.*".into()]).unwrap(),
         ..ServerOptions::default()
     };
     let (server, mut events) = start(options).await;
@@ -393,7 +405,9 @@ async fn a_service_call_reaches_the_node_and_its_response_the_caller() {
 #[tokio::test]
 async fn a_client_that_subscribes_later_to_a_latched_channel_gets_its_last_messages() {
     let (server, _events) = start(ServerOptions::default()).await;
-    let map = server.add_channel("/map", "nav_msgs/msg/OccupancyGrid", "MSG: ...");
+    let map = server
+        .add_channel("/map", "nav_msgs/msg/OccupancyGrid", "MSG: ...")
+        .unwrap();
     server.set_latched(map, 2);
     let mut first = connect(&server).await;
     next_json(&mut first).await;

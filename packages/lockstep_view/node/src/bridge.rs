@@ -19,6 +19,7 @@ use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_view::{Event, Server, ServerOptions};
 use r2r::rosgraph_msgs::msg::Clock;
 
+use crate::access::{summary, Access};
 use crate::params::Parameters;
 use crate::services::{self, Services};
 
@@ -44,6 +45,8 @@ pub struct ViewOptions {
     pub parameters: bool,
     /// Offer the graph's services (calls in JSON).
     pub services: bool,
+    /// Allowlists, token, TLS.
+    pub access: Access,
 }
 
 /// One advertised topic.
@@ -62,16 +65,23 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
         time: options.sim_time,
         parameters: options.parameters,
         services: options.services,
+        allow_topics: options.access.allow_topics.clone(),
+        allow_services: options.access.allow_services.clone(),
+        allow_parameters: options.access.allow_parameters.clone(),
+        token: options.access.token.clone(),
+        tls: options.access.tls.clone(),
         ..ServerOptions::default()
     };
     let (server, mut events) = serve_on_own_thread(options.address, server_options)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", options.address))?;
+    let scheme = if options.access.tls.is_some() { "wss" } else { "ws" };
     r2r::log_info!(
         &logger,
-        "live view on ws://{} (in Foxglove: Open connection, Foxglove WebSocket, this URL)",
+        "live view on {scheme}://{} (in Foxglove: Open connection, Foxglove WebSocket, this URL)",
         server.address()
     );
+    r2r::log_info!(&logger, "{}", summary(server.address(), &options.access));
     let generic = GenericNode::new("lockstep_view", "/")?;
     let parameters = Arc::new(Parameters::new(
         node.clone(),
@@ -180,7 +190,7 @@ fn refresh(
     }
     for (topic, types) in &graph {
         let Some(type_name) = types.first() else { continue };
-        if topics.contains_key(topic) || !options.selection.matches(topic) {
+        if topics.contains_key(topic) || !options.selection.matches(topic) || !server.topic_allowed(topic) {
             continue;
         }
         let schema = match definitions.resolve(type_name) {
@@ -192,7 +202,9 @@ fn refresh(
                 continue;
             }
         };
-        let channel_id = server.add_channel(topic, type_name, &schema);
+        let Some(channel_id) = server.add_channel(topic, type_name, &schema) else {
+            continue;
+        };
         topics.insert(
             topic.clone(),
             Topic {
