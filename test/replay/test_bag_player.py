@@ -227,8 +227,10 @@ def test_clock_follows_bag_time_and_stops_while_paused(ros, tmp_path):
 def test_the_cli_plays_to_the_end_and_exits(ros, tmp_path):
     bag = chatter_bag(tmp_path / "bag", count=50)
     received, _ = ros.subscribe(String, "/chatter")
+    # The player waits at its end until the reliable subscriber acknowledged every message: give that wait
+    # room on a loaded machine (it ends as soon as all are acknowledged), or the last ones die with the process.
     cli = subprocess.Popen([str(binary("lockstep")), "bag", "play", str(bag), "--rate", "1",
-                            "--wait-for-subscribers", "1"],
+                            "--wait-for-subscribers", "1", "--wait-for-all-acked", "30000"],
                            env=ros.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _, err = cli.communicate(timeout=30)
