@@ -377,7 +377,7 @@ fn stored_records(s: &crate::shared::State) -> Stored {
     }
 }
 
-/// Name of the MCAP attachment holding the topology in the patent's protobuf schema
+/// Name of the MCAP attachment holding the topology in the dependency headers' protobuf schema
 /// (`lockstep_trace::proto::Topology`).
 pub const TOPOLOGY_ATTACHMENT: &str = "lockstep/topology.pb";
 
