@@ -185,6 +185,17 @@ pub enum Error {
         /// Why it is not one.
         reason: String,
     },
+    /// A message location given to `BagReader::read_at` names no message of the bag (a location
+    /// from another bag, or a bag whose files changed since it was indexed).
+    #[error("{path}: no message at {location}: {reason}")]
+    BadLocation {
+        /// The storage file (or the bag, when the location names no storage file of it).
+        path: PathBuf,
+        /// The location, as given.
+        location: String,
+        /// What is there instead.
+        reason: String,
+    },
     /// A caller passed an invalid argument (empty topic name, reserved metadata name...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

@@ -6,7 +6,9 @@
 //!   MCAP attachments and metadata records that rosbag2 tools ignore.
 //! - [`BagReader`] reads bags written by rosbag2 (metadata versions 1 to 9, MCAP or sqlite3 storage),
 //!   by `rosbags` or by this crate, in timestamp order with a stable tie-break, without writing
-//!   anything into the bag directory (a read-only copy of a bag reads the same).
+//!   anything into the bag directory (a read-only copy of a bag reads the same); or, for bags larger
+//!   than memory, each message's [`Location`] without its data, read again on demand with
+//!   [`BagReader::read_at`].
 //! - [`MessageDefinitions`] builds the `ros2msg` schema text of a type from installed `.msg` files.
 //! - [`reindex`] repairs a bag whose writer was killed: the one function that writes into an existing
 //!   bag directory.
@@ -32,8 +34,8 @@ pub use metadata::{BagMetadata, FileInformation, TopicInformation, TopicMetadata
 pub use msgdefs::{MessageDefinition, MessageDefinitions};
 pub use qos::QosProfile;
 pub use reader::{
-    AttachmentRecord, BagCompression, BagMessage, BagReader, BagTopic, MessageIter, MetadataRecord,
-    ReadOptions, StorageKind,
+    AttachmentRecord, BagCompression, BagMessage, BagReader, BagTopic, LocatedIter, LocatedMessage, Location,
+    MessageIter, MetadataRecord, Payload, ReadOptions, StorageKind, DEFAULT_CHUNK_CACHE_BYTES,
 };
 pub use reindex::{
     default_output, reindex, reindex_with, survey, ReindexReport, ReindexTarget, ReindexedFile, SkippedBytes,

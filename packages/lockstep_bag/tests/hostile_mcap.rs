@@ -8,7 +8,8 @@ mod common;
 
 use common::cdr_string;
 use lockstep_bag::{
-    BagReader, BagWriter, ChunkCompression, MessageDefinition, ReadOptions, TopicSpec, WriterOptions,
+    BagReader, BagWriter, ChunkCompression, Location, MessageDefinition, Payload, ReadOptions, TopicSpec,
+    WriterOptions,
 };
 use proptest::prelude::*;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -172,6 +173,24 @@ fn exercise(path: &Path) {
     let _ = it.take(10_000).count();
     let _ = reader.attachments();
     let _ = reader.metadata_records();
+    // Reading by location: every location iteration yields reads back; made-up ones are answered.
+    for payload in [Payload::Read, Payload::Skip] {
+        for m in reader
+            .located_messages(ReadOptions::default(), payload)
+            .take(10_000)
+        {
+            let Ok(m) = m else { break };
+            let _ = reader.read_at(&m.location);
+            let at = m.location;
+            for index in [None, Some(0), Some(u32::MAX)] {
+                let _ = reader.read_at(&Location::from_parts(at.file_index(), at.position(), index));
+            }
+        }
+    }
+    for position in [0, 8, 9, 100, u64::MAX] {
+        let _ = reader.read_at(&Location::from_parts(0, position, Some(0)));
+        let _ = reader.read_at(&Location::from_parts(0, position, None));
+    }
 }
 
 /// Writes `bytes` as a lone MCAP file and as the storage file of a bag directory with a metadata.yaml,

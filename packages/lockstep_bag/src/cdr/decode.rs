@@ -168,6 +168,23 @@ impl Reader<'_> {
             return Err(self.fail(path, format!("{n} elements but only {left} bytes are left")));
         }
         let mut items = Vec::with_capacity(n);
+        if let FieldType::Primitive(p) = &f.ty {
+            // Primitive elements (an image's bytes, a point cloud's floats): the element's path is only
+            // spelled out when it is needed for an error, not once per element.
+            for i in 0..n {
+                let start = self.pos;
+                let pads = self.pads.len();
+                match self.primitive(*p, path) {
+                    Ok(v) => items.push(v),
+                    Err(_) => {
+                        self.pos = start;
+                        self.pads.truncate(pads);
+                        return self.primitive(*p, &format!("{path}[{i}]"));
+                    }
+                }
+            }
+            return Ok(Value::Array(items));
+        }
         for i in 0..n {
             items.push(self.element(schema, &f.ty, &format!("{path}[{i}]"))?);
         }

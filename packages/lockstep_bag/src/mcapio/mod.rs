@@ -11,11 +11,11 @@ mod layout;
 mod summary;
 
 pub(crate) use chunk::{decompress as decompress_chunk, records as records_in_chunk};
-pub(crate) use layout::parse_record;
+pub(crate) use layout::{parse_record, record_name};
 pub(crate) use summary::{read_summary, SummaryState};
 
 use crate::{Error, Result};
-use chunk::RECORD_HEADER_LEN;
+pub(crate) use chunk::RECORD_HEADER_LEN;
 use mcap::records::{ChunkIndex, Record};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};

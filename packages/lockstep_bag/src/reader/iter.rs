@@ -17,12 +17,15 @@ use std::sync::Arc;
 /// the chunk; for sqlite3 it is the row id (insertion order). Channel id and MCAP sequence play no
 /// part: messages of different topics with equal times come in the order they were written, on
 /// every path (indexed chunks, a linear pass, sqlite3 pages) and after `seek`.
-type MsgKey = (u64, usize, u64, u64);
+pub(super) type MsgKey = (u64, usize, u64, u64);
 
 /// A sqlite3 row id as a position that sorts like the id (ids may in theory be negative).
-fn row_position(id: i64) -> u64 {
+pub(super) fn row_position(id: i64) -> u64 {
     (id as u64) ^ (1 << 63)
 }
+
+/// Loads still to do, by the earliest time they can yield (then file index).
+pub(super) type Pending = BinaryHeap<Reverse<(u64, usize, Load)>>;
 
 struct Ready {
     key: MsgKey,
@@ -46,12 +49,74 @@ impl Ord for Ready {
     }
 }
 
+/// One read of a storage file while iterating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Load {
+pub(super) enum Load {
+    /// The chunk at this index of the file's chunk indexes.
     McapChunk(usize),
+    /// The whole file in one linear pass (no usable index).
     McapWhole,
-    // Next page of rows after (timestamp, id).
+    /// The next page of rows after (timestamp, id).
     SqlitePage(Option<(i64, i64)>),
+}
+
+/// Per storage file, the channel (MCAP) or topic (sqlite3) ids `opts` selects (`None`: all).
+pub(super) fn wanted_channels(reader: &BagReader, opts: &ReadOptions) -> Vec<Option<BTreeSet<u32>>> {
+    let topics = opts.topics.as_ref();
+    reader
+        .files
+        .iter()
+        .map(|f| {
+            let topics = topics?;
+            Some(
+                f.storage
+                    .channels()
+                    .into_iter()
+                    .filter(|(_, c, _)| topics.contains(&*c.topic))
+                    .map(|(id, _, _)| id)
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// What to read first, ordered by the earliest time each load can yield: the MCAP chunks that may
+/// hold selected messages, a linear pass for each unindexed MCAP file, the first page of each
+/// sqlite3 file.
+pub(super) fn initial_loads(
+    reader: &BagReader,
+    opts: &ReadOptions,
+    wanted: &[Option<BTreeSet<u32>>],
+) -> Pending {
+    let mut pending = BinaryHeap::new();
+    for (fi, f) in reader.files.iter().enumerate() {
+        match &f.storage {
+            StorageFile::Mcap(m) => match &m.chunks {
+                Some(chunks) => {
+                    for (ci, c) in chunks.iter().enumerate() {
+                        if opts.start_ns.is_some_and(|s| c.message_end_time < s)
+                            || opts.end_ns.is_some_and(|e| c.message_start_time >= e)
+                        {
+                            continue;
+                        }
+                        if let Some(w) = wanted.get(fi).and_then(Option::as_ref) {
+                            if !c.message_index_offsets.is_empty()
+                                && !c.message_index_offsets.keys().any(|k| w.contains(&u32::from(*k)))
+                            {
+                                continue;
+                            }
+                        }
+                        pending.push(Reverse((c.message_start_time, fi, Load::McapChunk(ci))));
+                    }
+                }
+                None => pending.push(Reverse((0, fi, Load::McapWhole))),
+            },
+            StorageFile::Sqlite(_) => {
+                pending.push(Reverse((opts.start_ns.unwrap_or(0), fi, Load::SqlitePage(None))));
+            }
+        }
+    }
+    pending
 }
 
 /// Iterator over a bag's messages in timestamp order.
@@ -69,7 +134,7 @@ pub struct MessageIter<'a> {
     reader: &'a BagReader,
     opts: ReadOptions,
     // Pending loads, ordered by the earliest time they can yield.
-    pending: BinaryHeap<Reverse<(u64, usize, Load)>>,
+    pending: Pending,
     ready: BinaryHeap<Reverse<Ready>>,
     wanted: Vec<Option<BTreeSet<u32>>>,
     failed: bool,
@@ -106,59 +171,11 @@ impl<'a> MessageIter<'a> {
     }
 
     fn reset(&mut self) {
-        self.pending.clear();
         self.ready.clear();
         self.failed = false;
         self.deferred_error = None;
-        let topics = self.opts.topics.as_ref();
-        self.wanted = self
-            .reader
-            .files
-            .iter()
-            .map(|f| {
-                let topics = topics?;
-                Some(
-                    f.storage
-                        .channels()
-                        .into_iter()
-                        .filter(|(_, c, _)| topics.contains(&*c.topic))
-                        .map(|(id, _, _)| id)
-                        .collect(),
-                )
-            })
-            .collect();
-        for (fi, f) in self.reader.files.iter().enumerate() {
-            match &f.storage {
-                StorageFile::Mcap(m) => match &m.chunks {
-                    Some(chunks) => {
-                        for (ci, c) in chunks.iter().enumerate() {
-                            if self.opts.start_ns.is_some_and(|s| c.message_end_time < s)
-                                || self.opts.end_ns.is_some_and(|e| c.message_start_time >= e)
-                            {
-                                continue;
-                            }
-                            if let Some(w) = &self.wanted[fi] {
-                                if !c.message_index_offsets.is_empty()
-                                    && !c.message_index_offsets.keys().any(|k| w.contains(&u32::from(*k)))
-                                {
-                                    continue;
-                                }
-                            }
-                            self.pending
-                                .push(Reverse((c.message_start_time, fi, Load::McapChunk(ci))));
-                        }
-                    }
-                    None => self.pending.push(Reverse((0, fi, Load::McapWhole))),
-                },
-                StorageFile::Sqlite(_) => {
-                    self.pending.push(Reverse((
-                        self.opts.start_ns.unwrap_or(0),
-                        fi,
-                        Load::SqlitePage(None),
-                    )));
-                }
-            }
-        }
+        self.wanted = wanted_channels(self.reader, &self.opts);
+        self.pending = initial_loads(self.reader, &self.opts, &self.wanted);
     }
 
     fn accept(&self, fi: usize, channel: u32, t: u64) -> bool {

@@ -13,24 +13,29 @@
 
 mod compressed;
 mod iter;
+mod located;
+mod location;
 mod mcap_file;
 mod sqlite_file;
 mod storage;
 
 pub use compressed::BagCompression;
 pub use iter::MessageIter;
+pub use located::{LocatedIter, LocatedMessage, Payload};
+pub use location::{Location, DEFAULT_CHUNK_CACHE_BYTES};
 
 use crate::metadata::{file_name_of, BagMetadata, FileInformation, TopicMetadata, METADATA_FILE};
 use crate::msgdefs::MessageDefinition;
 use crate::qos::parse_qos_yaml;
 use crate::{Error, Result};
 use compressed::Scratch;
+use location::ChunkCache;
 use mcap::records::Record;
 use mcap_file::{ExtraKind, McapFile};
 use sqlite_file::SqliteFile;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 pub(crate) use storage::storage_files_in;
 use storage::{storage_by_magic, storage_of};
 
@@ -229,6 +234,8 @@ pub struct BagReader {
     has_metadata_file: bool,
     files: Vec<BagFile>,
     topics: Vec<BagTopic>,
+    /// Decompressed MCAP chunks kept for [`BagReader::read_at`].
+    chunk_cache: Mutex<ChunkCache>,
     /// Decompressed copies of `FILE`-compressed storage files; declared last so that it is dropped
     /// (and the directory removed) after the files reading from it are closed.
     _scratch: Option<Scratch>,
@@ -363,6 +370,7 @@ impl BagReader {
             has_metadata_file,
             files,
             topics: Vec::new(),
+            chunk_cache: Mutex::new(ChunkCache::new(DEFAULT_CHUNK_CACHE_BYTES)),
             _scratch: scratch,
         };
         reader.topics = reader.build_topics();

@@ -122,22 +122,54 @@ impl SqliteFile {
     pub(super) fn read_page(
         &self,
         wanted: Option<&BTreeSet<u32>>,
-        (start, end): (i64, i64),
+        bounds: (i64, i64),
         after: Option<(i64, i64)>,
     ) -> Result<Vec<Row>> {
-        let mut sql = String::from("SELECT id, topic_id, timestamp, data FROM messages WHERE 1=1");
-        if let Some(w) = wanted {
-            let ids: Vec<String> = w.iter().map(|i| i.to_string()).collect();
-            sql.push_str(&format!(" AND topic_id IN ({})", ids.join(",")));
-        }
-        let (after_ts, after_id) = after.unwrap_or((i64::MIN, i64::MIN));
-        sql.push_str(
-            " AND timestamp >= ?1 AND timestamp < ?2 AND (timestamp > ?3 OR (timestamp = ?3 AND id > ?4))",
-        );
-        sql.push_str(&format!(" ORDER BY timestamp, id LIMIT {SQLITE_PAGE}"));
-        let params = rusqlite::params![start, end, after_ts, after_id];
+        let (sql, params) = page_query("id, topic_id, timestamp, data", wanted, bounds, after);
         query_all(&self.conn, &self.path, &sql, params)
     }
+
+    /// The same page as [`read_page`](Self::read_page) without the data: (id, topic id, timestamp).
+    pub(super) fn read_page_keys(
+        &self,
+        wanted: Option<&BTreeSet<u32>>,
+        bounds: (i64, i64),
+        after: Option<(i64, i64)>,
+    ) -> Result<Vec<(i64, i64, i64)>> {
+        let (sql, params) = page_query("id, topic_id, timestamp", wanted, bounds, after);
+        query_all(&self.conn, &self.path, &sql, params)
+    }
+
+    /// The row with id `id`: (topic id, timestamp, data), `None` when there is none.
+    pub(super) fn read_row(&self, id: i64) -> Result<Option<(i64, i64, Vec<u8>)>> {
+        let rows = query_all(
+            &self.conn,
+            &self.path,
+            "SELECT topic_id, timestamp, data FROM messages WHERE id = ?1",
+            [id],
+        )?;
+        Ok(rows.into_iter().next())
+    }
+}
+
+/// The query of one page of messages (see [`SqliteFile::read_page`]) selecting `columns`.
+fn page_query(
+    columns: &str,
+    wanted: Option<&BTreeSet<u32>>,
+    (start, end): (i64, i64),
+    after: Option<(i64, i64)>,
+) -> (String, [i64; 4]) {
+    let mut sql = format!("SELECT {columns} FROM messages WHERE 1=1");
+    if let Some(w) = wanted {
+        let ids: Vec<String> = w.iter().map(|i| i.to_string()).collect();
+        sql.push_str(&format!(" AND topic_id IN ({})", ids.join(",")));
+    }
+    let (after_ts, after_id) = after.unwrap_or((i64::MIN, i64::MIN));
+    sql.push_str(
+        " AND timestamp >= ?1 AND timestamp < ?2 AND (timestamp > ?3 OR (timestamp = ?3 AND id > ?4))",
+    );
+    sql.push_str(&format!(" ORDER BY timestamp, id LIMIT {SQLITE_PAGE}"));
+    (sql, [start, end, after_ts, after_id])
 }
 
 /// The `topics` table (whatever columns this schema version has), with the definitions of the
