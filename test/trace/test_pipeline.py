@@ -117,11 +117,11 @@ class Sensors:
     new pair every two ticks), odometry on every tick. Reading n of a sensor holds `front_range(n)` or
     `rear_range(n)` and stamp 1000 + n s; odometry n is `odom_msg(n)`."""
 
-    def __init__(self, ros):
+    def __init__(self, ros, namespace: str = ""):
         self.ros = ros
-        self.front = ros.publisher(Range, "/scan_front")
-        self.rear = ros.publisher(Range, "/scan_rear")
-        self.odom = ros.publisher(Odometry, "/odom")
+        self.front = ros.publisher(Range, f"{namespace}/scan_front")
+        self.rear = ros.publisher(Range, f"{namespace}/scan_rear")
+        self.odom = ros.publisher(Odometry, f"{namespace}/odom")
         self.n_front = self.n_rear = 0
         self.sent_front, self.sent_rear, self.sent_odom = [], [], []
         self.ticks = 0

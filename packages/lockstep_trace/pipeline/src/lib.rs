@@ -6,6 +6,9 @@
 //! | m3     | `lockstep_module_m3` | `mission_planner`   | nothing (own timer)                     | c6 `mission` (PoseStamped) |
 //! | m2     | `lockstep_module_m2` | `motion_controller` | c3, c6, c4 `odom` (Odometry)            | c5 `cmd_vel` (Twist) |
 //!
+//! `lockstep_module_split` (node `range_splitter`, [`split`]) is a fourth example beside the pipeline: one
+//! computation per `scan_front` reading that publishes on two channels.
+//!
 //! The computations here are pure functions of their inputs (no clock, no randomness), so lock-step replay
 //! feeding the recorded inputs gets the recorded outputs back, bit for bit.
 //!
@@ -16,6 +19,7 @@
 pub mod control;
 pub mod fusion;
 pub mod mission;
+pub mod split;
 pub mod validate;
 
 use std::time::{Duration, Instant};

@@ -89,11 +89,18 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
     }
 
     /// Publish `msg` as the output of a lock-step `grant` (see [`crate::step`]): its header is the grant's
-    /// frame (recorded channel, sequence number, epoch, start stamp, process time and inputs) with the digest
-    /// of `msg`. Returns the header and the canonical CDR published, for [`crate::StepServer::answer`].
+    /// frame of this publisher's channel (recorded channel, sequence number, epoch, start stamp, process time
+    /// and inputs) with the digest of `msg`. Returns the header and the canonical CDR published, for
+    /// [`crate::StepServer::answer`] (or [`crate::StepServer::answer_outputs`] when the computation
+    /// publishes on several channels). A grant naming several outputs but none on this channel is refused.
     pub fn publish_step(&self, grant: &crate::Grant, msg: &T) -> Result<(TraceHeader, Vec<u8>)> {
+        let frame = grant.frame_for(&self.channel).ok_or_else(|| Error::NotGranted {
+            channel: self.channel.clone(),
+            frame: format!("{} #{}", grant.frame.channel_name, grant.frame.sequence_num),
+            named: grant.channels(),
+        })?;
         let payload = crate::canonical_cdr(msg)?;
-        let mut header = grant.frame.clone();
+        let mut header = frame.clone();
         header.payload_digest = lockstep_trace::digest(&payload);
         self.publish_with_header(msg, &header)?;
         Ok((header, payload))
@@ -124,9 +131,10 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
     }
 }
 
-/// The latched topic of one module's topology: `/lockstep/topology/<module>`.
+/// The latched topic of one module's topology: `/lockstep/topology/<module>` (a namespaced module's name
+/// holds its namespace: `/lockstep/topology/robot1/obstacle_fusion`).
 pub fn topology_topic(module_name: &str) -> String {
-    format!("{TOPOLOGY_TOPIC_PREFIX}{module_name}")
+    format!("{TOPOLOGY_TOPIC_PREFIX}{}", module_name.trim_matches('/'))
 }
 
 /// Publish `component` (one module's wiring) latched on [`topology_topic`]. Keep the returned publisher alive:

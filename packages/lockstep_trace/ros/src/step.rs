@@ -6,6 +6,11 @@
 //! with [`crate::TracedPublisher::publish_step`]. A grant whose inputs do not all arrive in time is refused
 //! with the inputs still missing.
 //!
+//! A computation that publishes on several channels is granted as one step naming one frame per output
+//! ([`Grant::frames`]): the module computes once, publishes each output with
+//! [`crate::TracedPublisher::publish_step`] (which takes the frame of its own channel) and answers with all of
+//! them ([`StepServer::answer_outputs`]).
+//!
 //! ```text
 //! loop {
 //!     tokio::select! {
@@ -27,6 +32,7 @@ use std::time::{Duration, Instant};
 use futures::stream::{BoxStream, StreamExt};
 use lockstep_ros::RosContext as _;
 use lockstep_trace::TraceHeader;
+use r2r::lockstep_interfaces::msg::StepOutput;
 use r2r::lockstep_interfaces::srv::Step;
 use r2r::ServiceRequest;
 
@@ -36,9 +42,11 @@ use crate::{Result, Traced};
 /// The step service of a node, relative to it: `/<node>/lockstep/step`.
 pub const STEP_SERVICE: &str = "~/lockstep/step";
 
-/// The step service of the node `module` in the root namespace (what the replay calls).
+/// The step service of the module `module` (what the replay calls): `/<module>/lockstep/step`. Module names
+/// are fully qualified node names without the leading slash ([`crate::module_name`]), so this is the
+/// node's `~/lockstep/step` in whatever namespace it runs.
 pub fn step_service_name(module: &str) -> String {
-    format!("/{module}/lockstep/step")
+    format!("/{}/lockstep/step", module.trim_matches('/'))
 }
 
 /// How long a module waits for a grant's inputs when the request says 0.
@@ -89,6 +97,8 @@ impl<T> Recent<T> {
 pub struct Grant {
     /// The recorded header of the frame to compute, input digests as the replay wants them consumed.
     pub frame: TraceHeader,
+    /// The recorded headers of the computation's other outputs (empty for a one-output computation).
+    pub more_frames: Vec<TraceHeader>,
     request: ServiceRequest<Step::Service>,
     deadline: Instant,
     started: Instant,
@@ -120,6 +130,25 @@ impl Grant {
             }
         }
         found
+    }
+
+    /// Every frame of the computation: [`Grant::frame`], then [`Grant::more_frames`].
+    pub fn frames(&self) -> impl Iterator<Item = &TraceHeader> {
+        std::iter::once(&self.frame).chain(&self.more_frames)
+    }
+
+    /// The frame of the output on `channel`, if the grant names one. A module with several outputs publishes
+    /// those the grant names (a recording may have lost one output of a computation).
+    pub fn frame_for(&self, channel: &str) -> Option<&TraceHeader> {
+        self.frames().find(|f| f.channel_name == channel)
+    }
+
+    /// The output channels the grant names, comma separated (for messages).
+    pub fn channels(&self) -> String {
+        self.frames()
+            .map(|f| f.channel_name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// When the computation was granted (for the process time reported back).
@@ -158,10 +187,17 @@ impl Grant {
 /// What a module answers for a grant: the header published and the output's canonical CDR.
 pub type StepAnswer = Result<(TraceHeader, Vec<u8>)>;
 
+/// One output published for a grant: its header and canonical CDR.
+pub type StepOutputData = (TraceHeader, Vec<u8>);
+
 /// Serves `~/lockstep/step` and holds the pending grant.
 pub struct StepServer {
     requests: BoxStream<'static, ServiceRequest<Step::Service>>,
     pending: Option<Grant>,
+    /// The node's ROS clock when it runs with `use_sim_time`: a grant is handed to the module only once the
+    /// clock reads the frame's recorded start (the replay publishes it on `/clock` before granting), so
+    /// `now()` during the computation is the recorded time.
+    sim_clock: Option<std::sync::Arc<Mutex<r2r::Clock>>>,
 }
 
 impl std::fmt::Debug for StepServer {
@@ -178,10 +214,30 @@ impl StepServer {
         let requests = node
             .create_service::<Step::Service>(STEP_SERVICE, lockstep_ros::qos::reliable(10))
             .with_ros_context(|| format!("creating the step service {STEP_SERVICE}"))?;
+        let use_sim_time = node.params.lock().is_ok_and(|p| {
+            p.get("use_sim_time")
+                .is_some_and(|p| p.value == r2r::ParameterValue::Bool(true))
+        });
         Ok(Self {
             requests: requests.boxed(),
             pending: None,
+            sim_clock: use_sim_time.then(|| node.get_ros_clock()),
         })
+    }
+
+    /// With `use_sim_time`: the node's ROS time, nanoseconds (`None` when it cannot be read).
+    fn sim_now_ns(&self) -> Option<i64> {
+        let clock = self.sim_clock.as_ref()?;
+        let now = clock.lock().ok()?.get_now().ok()?;
+        i64::try_from(now.as_nanos()).ok()
+    }
+
+    /// Whether the pending grant still waits for `/clock` to read its frame's start.
+    fn waits_for_clock(&self) -> bool {
+        match (&self.pending, &self.sim_clock) {
+            (Some(grant), Some(_)) => self.sim_now_ns() != Some(grant.frame.start_time_ns),
+            _ => false,
+        }
     }
 
     /// Waits for a new grant (which becomes pending; one still pending is refused: the replay gave up on
@@ -189,6 +245,15 @@ impl StepServer {
     /// the service is gone (the node is shutting down).
     pub async fn next(&mut self) -> bool {
         let deadline = self.pending.as_ref().map(|g| g.deadline);
+        // A grant waiting for `/clock` is looked at again every millisecond (the clock has no wake-up).
+        let poll = self.waits_for_clock();
+        let clock_poll = async move {
+            if poll {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
         let expired = async {
             match deadline {
                 Some(d) => tokio::time::sleep_until(d.into()).await,
@@ -209,15 +274,28 @@ impl StepServer {
                 let started = Instant::now();
                 self.pending = Some(Grant {
                     frame: header_from_msg(&request.message.frame),
+                    more_frames: request.message.more_frames.iter().map(header_from_msg).collect(),
                     request,
                     deadline: started + timeout,
                     started,
                     missing: Mutex::default(),
                 });
             }
+            () = clock_poll => {}
             () = expired => {
+                let waited_for_clock = self.waits_for_clock().then(|| self.sim_now_ns());
                 if let Some(grant) = self.pending.take() {
-                    let reason = grant.refusal();
+                    let reason = match waited_for_clock {
+                        Some(now) => format!(
+                            "{} #{}: the node runs with use_sim_time and its clock reads {} ns, not the frame's \
+                             start {} ns: is /clock published (lockstep replay publishes it)?",
+                            grant.frame.channel_name,
+                            grant.frame.sequence_num,
+                            now.map_or_else(|| "nothing".to_owned(), |n| n.to_string()),
+                            grant.frame.start_time_ns
+                        ),
+                        None => grant.refusal(),
+                    };
                     grant.respond(refused(reason));
                 }
             }
@@ -225,24 +303,44 @@ impl StepServer {
         true
     }
 
-    /// The grant waiting for its inputs, if any.
+    /// The grant waiting for its inputs, if any (with `use_sim_time`, once the clock reads its start).
     pub fn pending(&self) -> Option<&Grant> {
+        if self.waits_for_clock() {
+            return None;
+        }
         self.pending.as_ref()
     }
 
-    /// Answer the pending grant with what the module published (or why it could not).
+    /// Answer the pending grant with the one output the module published (or why it could not). A grant
+    /// naming several outputs is refused: this module publishes one per computation.
     pub fn answer(&mut self, answer: StepAnswer) {
+        self.answer_outputs(answer.map(|output| vec![output]));
+    }
+
+    /// Answer the pending grant with every output the module published for it, in any order: each goes to
+    /// the frame of its channel. A frame left without an output refuses the step, naming its channel.
+    pub fn answer_outputs(&mut self, answer: Result<Vec<StepOutputData>>) {
         let Some(grant) = self.pending.take() else {
             return;
         };
         let process_time_ns = lockstep_trace::duration_to_ns_u32(grant.elapsed());
         let response = match answer {
-            Ok((header, data)) => Step::Response {
-                success: true,
-                message: String::new(),
-                header: header_to_msg(&header),
-                data,
-                process_time_ns,
+            Ok(outputs) => match match_outputs(&grant.frames().collect::<Vec<_>>(), outputs) {
+                Ok((first, more)) => Step::Response {
+                    success: true,
+                    message: String::new(),
+                    header: header_to_msg(&first.0),
+                    data: first.1,
+                    process_time_ns,
+                    more_outputs: more
+                        .into_iter()
+                        .map(|(header, data)| StepOutput {
+                            header: header_to_msg(&header),
+                            data,
+                        })
+                        .collect(),
+                },
+                Err(reason) => refused(reason),
             },
             Err(e) => refused(e.to_string()),
         };
@@ -257,10 +355,91 @@ impl StepServer {
     }
 }
 
+/// The outputs in the order of `frames` (a grant's [`Grant::frames`]), matched by channel: (the first
+/// frame's, the others'). A frame without an output is an error naming its channel.
+fn match_outputs(
+    frames: &[&TraceHeader],
+    mut outputs: Vec<StepOutputData>,
+) -> std::result::Result<(StepOutputData, Vec<StepOutputData>), String> {
+    let Some(first_frame) = frames.first() else {
+        return Err("the step names no frame".to_owned());
+    };
+    let published: Vec<String> = outputs.iter().map(|(h, _)| h.channel_name.clone()).collect();
+    let mut ordered = Vec::with_capacity(frames.len());
+    for frame in frames {
+        let Some(at) = outputs
+            .iter()
+            .position(|(h, _)| h.channel_name == frame.channel_name)
+        else {
+            let named: Vec<&str> = frames.iter().map(|f| f.channel_name.as_str()).collect();
+            return Err(format!(
+                "{} #{}: the step names outputs on {}, but the module published nothing on {} (it published on {})",
+                first_frame.channel_name,
+                first_frame.sequence_num,
+                named.join(", "),
+                frame.channel_name,
+                if published.is_empty() { "none".to_owned() } else { published.join(", ") }
+            ));
+        };
+        ordered.push(outputs.remove(at));
+    }
+    let first = ordered.remove(0);
+    Ok((first, ordered))
+}
+
 fn refused(message: String) -> Step::Response {
     Step::Response {
         success: false,
         message,
         ..Step::Response::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(channel: &str) -> TraceHeader {
+        TraceHeader::external(channel, 7, 0, 0)
+    }
+
+    fn output(channel: &str, byte: u8) -> StepOutputData {
+        (frame(channel), vec![byte])
+    }
+
+    #[test]
+    fn outputs_follow_the_order_of_the_frames_whatever_order_they_were_published_in() {
+        let (a, b) = (frame("/range_clamped"), frame("/range_margin"));
+        let (first, more) = match_outputs(
+            &[&b, &a],
+            vec![output("/range_clamped", 1), output("/range_margin", 2)],
+        )
+        .expect("both outputs");
+        assert_eq!(
+            (first.0.channel_name.as_str(), first.1),
+            ("/range_margin", vec![2])
+        );
+        assert_eq!(more.len(), 1);
+        assert_eq!(
+            (more[0].0.channel_name.as_str(), more[0].1.clone()),
+            ("/range_clamped", vec![1])
+        );
+    }
+
+    #[test]
+    fn a_frame_without_its_output_names_the_channel() {
+        let (a, b) = (frame("/range_clamped"), frame("/range_margin"));
+        let why = match_outputs(&[&a, &b], vec![output("/range_clamped", 1)]).expect_err("one missing");
+        assert!(why.contains("nothing on /range_margin"), "{why}");
+        assert!(why.contains("it published on /range_clamped"), "{why}");
+        let why = match_outputs(&[&a], Vec::new()).expect_err("none published");
+        assert!(why.contains("(it published on none)"), "{why}");
+    }
+
+    #[test]
+    fn one_output_for_one_frame_is_the_answer() {
+        let a = frame("/obstacles");
+        let (first, more) = match_outputs(&[&a], vec![output("/obstacles", 3)]).expect("the output");
+        assert_eq!((first.1, more.len()), (vec![3], 0));
     }
 }

@@ -81,7 +81,7 @@ fn setup(
     };
 
     let mut n = lock(&node)?;
-    let module = n.name()?;
+    let module = lockstep_trace_ros::node_module_name(&n)?;
     let data_qos = || qos::reliable(DATA_QOS_DEPTH);
     let mut front = TracedSubscription::<Range>::new(&mut n, topics::SCAN_FRONT, data_qos(), upstream)?;
     let mut rear = TracedSubscription::<Range>::new(&mut n, topics::SCAN_REAR, data_qos(), upstream)?;

@@ -41,9 +41,10 @@ struct Params {
     stop_distance_m: f64,
     /// Lock-step replay: compute only when granted a step on `~/lockstep/step`, from the inputs it names.
     lockstep_step_mode: bool,
-    /// An extra input topic (sensor_msgs/Range, untraced) the module subscribes and lists in its wiring
-    /// but does not use in the command; empty: none. It changes the module's wiring without changing its
-    /// outputs (a module that gained an input since a recording was made).
+    /// An extra input topic (sensor_msgs/Range, untraced) the module subscribes and lists in its wiring;
+    /// empty: none. In step mode it waits for the message each grant names on it, as for its other inputs,
+    /// but the command does not depend on it: a module that gained an input since a recording was made,
+    /// with unchanged outputs.
     extra_range_input: String,
     /// Before taking any input, wait until the output topic and its header topic each matched this many
     /// subscriptions (like `ros2 topic pub --wait-matching-subscriptions`); 0: start at once.
@@ -124,7 +125,7 @@ fn setup(
     };
 
     let mut n = lock(&node)?;
-    let module = n.name()?;
+    let module = lockstep_trace_ros::node_module_name(&n)?;
     let data_qos = || qos::reliable(DATA_QOS_DEPTH);
     let mut obstacles_in =
         TracedSubscription::<PoseArray>::new(&mut n, topics::OBSTACLES, data_qos(), modules_upstream)?;
@@ -154,7 +155,8 @@ fn setup(
     let topology = announce_topology(&mut n, &logger, &component)?;
     let steps = step_mode.then(|| StepServer::new(&mut n)).transpose()?;
     drop(n);
-    // Subscribed for the wiring only: drained, not used.
+    let extra_channel = extra_in.as_ref().map(|s| s.channel().to_owned());
+    // Subscribed for the wiring (and, in step mode, waited for): the command does not use it.
     let mut extra: BoxStream<'static, Traced<Range>> = match extra_in.take() {
         Some(sub) => sub.boxed(),
         None => futures::stream::pending().boxed(),
@@ -169,6 +171,7 @@ fn setup(
                 mission: mission_in,
                 odom: odom_in,
             };
+            let extra = (extra, extra_channel);
             return step_mode_loop(steps, subs, extra, output, delay_ms, gains).await;
         }
         let _topology = topology;
@@ -223,18 +226,19 @@ struct Inputs {
 async fn step_mode_loop(
     mut steps: StepServer,
     mut inputs: Inputs,
-    mut extra: BoxStream<'static, Traced<Range>>,
+    (mut extra, extra_channel): (BoxStream<'static, Traced<Range>>, Option<String>),
     output: TracedPublisher<Twist>,
     delay_ms: i64,
     gains: Gains,
 ) -> Result<(), lockstep_ros::BoxError> {
     let (mut obstacles, mut mission, mut odom) = (Recent::default(), Recent::default(), Recent::default());
+    let mut ranges = Recent::default();
     loop {
         tokio::select! {
             Some(reading) = inputs.obstacles.next() => obstacles.push(reading),
             Some(reading) = inputs.mission.next() => mission.push(reading),
             Some(reading) = inputs.odom.next() => odom.push(reading),
-            Some(_) = extra.next() => {}
+            Some(reading) = extra.next() => ranges.push(reading),
             more = steps.next() => if !more { return Ok(()) },
         }
         let Some(grant) = steps.pending() else { continue };
@@ -245,6 +249,12 @@ async fn step_mode_loop(
         ) else {
             continue;
         };
+        if extra_channel
+            .as_ref()
+            .is_some_and(|c| grant.find(&ranges, c).is_none())
+        {
+            continue;
+        }
         let command = control::command(o, m, d, &gains);
         simulate_processing(delay_ms).await;
         let answer = output.publish_step(grant, &command);

@@ -18,11 +18,15 @@ struct Params {
     rate_hz: f64,
     /// Simulated computation time of one goal, milliseconds.
     processing_delay_ms: i64,
-    /// How many consecutive outputs repeat one waypoint before moving to the next.
+    /// How many consecutive outputs repeat one waypoint before moving to the next (a run-time set applies from
+    /// the next goal).
     hold: i64,
     /// Lock-step replay: publish a goal only when granted a step on `~/lockstep/step` (the goal of the
     /// granted sequence number), not on the timer.
     lockstep_step_mode: bool,
+    /// Stamp each goal with the node's clock (`now()`: the system time, or with `use_sim_time` the time on
+    /// `/clock`) instead of leaving the stamp zero.
+    stamp_with_clock: bool,
 }
 
 impl Default for Params {
@@ -32,6 +36,7 @@ impl Default for Params {
             processing_delay_ms: 1,
             hold: 4,
             lockstep_step_mode: false,
+            stamp_with_clock: false,
         }
     }
 }
@@ -50,15 +55,39 @@ fn setup(
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let params = lockstep_ros::declare_parameters(&node, Params::default())?.values;
     let logger = lockstep_ros::logger_name(&node)?;
-    let (rate_hz, delay_ms, hold, step_mode) = {
+    let (rate_hz, delay_ms, step_mode) = {
         let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
-        (p.rate_hz, p.processing_delay_ms, p.hold, p.lockstep_step_mode)
+        (p.rate_hz, p.processing_delay_ms, p.lockstep_step_mode)
     };
+    let stamp_with_clock = params
+        .lock()
+        .map_err(|_| lockstep_ros::Error::Poisoned)?
+        .stamp_with_clock;
     let period = period_from_rate(rate_hz).with_context(|| format!("rate_hz must be > 0, got {rate_hz}"))?;
-    let hold = u32::try_from(hold.max(1)).unwrap_or(u32::MAX);
+    // `hold` is read at each output: a value set at run time (`ros2 param set`, or a replay setting the
+    // recorded one) takes effect at the next goal.
+    let hold = move || {
+        params
+            .lock()
+            .map_or(1, |p| u32::try_from(p.hold.max(1)).unwrap_or(u32::MAX))
+    };
 
     let mut n = lock(&node)?;
-    let module = n.name()?;
+    let module = lockstep_trace_ros::node_module_name(&n)?;
+    let clock = n.get_ros_clock();
+    // The goal, stamped with the node's clock when asked to.
+    let stamped = move |mut goal: PoseStamped| {
+        if stamp_with_clock {
+            if let Ok(now) = clock
+                .lock()
+                .map_err(|_| ())
+                .and_then(|mut c| c.get_now().map_err(|_| ()))
+            {
+                goal.header.stamp = r2r::Clock::to_builtin_time(&now);
+            }
+        }
+        goal
+    };
     let output = TracedPublisher::<PoseStamped>::new(&mut n, topics::MISSION, qos::reliable(DATA_QOS_DEPTH))?;
     let component = Component::new(&module, Vec::<String>::new(), [output.channel()]);
     let topology = announce_topology(&mut n, &logger, &component)?;
@@ -75,7 +104,7 @@ fn setup(
             let _topology = topology;
             while steps.next().await {
                 if let Some(grant) = steps.pending() {
-                    let goal = mission::goal(grant.frame.sequence_num, hold);
+                    let goal = stamped(mission::goal(grant.frame.sequence_num, hold()));
                     simulate_processing(delay_ms).await;
                     let answer = output.publish_step(grant, &goal);
                     steps.answer(answer);
@@ -91,7 +120,7 @@ fn setup(
         loop {
             timer.tick().await;
             let token = tracer.begin();
-            let goal = mission::goal(tracer.next_sequence(output.channel()), hold);
+            let goal = stamped(mission::goal(tracer.next_sequence(output.channel()), hold()));
             simulate_processing(delay_ms).await;
             if !guard.publishable(output.channel(), &goal) {
                 continue;
