@@ -1,8 +1,12 @@
 """Lock-step replay over DDS, the example pipeline (m1, m2, m3): frames/s and orchestration overhead per frame
-(goal <= 2 ms: wall time per frame minus the modules' own computing time, as report.json's timing says), and
-the alignment table: recorded frames of m1 and m2 reproduced with exactly the recorded inputs, lock-step
-against timed playback (`lockstep bag play`) at rates 1, 2 and 5, same bag, same modules, measured the same
-way (test/lockstep_testing/alignment.py). Run by scripts/bench/lockstep.sh (release build)."""
+(goal <= 2 ms: wall time per frame minus the modules' own computing time, as report.json's timing says); the
+DDS limit measured in the same run, what one step costs when nothing but DDS works (a service call plus the
+delivery of the module's output, between a trivial module that answers at once and a caller that does nothing
+else: lockstep_replay_node's example `lockstep_step_limit`), and the replay's time per frame as a multiple of
+that limit (goal <= 2x); and the alignment table: recorded frames of m1 and m2 reproduced with exactly the
+recorded inputs, lock-step against timed playback (`lockstep bag play`) at rates 1, 2 and 5, same bag, same
+modules, measured the same way (test/lockstep_testing/alignment.py). Run by scripts/bench/lockstep.sh
+(release build)."""
 
 import argparse
 import json
@@ -42,9 +46,36 @@ def lockstep(ros, bag: Path, out: Path) -> dict:
     return json.loads((out / "report.json").read_text())
 
 
+def step_limit(ros, steps: int) -> dict:
+    """The DDS limit of one step: `lockstep_step_limit serve` (the trivial module) stepped `steps` times by
+    `lockstep_step_limit call`, on this run's domain; its JSON timing."""
+    module = ros.start("examples/lockstep_step_limit", "serve", name="step_limit_module")
+    run = subprocess.run([str(binary("examples/lockstep_step_limit")), "call", str(steps), "200"],
+                         capture_output=True, text=True, timeout=600, env=ros.env)
+    assert run.returncode == 0, run.stderr
+    # The module leaves by itself once its caller is gone; stop() only makes sure.
+    module.stop()
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def module_step(ros, steps: int) -> dict:
+    """Where the rest goes: the same tight caller stepping a real module in step mode that needs no input
+    (mission_planner, no simulated processing time), timing its service call; its JSON timing."""
+    module = ros.start("lockstep_module_m3", params={"lockstep_step_mode": True, "processing_delay_ms": 0,
+                                                      "hold": HOLD})
+    ros.wait_until(lambda: any(n == MODULES["lockstep_module_m3"] for n, _ in ros.node.get_service_names_and_types()),
+                   20, "the step service of mission_planner")
+    run = subprocess.run([str(binary("examples/lockstep_step_limit")), "call-module", "mission_planner", "/mission",
+                          str(steps), "200"], capture_output=True, text=True, timeout=600, env=ros.env)
+    assert run.returncode == 0, run.stderr
+    assert module.stop() == 0, module.log()
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ticks", type=int, default=400, help="sensor ticks recorded (20 ms each)")
+    parser.add_argument("--limit-steps", type=int, default=2000, help="steps timed for the DDS limit")
     args = parser.parse_args()
     os.environ.setdefault("LOCKSTEP_PROFILE", "release")
     os.environ.setdefault("LOCKSTEP_BIN", str(binary("lockstep")))
@@ -61,6 +92,17 @@ def main() -> None:
             print(f"lock-step over DDS: {report['frames_replayed']} frames in {timing['wall_s']:.2f} s = "
                   f"{timing['frames_per_s']:.0f} frames/s; orchestration overhead "
                   f"{timing['overhead_per_frame_ms']:.3f} ms/frame (goal <= 2 ms)")
+            limit = step_limit(ros, args.limit_steps)
+            ours_us = 1e6 / timing["frames_per_s"]
+            print(f"DDS limit, trivial module ({limit['steps']} steps): a service call plus the output's delivery "
+                  f"{limit['step_mean_us']:.0f} us/step (p50 {limit['step_p50_us']:.0f}, p99 "
+                  f"{limit['step_p99_us']:.0f}; the service call alone {limit['service_call_mean_us']:.0f} us) = "
+                  f"{limit['steps_per_s']:.0f} steps/s")
+            print(f"lock-step per frame {ours_us:.0f} us = {ours_us / limit['step_mean_us']:.1f}x the limit "
+                  f"(goal <= 2x)")
+            module_us = module_step(ros, args.limit_steps)["service_call_mean_us"]
+            print(f"  a real module's own share: mission_planner stepped by the same caller {module_us:.0f} us/step "
+                  f"({module_us / limit['step_mean_us']:.1f}x the limit); the rest of the frame is the replay's")
             rows = [("lock-step", alignment.alignment_table(recorded, alignment.recorded_headers(tmp / "lockstep")))]
             for rate in (1.0, 2.0, 5.0):
                 rows.append((f"timed playback, rate {rate:g}",

@@ -32,8 +32,9 @@ def recording(ros, tmp_path_factory) -> Path:
     return _RECORDING["bag"]
 
 
-def start_step_modules(ros, modules=(M1, M2, M3), m2_params=None, delay_ms=0):
-    """The module processes in step mode; returns once each one's step service is advertised."""
+def start_step_modules(ros, modules=(M1, M2, M3), m2_params=None, delay_ms=0, namespace=""):
+    """The module processes in step mode (under `namespace`, e.g. "/robot1", if given); returns once each one's
+    step service is advertised."""
     binaries = {M1: "lockstep_module_m1", M2: "lockstep_module_m2", M3: "lockstep_module_m3"}
     procs = []
     for m in modules:
@@ -42,10 +43,11 @@ def start_step_modules(ros, modules=(M1, M2, M3), m2_params=None, delay_ms=0):
             params["hold"] = HOLD
         if m == M2:
             params.update(m2_params or {})
-        procs.append(ros.start(binaries[m], params=params))
+        procs.append(ros.start(binaries[m], params=params, remaps={"__ns": namespace} if namespace else None))
     for m in modules:
-        ros.wait_until(lambda m=m: any(name == STEP_SERVICES[m] for name, _ in ros.node.get_service_names_and_types()),
-                       20, f"the step service of {m}")
+        service = namespace.rstrip("/") + STEP_SERVICES[m]
+        ros.wait_until(lambda s=service: any(name == s for name, _ in ros.node.get_service_names_and_types()),
+                       20, f"the step service {service}")
     return procs
 
 
@@ -110,6 +112,9 @@ def test_modules_not_running_are_fed_from_the_recording_and_changes_are_found(ro
     assert report["modules_not_live"] == [M3, M1], report["modules_not_live"]
     assert report["channels_published_from_recording"] == ["/mission", "/obstacles", "/odom", "/scan_front"]
     assert report["wiring"]["new_inputs"] == [{"module": M2, "channel": "/scan_front"}], report["wiring"]
+    # m2 waits for the /scan_front each step names: the replay served the latest recorded one to every frame.
+    frames = report["channels"]["/cmd_vel"]["simulated"]
+    assert report["wiring"]["inputs_served"] == [{"module": M2, "channel": "/scan_front", "frames": frames}]
     stop(procs)
 
     # A changed controller (a lower speed limit, set on the live node) is found over DDS where in-process
@@ -175,9 +180,10 @@ def test_wiring_errors_and_step_timeouts_name_what_is_wrong(ros, tmp_path, tmp_p
     assert "--modules no_such_module: not a module of the recording" in run.stderr, run.stderr
 
 
-def rewrite_mcap(bag: Path, dst: Path, keep=lambda log_time: True, topology=None) -> Path:
-    """A one-file copy of `bag` keeping the messages `keep(log_time)` accepts, with the `lockstep_topology`
-    metadata record replaced by `topology` if given (python `mcap`, independent of our bag library)."""
+def copy_mcap(bag: Path, dst: Path, keep=lambda topic, log_time, data: True, change=lambda topic, data: data,
+              metadata=lambda name, data: data) -> Path:
+    """A one-file copy of `bag` (python `mcap`, independent of our bag library) with the messages `keep`
+    accepts, their data passed through `change`, and every metadata record passed through `metadata`."""
     (src,) = sorted(bag.glob("*.mcap"))
     with open(src, "rb") as f, open(dst, "wb") as g:
         reader = make_reader(f)
@@ -188,14 +194,22 @@ def rewrite_mcap(bag: Path, dst: Path, keep=lambda log_time: True, topology=None
         channels = {cid: writer.register_channel(c.topic, c.message_encoding, schemas[c.schema_id], c.metadata)
                     for cid, c in summary.channels.items()}
         for _, channel, message in reader.iter_messages(log_time_order=True):
-            if keep(message.log_time):
-                writer.add_message(channels[channel.id], message.log_time, message.data, message.publish_time)
+            if keep(channel.topic, message.log_time, message.data):
+                writer.add_message(channels[channel.id], message.log_time, change(channel.topic, message.data),
+                                   message.publish_time)
         f.seek(0)
         for record in make_reader(f).iter_metadata():
-            data = topology if topology is not None and record.name == "lockstep_topology" else record.metadata
-            writer.add_metadata(record.name, data)
+            writer.add_metadata(record.name, metadata(record.name, record.metadata))
         writer.finish()
     return dst
+
+
+def rewrite_mcap(bag: Path, dst: Path, keep=lambda log_time: True, topology=None) -> Path:
+    """A one-file copy of `bag` keeping the messages `keep(log_time)` accepts, with the `lockstep_topology`
+    metadata record replaced by `topology` if given."""
+    return copy_mcap(bag, dst, keep=lambda topic, log_time, data: keep(log_time),
+                     metadata=lambda name, data: topology if topology is not None and name == "lockstep_topology"
+                     else data)
 
 
 def test_cycles_and_cut_recordings(ros, tmp_path, tmp_path_factory):

@@ -50,27 +50,31 @@ def recorded_counts(status: RecorderStatus) -> dict:
     return {t.topic: t.messages for t in status.topics}
 
 
-def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False):
+def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False, namespace: str = ""):
     """Runs m1, m2 and m3 with rclpy's sensors for `ticks` ticks under lockstep_recorder into `bag`, until
     the recorder wrote everything sent and every output seen; returns (sensors, seen): what rclpy sent, and
     the outputs and headers it saw (/obstacles, /obstacles/lockstep_header, /cmd_vel/lockstep_header).
     `kill_recorder`: end the recorder with kill -9 instead of a clean stop (the bag is left without summary
-    or metadata.yaml, as after a crash)."""
+    or metadata.yaml, as after a crash). `namespace` (e.g. "/robot1"): the modules run under it
+    (`-r __ns:=`) and the sensors publish under it; `seen` keeps the root names as keys."""
+    ns = namespace.rstrip("/")
+    remaps = {"__ns": ns} if ns else None
     # Our own view of the modules' outputs, subscribed before they start: to know when the pipeline is done.
-    seen = {t: ros.collect(DependencyHeader if t.endswith("/lockstep_header") else TYPES[t], t)
+    seen = {t: ros.collect(DependencyHeader if t.endswith("/lockstep_header") else TYPES[t], ns + t)
             for t in ["/obstacles", "/obstacles/lockstep_header", "/cmd_vel", "/cmd_vel/lockstep_header"]}
     statuses = ros.collect(RecorderStatus, "/lockstep_recorder/status")
-    sensors = Sensors(ros)
+    sensors = Sensors(ros, ns)
     recorder = ros.start("lockstep_recorder", params={
         "output": str(bag), "discovery_period_secs": 0.05, "status_period_secs": 0.1,
         "exclude_regex": "^/rosout$|^/parameter_events$"})
     # m1 and m2 take no input before their outputs (data and header topic) matched every reader: m1's the
     # recorder, m2 and us; m2's the recorder and us. Only then is no output lost to a late match.
-    modules = [ros.start("lockstep_module_m1", params={"processing_delay_ms": 2, "wait_for_subscribers": 3}),
+    modules = [ros.start("lockstep_module_m1", params={"processing_delay_ms": 2, "wait_for_subscribers": 3},
+                         remaps=remaps),
                ros.start("lockstep_module_m2", params={"rate_hz": 10.0, "processing_delay_ms": 5,
-                                                       "wait_for_subscribers": 2}),
-               ros.start("lockstep_module_m3", params={"rate_hz": 5.0, "hold": HOLD})]
-    for proc, output in [(modules[0], "/obstacles"), (modules[1], "/cmd_vel")]:
+                                                       "wait_for_subscribers": 2}, remaps=remaps),
+               ros.start("lockstep_module_m3", params={"rate_hz": 5.0, "hold": HOLD}, remaps=remaps)]
+    for proc, output in [(modules[0], ns + "/obstacles"), (modules[1], ns + "/cmd_vel")]:
         ros.wait_until(lambda p=proc, o=output: f"subscriber(s) on {o}: starting" in p.log(), 30,
                        f"the module publishing {output} to match its readers", proc=proc)
 
@@ -84,6 +88,7 @@ def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False):
             raise TimeoutError(f"{e}; the recorder's last counts: {counts()}") from None
 
     def recorded(*topics, paired=()):
+        topics, paired = [ns + t for t in topics], [ns + t for t in paired]
         now = counts()
         return (all(now.get(t, 0) >= 1 for t in topics)
                 and all(now.get(t) == now.get(t + "/lockstep_header") for t in paired))
@@ -108,9 +113,9 @@ def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False):
     def recorded_everything():
         now = counts()
         sent = [("/scan_front", n_front), ("/scan_rear", n_rear), ("/odom", n_odom)]
-        return (all(now.get(t) == n for t, n in sent)
-                and now.get("/obstacles", 0) >= len(seen["/obstacles"])
-                and now.get("/cmd_vel/lockstep_header", 0) >= len(seen["/cmd_vel/lockstep_header"])
+        return (all(now.get(ns + t) == n for t, n in sent)
+                and now.get(ns + "/obstacles", 0) >= len(seen["/obstacles"])
+                and now.get(ns + "/cmd_vel/lockstep_header", 0) >= len(seen["/cmd_vel/lockstep_header"])
                 and recorded(paired=("/obstacles", "/cmd_vel")))
 
     wait_for_recorder(recorded_everything, f"the recorder to write everything sent ({n_front} front, "

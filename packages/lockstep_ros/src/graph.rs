@@ -22,6 +22,9 @@ pub struct Endpoint {
     pub node: String,
     /// Message type, e.g. `std_msgs/msg/String`.
     pub type_name: String,
+    /// The type's description hash as rosbag2 stores it (`RIHS01_<64 hex digits>`), empty when the
+    /// middleware reports none.
+    pub type_hash: String,
 }
 
 /// What can go wrong asking the graph.
@@ -53,6 +56,17 @@ impl GraphProbe {
     /// The publishers of `topic` (a fully qualified name), sorted by node name.
     pub fn publishers(&self, topic: &str) -> Result<Vec<Endpoint>, GraphError> {
         self.endpoints(topic, Kind::Publishers)
+    }
+
+    /// The type description hash (`RIHS01_<hex>`) the publishers of `topic` report, those whose node
+    /// name has not arrived yet included (the hash comes with the endpoint): the smallest one if they
+    /// differ, `None` while no publisher reports one.
+    pub fn publisher_type_hash(&self, topic: &str) -> Result<Option<String>, GraphError> {
+        let hashes = self.query(topic, Kind::Publishers, |e| {
+            // SAFETY: `e` is an element of the array rcl filled, read while the array is valid.
+            unsafe { endpoint(e.node_namespace, e.node_name, e.topic_type, &e.topic_type_hash) }.type_hash
+        })?;
+        Ok(hashes.into_iter().filter(|h| !h.is_empty()).min())
     }
 
     /// Every service of the graph with its types (`rcl_get_service_names_and_types`), sorted by name.
@@ -100,6 +114,29 @@ impl GraphProbe {
     }
 
     fn endpoints(&self, topic: &str, kind: Kind) -> Result<Vec<Endpoint>, GraphError> {
+        let mut endpoints: Vec<Endpoint> = self
+            .query(topic, kind, |e| {
+                // SAFETY: `e` is an element of the array rcl filled, read while the array is valid.
+                let known = !e.node_name.is_null() && unsafe { CStr::from_ptr(e.node_name) } != UNKNOWN_NODE;
+                // SAFETY: as above.
+                known.then(|| unsafe {
+                    endpoint(e.node_namespace, e.node_name, e.topic_type, &e.topic_type_hash)
+                })
+            })?
+            .into_iter()
+            .flatten()
+            .collect();
+        endpoints.sort();
+        Ok(endpoints)
+    }
+
+    /// `rcl_get_{publishers,subscriptions}_info_by_topic` of `topic`, each endpoint mapped by `each`.
+    fn query<T>(
+        &self,
+        topic: &str,
+        kind: Kind,
+        each: impl Fn(&rcl::rmw_topic_endpoint_info_t) -> T,
+    ) -> Result<Vec<T>, GraphError> {
         let (call, query) = match kind {
             Kind::Publishers => (
                 "rcl_get_publishers_info_by_topic",
@@ -113,7 +150,7 @@ impl GraphProbe {
         let c_topic = c_string(topic)?;
         // SAFETY: `info` is zero-initialised as rcl requires, filled by rcl with `allocator`, read while valid
         // and finalised with the same allocator before it goes out of scope.
-        let mut endpoints = unsafe {
+        let endpoints = unsafe {
             let mut allocator = rcl::rcutils_get_default_allocator();
             let mut info = rcl::rmw_get_zero_initialized_topic_endpoint_info_array();
             let got = query(
@@ -126,8 +163,7 @@ impl GraphProbe {
             let endpoints = if got == rcl::RCL_RET_OK as rcl::rcl_ret_t && !info.info_array.is_null() {
                 std::slice::from_raw_parts(info.info_array, info.size)
                     .iter()
-                    .filter(|e| !e.node_name.is_null() && CStr::from_ptr(e.node_name) != UNKNOWN_NODE)
-                    .map(|e| endpoint(e.node_namespace, e.node_name, e.topic_type))
+                    .map(&each)
                     .collect()
             } else {
                 Vec::new()
@@ -136,7 +172,6 @@ impl GraphProbe {
             check(call, got)?;
             endpoints
         };
-        endpoints.sort();
         Ok(endpoints)
     }
 }
@@ -159,8 +194,13 @@ type Query = unsafe extern "C" fn(
 /// What rmw reports as the node name of an endpoint whose node it has not heard of yet.
 const UNKNOWN_NODE: &CStr = c"_NODE_NAME_UNKNOWN_";
 
-/// Build an [`Endpoint`] from rmw's C strings (any of which may be null).
-unsafe fn endpoint(namespace: *const c_char, name: *const c_char, type_name: *const c_char) -> Endpoint {
+/// Build an [`Endpoint`] from rmw's C strings (any of which may be null) and type hash.
+unsafe fn endpoint(
+    namespace: *const c_char,
+    name: *const c_char,
+    type_name: *const c_char,
+    type_hash: &rcl::rosidl_type_hash_t,
+) -> Endpoint {
     let text = |p: *const c_char| {
         if p.is_null() {
             String::new()
@@ -172,7 +212,21 @@ unsafe fn endpoint(namespace: *const c_char, name: *const c_char, type_name: *co
     Endpoint {
         node: full_node_name(&text(namespace), &text(name)),
         type_name: text(type_name),
+        type_hash: rihs_text(type_hash.version, &type_hash.value),
     }
+}
+
+/// A type description hash as rosbag2 writes it in metadata.yaml (`RIHS01_` and the hash in lowercase
+/// hex, as `rosidl_stringify_type_hash` does); empty for version 0 (no hash known).
+pub fn rihs_text(version: u8, value: &[u8]) -> String {
+    if version == 0 {
+        return String::new();
+    }
+    let mut text = format!("RIHS{version:02}_");
+    for byte in value {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
 }
 
 /// `/ns` + `node` -> `/ns/node`; `/` + `node` -> `/node`.
@@ -182,7 +236,17 @@ pub fn full_node_name(namespace: &str, name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::full_node_name;
+    use super::{full_node_name, rihs_text};
+
+    #[test]
+    fn type_hashes_read_as_rosbag2_writes_them() {
+        let value: Vec<u8> = (0..32).collect();
+        assert_eq!(
+            rihs_text(1, &value),
+            "RIHS01_000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+        );
+        assert_eq!(rihs_text(0, &value), "");
+    }
 
     #[test]
     fn node_names_are_fully_qualified() {

@@ -22,6 +22,8 @@ pub mod graph;
 mod guarded;
 pub mod help;
 pub mod param_rules;
+pub mod parameter_events;
+pub mod parameter_text;
 pub mod qos;
 mod rcl_node;
 pub mod time;
@@ -303,16 +305,14 @@ pub fn declare_parameters<P>(node: &SharedNode, params: P) -> Result<Parameters<
 where
     P: r2r::RosParams + Send + 'static,
 {
-    use futures::StreamExt as _;
     let values = Arc::new(Mutex::new(params));
     let (serve, changes) = lock(node)?
         .make_derived_parameter_handler(values.clone())
         .ros_context("declaring parameters")?;
     tokio::spawn(serve);
-    Ok(Parameters {
-        values,
-        changes: changes.boxed(),
-    })
+    // Announced on /parameter_events like rclcpp and rclpy nodes do (a recorder stores them).
+    let changes = parameter_events::announce(node, changes)?;
+    Ok(Parameters { values, changes })
 }
 
 impl<P: Clone> Parameters<Guarded<P>> {

@@ -382,6 +382,33 @@ pub fn info_with(bag: &Path, verify: bool, out: &mut dyn Write) -> Result<()> {
             writeln!(out, "    {topic}: writers [{writers}] readers [{readers}]")?;
         }
     }
+    // The modules' parameters as the recorder read them when it first saw each module (records
+    // `lockstep_parameters`: `<module>/<name>` -> typed value), and how many changes it saw while recording.
+    let parameters: std::collections::BTreeMap<&str, &str> = (records.iter())
+        .filter(|r| r.name == "lockstep_parameters")
+        .flat_map(|r| r.entries.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .collect();
+    if !parameters.is_empty() {
+        writeln!(out, "  Module parameters (when recording started):")?;
+        for (name, value) in &parameters {
+            writeln!(out, "    {name} = {}", value.escape_debug())?;
+        }
+    }
+    let changes: usize = (records.iter())
+        .filter(|r| r.name == "lockstep_parameter_changes")
+        .map(|r| r.entries.len())
+        .sum();
+    if changes > 0 {
+        writeln!(
+            out,
+            "    and {changes} changes while recording (record lockstep_parameter_changes)"
+        )?;
+    }
+    writeln!(
+        out,
+        "  Topology source:  {}",
+        topology_source(&records, reader.topics())
+    )?;
     writeln!(out, "  Metadata records: {}", records.len())?;
     for r in &records {
         let keys: Vec<&str> = r.entries.keys().map(String::as_str).collect();
@@ -448,6 +475,33 @@ fn timestamp(ns: u64) -> String {
         "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{nanos:09} UTC ({secs}.{nanos:09})",
         t.year, t.month, t.day, t.hour, t.minute, t.second
     )
+}
+
+/// Where lock-step replay takes the module topology of this bag from: the recorder's records, or when the
+/// bag holds none (a copy written by another tool, `ros2 bag record`, a cut recording), the dependency
+/// headers on its `<channel>/lockstep_header` topics; with neither, it cannot replay the bag.
+fn topology_source(records: &[crate::MetadataRecord], topics: &[crate::BagTopic]) -> String {
+    let stored: std::collections::BTreeSet<&str> = records
+        .iter()
+        .map(|r| r.name.as_str())
+        .filter(|n| *n == "lockstep_topology" || *n == "lockstep_topology_update")
+        .collect();
+    if !stored.is_empty() {
+        let names: Vec<&str> = stored.into_iter().collect();
+        return format!("the recorder's record ({})", names.join(", "));
+    }
+    let sidecars = topics
+        .iter()
+        .filter(|t| t.metadata.name.ends_with("/lockstep_header") && t.message_count > 0)
+        .count();
+    match sidecars {
+        0 => "none (no topology record and no dependency header topic: lock-step replay cannot use this bag)"
+            .to_owned(),
+        n => format!(
+            "rebuilt from {n} dependency header topic{} (no topology record in the bag)",
+            if n == 1 { "" } else { "s" }
+        ),
+    }
 }
 
 /// The `key=` list of a `key=a,b;other=c` record value, as `a, b`.

@@ -15,8 +15,12 @@
 //! to it (until nothing new arrives for 0.2 s, at most 1 s: with publishers still running
 //! there is always something new, and a stop must stay prompt), then the thread writes what was received, stores
 //! the topology and finishes the bag (summary + metadata.yaml).
+//!
+//! Each module's parameters (read through its parameter services when the module is first seen) and their
+//! changes on `/parameter_events` are stored too, as metadata records (see `parameters`).
 
 pub mod cli;
+mod parameters;
 mod shared;
 mod topics;
 mod writer;
@@ -326,6 +330,8 @@ fn setup(
             }
         }
     };
+    // Each module's parameters, read when the module is learnt, and their changes (see `parameters`).
+    let parameters_task = parameters::watch(node.clone(), shared.clone(), discovery_period);
     let discovery = Discovery {
         selection,
         commands,
@@ -345,7 +351,8 @@ fn setup(
             split_task,
             topology_task,
             status_task,
-            discovery_task
+            discovery_task,
+            parameters_task
         );
         Ok(())
     })

@@ -49,6 +49,8 @@ pub struct Shared {
     state: Mutex<State>,
     /// Asks the ROS graph who publishes and subscribes (with the recorder's own node names, to leave out).
     graph_probe: Mutex<Option<(GraphProbe, Vec<String>)>>,
+    /// The modules' parameters and their changes, waiting for the bag thread (see `parameters`).
+    pub(crate) parameters: crate::parameters::Pending,
 }
 
 impl Shared {
@@ -69,6 +71,7 @@ impl Shared {
             logger,
             state: Mutex::default(),
             graph_probe: Mutex::default(),
+            parameters: crate::parameters::Pending::default(),
         })
     }
 

@@ -63,6 +63,11 @@ pub struct Discovery {
 /// Seconds between two looks at who publishes and subscribes each recorded topic.
 const GRAPH_PERIOD: Duration = Duration::from_secs(1);
 
+/// How long a new topic waits for the recorder's graph node to see its publishers' type hash (it may see a
+/// publisher a moment after the main node); after that it is recorded with the hash left empty, as rosbag2
+/// does when the middleware reports none.
+const TYPE_HASH_WAIT: Duration = Duration::from_millis(500);
+
 /// Look at the graph every `period`; subscribe to each new matching topic with QoS adapted to its publishers.
 /// Every [`GRAPH_PERIOD`], and when topics were added, note who publishes and subscribes each recorded topic (the bag's `lockstep_graph`).
 pub async fn discover(node: SharedNode, d: Discovery) {
@@ -75,6 +80,9 @@ pub async fn discover(node: SharedNode, d: Discovery) {
         vec![d.own_name.clone(), d.generic.node_name()],
     );
     let mut known: BTreeSet<String> = BTreeSet::new();
+    let probe = d.generic.graph_probe();
+    // Topics waiting for their type hash, since when.
+    let mut hash_wait: BTreeMap<String, tokio::time::Instant> = BTreeMap::new();
     let mut interval = tokio::time::interval(d.period);
     let mut last_graph = tokio::time::Instant::now();
     loop {
@@ -100,6 +108,25 @@ pub async fn discover(node: SharedNode, d: Discovery) {
             if publishers.is_empty() {
                 continue; // only subscribers so far: the QoS to match is not known yet
             }
+            // The type description hash rosbag2 Jazzy stores per topic (`RIHS01_...`): tools that copy the
+            // bag's topics (the Python `rosbags` writer) refuse a topic without one.
+            let type_hash = match probe.publisher_type_hash(&topic) {
+                Ok(Some(hash)) => hash,
+                _ => {
+                    let since = *hash_wait
+                        .entry(topic.clone())
+                        .or_insert_with(tokio::time::Instant::now);
+                    if since.elapsed() < TYPE_HASH_WAIT {
+                        continue;
+                    }
+                    r2r::log_warn!(
+                        &logger,
+                        "{topic}: its publishers report no type hash: stored empty"
+                    );
+                    String::new()
+                }
+            };
+            hash_wait.remove(&topic);
             known.insert(topic.clone());
             let offered: Vec<lockstep_bag::QosProfile> =
                 publishers.iter().map(|p| qos::to_bag(&p.qos_profile)).collect();
@@ -117,6 +144,7 @@ pub async fn discover(node: SharedNode, d: Discovery) {
             }
             let spec = TopicSpec::new(topic.clone(), type_name.clone())
                 .with_qos(offered.clone())
+                .with_type_hash(type_hash)
                 .with_definition(definition);
             // The bag thread learns the topic before the first message: the channel keeps order.
             if d.commands.send(Command::AddTopic(Box::new(spec))).is_err() {

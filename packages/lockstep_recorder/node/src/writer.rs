@@ -154,6 +154,8 @@ impl Thread {
             outcome =
                 outcome.and_then(|()| writer.write_metadata_record("lockstep_graph_update", &now.graph));
         }
+        // The modules' parameters learnt since (see `parameters`).
+        outcome = outcome.and_then(|()| self.shared.parameters.store(writer));
         match outcome {
             Ok(()) => self.stored = Some(now),
             Err(e) => self.fail(format!(
@@ -421,5 +423,6 @@ fn finish(mut writer: BagWriter, shared: &Shared) -> lockstep_bag::Result<()> {
             writer.write_metadata_record(name, entries)?;
         }
     }
+    shared.parameters.store(&mut writer)?;
     writer.finish().map(drop)
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use common::{record, Cut};
 use lockstep_bag::{reindex_with, BagReader, BagWriter, ReindexTarget, TopicSpec, WriterOptions};
-use lockstep_replay::lockstep::{LockstepError, Recording};
+use lockstep_replay::lockstep::{Recording, TopologySource};
 
 /// A copy of the recording at `src` as a killed recorder leaves it: no `lockstep_topology` record, the
 /// given updates instead, no summary.
@@ -62,9 +62,14 @@ fn a_killed_recording_repaired_by_reindex_loads_the_union_of_its_topology_update
     let recording = Recording::load(&BagReader::open(&repaired).unwrap()).unwrap();
     assert_eq!(recording.topology.components.len(), 1);
 
-    // No topology record at all is still refused by name.
+    // No topology record at all: once repaired, the dependency headers the recording holds give the full
+    // topology.
     let none = tmp.path().join("none");
     killed_copy(&src, &none, &[]);
-    let err = Recording::load(&BagReader::open(&none).unwrap()).unwrap_err();
-    assert!(matches!(err, LockstepError::NoTopology), "{err}");
+    let repaired = tmp.path().join("none_repaired");
+    reindex_with(&none, &ReindexTarget::NewOutput(repaired.clone())).unwrap();
+    let recording = Recording::load(&BagReader::open(&repaired).unwrap()).unwrap();
+    assert_eq!(recording.topology_source, TopologySource::Headers { sidecars: 2 });
+    assert_eq!(recording.topology, full.topology);
+    assert_eq!(recording.frames.len(), full.frames.len());
 }

@@ -14,6 +14,7 @@ pub mod control;
 mod engine;
 pub mod in_process;
 pub mod lockstep_dds;
+pub mod parameters;
 pub mod player;
 mod readahead;
 pub mod replay_cli;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use futures::StreamExt as _;
-use lockstep_replay::lockstep::{Module, Recording, StepInput};
+use lockstep_replay::lockstep::{Module, NewModule, Recording, StepInput};
 use lockstep_replay::playback_qos;
 use lockstep_ros::generic::{GenericNode, GenericPublisher};
 use lockstep_ros::{lock, qos, SharedNode};
@@ -26,6 +26,7 @@ use lockstep_trace_ros::{
     header_to_msg, topology_from_msg, topology_topic, DependencyHeader, ModuleTopology,
 };
 use r2r::lockstep_interfaces::srv::Step;
+use r2r::rosgraph_msgs::msg::Clock;
 
 /// The replay node's name.
 pub const NODE_NAME: &str = "lockstep_replay";
@@ -63,6 +64,10 @@ pub struct LiveModules {
     pub drift: WiringDrift,
     /// Channels whose recorded data this replay publishes.
     pub fed_channels: Vec<String>,
+    /// Per live module: the channels it reads now (from its latched topology).
+    pub live_reads: BTreeMap<String, BTreeSet<String>>,
+    /// The live modules the recording does not have, with what they write.
+    pub new_modules: Vec<NewModule>,
     // Keeps the node spinning and the publishers alive while the modules are used.
     _runtime: Runtime,
 }
@@ -82,11 +87,13 @@ impl Drop for Runtime {
     }
 }
 
-/// Start the node, find the live modules (`expected`, or every module of the recording if empty) and
-/// prepare the feeds (nothing is published yet).
+/// Start the node, find the live modules (`expected`, or every module of the recording if empty, plus the
+/// modules the recording does not have, each `(name, trigger channel)`) and prepare the feeds (nothing is
+/// published yet).
 pub fn connect(
     recording: &Recording,
     expected: &[String],
+    new_modules: &[(String, String)],
     options: DdsOptions,
 ) -> anyhow::Result<LiveModules> {
     let node: SharedNode = Arc::new(Mutex::new(lockstep_ros::create_node(NODE_NAME, "")?));
@@ -99,6 +106,7 @@ pub fn connect(
         .iter()
         .map(|c| c.module_name.clone())
         .filter(|m| expected.is_empty() || expected.contains(m))
+        .chain(new_modules.iter().map(|(name, _)| name.clone()))
         .collect();
     let mut clients = BTreeMap::new();
     {
@@ -136,12 +144,36 @@ pub fn connect(
     let live_wiring: BTreeMap<String, Component> =
         found.iter().map(|(m, (_, c))| (m.clone(), c.clone())).collect();
     let drift = compare_wiring(recording, &live_wiring)?;
+    let mut new_modules = new_module_wiring(recording, new_modules, &live_wiring)?;
+    {
+        let n = lock(&node)?;
+        let types = n.get_topic_names_and_types().unwrap_or_default();
+        for m in &mut new_modules {
+            m.types = m
+                .writes
+                .iter()
+                .map(|c| {
+                    (
+                        c.clone(),
+                        types.get(c).and_then(|t| t.first()).cloned().unwrap_or_default(),
+                    )
+                })
+                .collect();
+        }
+    }
+    let live_reads = live_wiring
+        .iter()
+        .map(|(m, c)| (m.clone(), c.reader_channels.iter().cloned().collect()))
+        .collect();
+    let clock = lock(&node)?.create_publisher::<Clock>("/clock", qos::reliable(10))?;
 
     // Channels the live modules read that no live module writes: the replay publishes their recordings.
     let live_written: BTreeSet<&String> = live_wiring.values().flat_map(|c| &c.writer_channels).collect();
+    // Channels a live module writes get a publisher too: a frame whose upstream output was not simulated
+    // gets the recorded message as its backup input.
     let mut readers: BTreeMap<String, usize> = BTreeMap::new();
     for c in live_wiring.values() {
-        for channel in c.reader_channels.iter().filter(|ch| !live_written.contains(ch)) {
+        for channel in &c.reader_channels {
             if recording.channels.contains_key(channel) {
                 *readers.entry(channel.clone()).or_default() += 1;
             }
@@ -187,7 +219,12 @@ pub fn connect(
             ((h.channel_name.clone(), h.payload_digest), h.clone())
         })
         .collect();
-    let fed_channels = readers.keys().cloned().collect();
+    let fed_channels = readers
+        .keys()
+        .filter(|c| !live_written.contains(c))
+        .cloned()
+        .collect();
+    feeds.clock = Some(clock);
     feeds.node = Some(generic); // dropped after the publishers (field order)
     let feeds = Arc::new(Mutex::new(feeds));
     let modules = found
@@ -207,6 +244,8 @@ pub fn connect(
         modules,
         drift,
         fed_channels,
+        live_reads,
+        new_modules,
         _runtime: runtime,
     })
 }
@@ -219,6 +258,8 @@ struct Feeds {
     /// Recorded headers of fed channels by (channel, digest), published after their data.
     headers: BTreeMap<(String, u64), TraceHeader>,
     published: BTreeSet<(String, u64)>,
+    /// `/clock`, with each frame's recorded start time.
+    clock: Option<r2r::Publisher<Clock>>,
     node: Option<GenericNode>,
 }
 
@@ -263,6 +304,25 @@ impl Module for RemoteModule {
     }
 
     fn step(&mut self, frame: &TraceHeader, inputs: &[StepInput<'_>]) -> Result<Vec<u8>, String> {
+        // One output: the group of one frame (one request path for both).
+        let mut outputs = self.step_group(&[frame], inputs)?;
+        outputs.pop().ok_or_else(|| {
+            format!(
+                "`{}` answered the step of {} without its output",
+                self.name,
+                frame_id(frame)
+            )
+        })
+    }
+
+    fn step_group(
+        &mut self,
+        frames: &[&TraceHeader],
+        inputs: &[StepInput<'_>],
+    ) -> Result<Vec<Vec<u8>>, String> {
+        let Some((first, more)) = frames.split_first() else {
+            return Ok(Vec::new());
+        };
         {
             let mut feeds = self
                 .feeds
@@ -271,14 +331,26 @@ impl Module for RemoteModule {
             for input in inputs.iter().filter(|i| !i.simulated) {
                 feeds.publish(input)?;
             }
+            // Each frame's recorded start time goes on /clock before its step is granted, so a module
+            // running with `use_sim_time` reads the recorded time from `now()`.
+            if let Some(clock) = &feeds.clock {
+                clock
+                    .publish(&clock_at(first.start_time_ns))
+                    .map_err(|e| format!("publishing /clock: {e}"))?;
+            }
         }
-        let mut wanted = frame.clone();
-        for (record, input) in wanted.inputs.iter_mut().zip(inputs) {
-            record.payload_digest = input.payload_digest;
-        }
+        // Every frame of the computation names the same inputs: each gets the digests the replay wants.
+        let wanted = |frame: &TraceHeader| {
+            let mut wanted = frame.clone();
+            for (record, input) in wanted.inputs.iter_mut().zip(inputs) {
+                record.payload_digest = input.payload_digest;
+            }
+            header_to_msg(&wanted)
+        };
         let request = Step::Request {
-            frame: header_to_msg(&wanted),
+            frame: wanted(first),
             timeout_ms: u32::try_from(self.timeout.as_millis()).unwrap_or(u32::MAX),
+            more_frames: more.iter().map(|f| wanted(f)).collect(),
         };
         let answer = self
             .client
@@ -296,13 +368,80 @@ impl Module for RemoteModule {
         if !response.success {
             return Err(response.message);
         }
+        if response.more_outputs.len() != more.len() {
+            return Err(format!(
+                "the step of {} named {} output(s), `{}` answered with {}",
+                frame_id(first),
+                frames.len(),
+                self.name,
+                1 + response.more_outputs.len()
+            ));
+        }
         self.last_process_time_ns = Some(response.process_time_ns);
-        Ok(response.data)
+        let mut outputs = Vec::with_capacity(frames.len());
+        outputs.push(response.data);
+        outputs.extend(response.more_outputs.into_iter().map(|o| o.data));
+        Ok(outputs)
     }
 
     fn last_process_time_ns(&self) -> Option<u32> {
         self.last_process_time_ns
     }
+}
+
+/// `/clock` at `ns` since the Unix epoch (times before it are clamped to it).
+fn clock_at(ns: i64) -> Clock {
+    let ns = ns.max(0);
+    Clock {
+        clock: r2r::builtin_interfaces::msg::Time {
+            sec: i32::try_from(ns / 1_000_000_000).unwrap_or(i32::MAX),
+            nanosec: u32::try_from(ns % 1_000_000_000).unwrap_or(0),
+        },
+    }
+}
+
+/// The wiring of the live modules the recording does not have: each must be live, read its trigger and
+/// write at least one channel.
+fn new_module_wiring(
+    recording: &Recording,
+    new_modules: &[(String, String)],
+    live: &BTreeMap<String, Component>,
+) -> anyhow::Result<Vec<NewModule>> {
+    let mut out = Vec::new();
+    for (name, trigger) in new_modules {
+        let Some(component) = live.get(name) else {
+            bail!("--new-module {name}:{trigger}: no module `{name}` answered on its step service");
+        };
+        if !component.reader_channels.contains(trigger) {
+            bail!(
+                "--new-module {name}:{trigger}: `{name}` does not read {trigger} (it reads {})",
+                component
+                    .reader_channels
+                    .iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        if !recording.channels.contains_key(trigger) && recording.producer(trigger).is_none() {
+            bail!("--new-module {name}:{trigger}: the recording has no {trigger}");
+        }
+        if component.writer_channels.is_empty() {
+            bail!("--new-module {name}:{trigger}: `{name}` writes no channel");
+        }
+        out.push(NewModule {
+            name: name.clone(),
+            trigger: trigger.clone(),
+            writes: component.writer_channels.iter().cloned().collect(),
+            types: BTreeMap::new(), // from the ROS graph, once every module is found
+        });
+    }
+    Ok(out)
+}
+
+/// `<channel> #<sequence>`: how messages name a frame.
+fn frame_id(frame: &TraceHeader) -> String {
+    format!("{} #{}", frame.channel_name, frame.sequence_num)
 }
 
 /// The node spinning on its own thread (a current-thread runtime), until dropped.

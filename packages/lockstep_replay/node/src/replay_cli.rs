@@ -14,8 +14,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lockstep_bag::BagReader;
 use lockstep_ranges::{int_arg, Int};
 use lockstep_replay::lockstep::{
-    differences_figure, evaluate, replay_observed, write_bag, Evaluation, FrameSelection, Recording,
-    ReplayOptions, ReplayOutcome,
+    differences_figure, evaluate, replay_observed, write_bag, Evaluation, FrameSelection, MissingUpstream,
+    Recording, ReplayOptions, ReplayOutcome,
 };
 
 use crate::in_process::{parse_params, pipeline_modules};
@@ -62,6 +62,19 @@ pub struct ReplayArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// What a frame gets when the output it names of a live upstream module was not simulated (the upstream
+    /// frame precedes the recording, or was skipped): `recorded` (the recorded message, as a backup input;
+    /// counted per channel in the report), `skip` (skip the frame and what depends on it) or `error`.
+    #[arg(long, value_enum, default_value_t = MissingUpstreamArg::Recorded)]
+    pub missing_upstream: MissingUpstreamArg,
+    /// A live module the recording does not have, `NAME:TRIGGER_CHANNEL` (repeatable): it is stepped once
+    /// per message on the trigger channel (recorded, or simulated where a live module writes it), with the
+    /// latest message at or before that time on each other channel it reads.
+    #[arg(long = "new-module", value_parser = parse_new_module)]
+    pub new_modules: Vec<(String, String)>,
+    /// Recorded module parameters: compare, fail on a difference, or set them (see `parameters`).
+    #[command(flatten)]
+    pub parameters: crate::parameters::ParameterArgs,
 }
 
 /// Runs `lockstep replay`.
@@ -70,16 +83,25 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         bail!("--output {}: exists and is not empty", args.output.display());
     }
     let reader = BagReader::open(&args.bag).context("cannot open the recording")?;
-    let recording = Recording::load(&reader).context("cannot read the recording")?;
-    let options = ReplayOptions {
+    let records = reader
+        .metadata_records()
+        .context("cannot read the recording's metadata")?;
+    let recording = Recording::open_indexed(reader, IN_MEMORY_BYTES).context("cannot read the recording")?;
+    let mut options = ReplayOptions {
         frames: match args.frames.as_str() {
             "all" => FrameSelection::All,
             module => FrameSelection::Module(module.to_owned()),
         },
         strict: args.strict,
+        missing_upstream: args.missing_upstream.into(),
+        ..ReplayOptions::default()
     };
     let mut live = None;
+    let mut parameters = None;
     let mut modules = if args.in_process {
+        if let Some((name, _)) = args.new_modules.first() {
+            bail!("--new-module {name}: only live modules over DDS can be new (not --in-process)");
+        }
         pipeline_modules(&parse_params(&args.params)?)?
     } else {
         if let Some(p) = args.params.first() {
@@ -94,21 +116,27 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
                 bail!("--modules {m}: not a module of the recording");
             }
         }
-        let mut connected = connect(&recording, &args.modules, dds)?;
+        let mut connected = connect(&recording, &args.modules, &args.new_modules, dds)?;
+        options.live_reads = connected.live_reads.clone();
+        options.new_modules = connected.new_modules.clone();
         if connected.modules.is_empty() {
-            let names: Vec<&str> = recording
+            let services: Vec<String> = recording
                 .topology
                 .components
                 .iter()
-                .map(|c| c.module_name.as_str())
+                .map(|c| lockstep_trace_ros::step::step_service_name(&c.module_name))
                 .collect();
             bail!(
-                "no module of the recording ({}) answered on /<module>/lockstep/step within {} ms: start them with -p lockstep_step_mode:=true (or use --in-process)",
-                names.join(", "),
+                "no module of the recording answered on its step service ({}) within {} ms: start them with -p lockstep_step_mode:=true, in the namespace they were recorded in (or use --in-process)",
+                services.join(", "),
                 args.discovery_ms
             );
         }
         let modules = std::mem::take(&mut connected.modules);
+        // The live modules' parameters against the recorded ones, before the first step.
+        let names: Vec<String> = modules.iter().map(|m| m.name().to_owned()).collect();
+        let checked = crate::parameters::check(&records, &recording, &names, &args.parameters)?;
+        parameters = Some(checked);
         live = Some(connected);
         modules
     };
@@ -129,7 +157,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     differences_figure(&evaluation)
         .write_png(&plot)
         .context("cannot plot the differences")?;
-    let report = report_json(&outcome, &evaluation, drift, fed, wall);
+    let mut report = report_json(&outcome, &evaluation, drift, fed, wall);
+    if let Some(p) = &parameters {
+        report["parameters"] = crate::parameters::ParameterReport::to_json(p);
+    }
+    // Where the module topology came from: the recorder's record, or rebuilt from the header topics.
+    report["topology_source"] = serde_json::json!(recording.topology_source.to_string());
     let path = args.output.join("report.json");
     std::fs::write(&path, serde_json::to_string_pretty(&report)? + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -137,8 +170,48 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         "{}",
         summary(&args.bag, &args.output, &outcome, &evaluation, drift, wall)
     );
+    if recording.topology_source != lockstep_replay::lockstep::TopologySource::Record {
+        println!("  module topology {}", recording.topology_source);
+    }
     Ok(())
 }
+
+/// `--missing-upstream`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MissingUpstreamArg {
+    /// The recorded message, as a backup input.
+    Recorded,
+    /// Skip the frame.
+    Skip,
+    /// Stop with an error.
+    Error,
+}
+
+impl From<MissingUpstreamArg> for MissingUpstream {
+    fn from(arg: MissingUpstreamArg) -> Self {
+        match arg {
+            MissingUpstreamArg::Recorded => MissingUpstream::Recorded,
+            MissingUpstreamArg::Skip => MissingUpstream::Skip,
+            MissingUpstreamArg::Error => MissingUpstream::Error,
+        }
+    }
+}
+
+/// `NAME:TRIGGER_CHANNEL` of `--new-module`.
+fn parse_new_module(s: &str) -> Result<(String, String), String> {
+    match s.split_once(':') {
+        Some((name, trigger)) if !name.is_empty() && trigger.starts_with('/') => {
+            Ok((name.to_owned(), trigger.to_owned()))
+        }
+        _ => Err(format!(
+            "`{s}`: expected NAME:TRIGGER_CHANNEL, e.g. motion_controller_v2:/odom (the channel fully qualified)"
+        )),
+    }
+}
+
+/// Recorded payloads held in memory during a replay; past this, each is read from the bag when a frame
+/// needs it (so a recording with gigabytes of camera images replays in bounded memory).
+const IN_MEMORY_BYTES: u64 = 64 << 20;
 
 /// The plot of differences over time, beside `report.json` in the output directory.
 const PLOT_FILE: &str = "differences.png";
@@ -198,6 +271,7 @@ fn report_json(
         .map(|(name, m)| {
             let entry = serde_json::json!({
                 "frames": m.frames,
+                "steps": m.steps,
                 "inputs_as_recorded": m.inputs_as_recorded,
                 "recorded_process_time_ns": m.recorded_process_time_ns,
                 "simulated_process_time_ns": m.simulated_process_time_ns,
@@ -215,7 +289,14 @@ fn report_json(
         })
         .collect();
     let wiring = drift.map(|d| {
+        let served: Vec<serde_json::Value> = outcome
+            .added_inputs
+            .iter()
+            .map(|((m, c), n)| serde_json::json!({"module": m, "channel": c, "frames": n}))
+            .collect();
         serde_json::json!({
+            "inputs_served": served,
+            "new_modules": outcome.new_module_steps,
             "new_inputs": pairs(&d.new_inputs),
             "missing_inputs": pairs(&d.missing_inputs),
             "new_outputs": pairs(&d.new_outputs),
@@ -231,6 +312,7 @@ fn report_json(
         "frames_skipped": skipped,
         "modules_not_live": outcome.not_live,
         "channels_published_from_recording": fed,
+        "backup_inputs": outcome.backup_inputs,
         "channels": channels,
         "modules": modules,
         "wiring": wiring,
@@ -295,6 +377,19 @@ fn summary(
             "  recorded outputs used for: {}\n",
             outcome.not_live.join(", ")
         ));
+    }
+    for (channel, n) in &outcome.backup_inputs {
+        out.push_str(&format!(
+            "  backup inputs: {n} frames got the recorded {channel} (its upstream frame was not simulated)\n"
+        ));
+    }
+    for ((module, channel), n) in &outcome.added_inputs {
+        out.push_str(&format!(
+            "  {module} reads {channel}, not read when recorded: served the latest message to {n} frames\n"
+        ));
+    }
+    for (module, n) in &outcome.new_module_steps {
+        out.push_str(&format!("  {module} (not in the recording): {n} steps\n"));
     }
     if let Some(d) = drift {
         for (what, list) in [("reads", &d.new_inputs), ("writes", &d.new_outputs)] {

@@ -84,6 +84,8 @@ impl ChannelEvaluation {
 pub struct ModuleEvaluation {
     /// Frames it computed.
     pub frames: u64,
+    /// Steps granted: computations (one with outputs on several channels is one step).
+    pub steps: u64,
     /// Frames whose inputs were all exactly the recorded ones.
     pub inputs_as_recorded: u64,
     /// Mean recorded processing time, nanoseconds.
@@ -161,6 +163,7 @@ pub fn evaluate(recording: &Recording, outcome: &ReplayOutcome) -> Evaluation {
         }
         let m = modules.entry(h.module_name.clone()).or_default();
         m.0.frames += 1;
+        m.0.steps += u64::from(output.first_of_step);
         m.0.inputs_as_recorded += u64::from(output.inputs_as_recorded);
         m.1 += f64::from(recorded.map_or(h.process_time_ns, |r| r.process_time_ns));
         m.2 += f64::from(output.process_time_ns);
@@ -191,8 +194,8 @@ pub fn evaluate(recording: &Recording, outcome: &ReplayOutcome) -> Evaluation {
 fn numeric_diff(recording: &Recording, output: &Simulated, digest: u64) -> Option<Vec<(String, f64)>> {
     let channel = recording.channels.get(&output.header.channel_name)?;
     let schema = channel.schema.as_ref()?;
-    let recorded = channel.by_digest.get(&digest)?;
-    let before = schema.decode(&recorded.data).ok()?.numeric_leaves();
+    let recorded = recording.payload(&output.header.channel_name, digest).ok()?;
+    let before = schema.decode(&recorded).ok()?.numeric_leaves();
     let after = schema.decode(&output.data).ok()?.numeric_leaves();
     let after: BTreeMap<String, f64> = after.into_iter().collect();
     Some(

@@ -11,10 +11,14 @@
 
 mod evaluate;
 mod header;
+mod inputs;
+mod order;
 mod output;
+mod plan;
 mod plot;
 mod recording;
 mod replay;
+mod topology_source;
 
 pub use evaluate::{evaluate, ChannelEvaluation, Difference, Evaluation, ModuleEvaluation};
 pub use header::{header_from_value, header_to_value};
@@ -22,9 +26,10 @@ pub use output::write_bag;
 pub use plot::differences_figure;
 pub use recording::{Channel, Frame, RecordedMessage, Recording, HEADER_SUFFIX};
 pub use replay::{
-    replay, replay_observed, FrameSelection, Module, ReplayOptions, ReplayOutcome, Simulated, SkippedFrame,
-    StepInput,
+    replay, replay_observed, FrameSelection, MissingUpstream, Module, NewModule, ReplayOptions,
+    ReplayOutcome, Simulated, SkippedFrame, StepInput,
 };
+pub use topology_source::TopologySource;
 
 /// What can go wrong in a lock-step replay.
 #[derive(Debug, thiserror::Error)]
@@ -32,9 +37,17 @@ pub enum LockstepError {
     /// Reading or writing a bag.
     #[error(transparent)]
     Bag(#[from] lockstep_bag::Error),
-    /// The bag holds no module topology (it was not recorded by lockstep_recorder from traced modules).
-    #[error("the bag holds no module topology (MCAP metadata record `lockstep_topology`): record it with lockstep_recorder")]
-    NoTopology,
+    /// The bag holds neither the recorder's topology record nor any dependency header: nothing says which
+    /// module reads and writes which channel.
+    #[error(
+        "{bag}: no module topology: the bag holds neither a `lockstep_topology` record (written by \
+         lockstep_recorder) nor dependency headers (`<channel>/lockstep_header` topics, published by traced \
+         modules); record the modules' outputs together with their `/lockstep_header` topics"
+    )]
+    NoTopology {
+        /// The bag, as opened.
+        bag: String,
+    },
     /// The recorded topology cannot be replayed (a cycle, naming modules and channels).
     #[error("recorded topology: {0}")]
     Topology(lockstep_trace::Error),
@@ -74,6 +87,16 @@ pub enum LockstepError {
         /// Its sequence number.
         sequence_num: u32,
         /// What the module said.
+        reason: String,
+    },
+    /// A recorded message a frame needs cannot be had.
+    #[error("recorded {channel} (digest {digest:016x}): {reason}")]
+    Payload {
+        /// Its channel.
+        channel: String,
+        /// Its payload digest.
+        digest: u64,
+        /// Why.
         reason: String,
     },
     /// A simulated output or header cannot be encoded for the output bag.

@@ -3,13 +3,15 @@
 //! (a channel data map: a header names its inputs by channel and digest, so the data is found exactly,
 //! also for untraced publishers).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use lockstep_bag::cdr::Schema;
-use lockstep_bag::{BagReader, MessageDefinition};
-use lockstep_trace::{digest, Component, Topology, TopologyBuilder, TraceHeader};
+use lockstep_bag::{BagReader, Location, MessageDefinition, Payload, ReadOptions};
+use lockstep_trace::{digest, Topology, TraceHeader};
 
 use super::header::header_from_value;
+use super::topology_source::{topology_facts, TopologySource};
 use super::{LockstepError, Result};
 
 /// Suffix of the sidecar topic holding a channel's dependency headers.
@@ -27,8 +29,11 @@ pub const TOPOLOGY_UPDATE_RECORD: &str = "lockstep_topology_update";
 pub struct RecordedMessage {
     /// Its log time in the bag.
     pub log_time_ns: u64,
-    /// Its bytes as recorded.
-    pub data: Vec<u8>,
+    /// Where it is in the bag.
+    pub location: Location,
+    /// Its bytes as recorded, when held in memory; `None`: read from the bag when needed
+    /// ([`Recording::payload`]).
+    pub data: Option<Vec<u8>>,
 }
 
 /// One recorded channel.
@@ -44,6 +49,9 @@ pub struct Channel {
     pub by_digest: BTreeMap<u64, RecordedMessage>,
     /// Messages recorded.
     pub count: u64,
+    /// Every message recorded, (log time, payload digest), in log order: what "the latest message at or
+    /// before a time" is looked up in.
+    pub by_time: Vec<(u64, u64)>,
     /// The QoS profiles its publishers offered when recorded (rosbag2 metadata).
     pub offered_qos: Vec<lockstep_bag::QosProfile>,
 }
@@ -86,8 +94,9 @@ pub struct Headerless {
 pub struct Recording {
     /// The module topology the recorder stored (a DAG: checked when loading).
     pub topology: Topology,
-    /// Every frame of a module of the topology, in replay order: recorded start time, then the module's
-    /// topological rank, then channel, epoch and sequence number.
+    /// Every frame of a module of the topology, in replay order: after the frames it depends on (its inputs,
+    /// the module's previous output on the channel), then by recorded start time, the module's topological
+    /// rank, channel, epoch and sequence number (see `replay_order`).
     pub frames: Vec<Frame>,
     /// Data channels (header sidecars excluded), by name.
     pub channels: BTreeMap<String, Channel>,
@@ -95,46 +104,69 @@ pub struct Recording {
     pub header_type: Option<(String, MessageDefinition, Schema)>,
     /// Recorded outputs of the topology's modules that have no header in the bag, in log order.
     pub headerless: Vec<Headerless>,
+    /// Where [`Self::topology`] came from: the recorder's record, or rebuilt from the header topics.
+    pub topology_source: TopologySource,
+    /// The bag, kept open to read the payloads not held in memory (see [`Recording::open_indexed`]).
+    source: Option<Source>,
 }
 
-/// `reads=a,b;writes=c` (the recorder's `lockstep_topology` record entry) as a component of `module`.
-fn component(module: &str, wiring: &str) -> Component {
-    let part = |key: &str| -> Vec<String> {
-        wiring
-            .split(';')
-            .find_map(|p| p.strip_prefix(key))
-            .map(|list| {
-                list.split(',')
-                    .filter(|c| !c.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    Component::new(module, part("reads="), part("writes="))
+/// The open bag of an indexed recording.
+struct Source(BagReader);
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Source").field(&self.0.path()).finish()
+    }
 }
 
 impl Recording {
-    /// Indexes the bag `reader`. Fails when the bag holds no module topology, when it is not a DAG (naming
-    /// the cycle), or when a header cannot be read (naming topic and index).
+    /// Indexes the bag `reader`. The topology is the recorder's record, or when the bag holds none (a copy
+    /// written by another tool, `ros2 bag record`, a cut recording), the one the dependency headers on the
+    /// `<channel>/lockstep_header` topics describe ([`Self::topology_source`] says which). Fails when the
+    /// bag holds neither, when the topology is not a DAG (naming the cycle), or when a header cannot be read
+    /// (naming topic and index).
     pub fn load(reader: &BagReader) -> Result<Self> {
+        Self::index(reader, u64::MAX)
+    }
+
+    /// [`Recording::load`] with bounded memory: payloads are held in memory until they add up to
+    /// `memory_budget_bytes`; past that only each message's location is kept, and [`Recording::payload`]
+    /// reads it from the bag when a frame needs it. A recording of camera images or point clouds larger than
+    /// the machine's memory replays this way.
+    pub fn open_indexed(reader: BagReader, memory_budget_bytes: u64) -> Result<Self> {
+        let mut recording = Self::index(&reader, memory_budget_bytes)?;
+        recording.source = Some(Source(reader));
+        Ok(recording)
+    }
+
+    /// The bytes of the recorded message with `digest` on `channel`: from memory, or read from the bag.
+    pub fn payload(&self, channel: &str, digest: u64) -> Result<Cow<'_, [u8]>> {
+        let fail = |reason: String| LockstepError::Payload {
+            channel: channel.to_owned(),
+            digest,
+            reason,
+        };
+        let message = self
+            .channels
+            .get(channel)
+            .and_then(|c| c.by_digest.get(&digest))
+            .ok_or_else(|| fail("not in the recording".into()))?;
+        if let Some(data) = &message.data {
+            return Ok(Cow::Borrowed(data));
+        }
+        let Some(Source(reader)) = &self.source else {
+            return Err(fail("not held in memory, and the bag is not open".into()));
+        };
+        reader
+            .read_at(&message.location)
+            .map(Cow::Owned)
+            .map_err(|e| fail(e.to_string()))
+    }
+
+    fn index(reader: &BagReader, memory_budget_bytes: u64) -> Result<Self> {
+        let mut held_bytes = 0u64;
         let records = reader.metadata_records()?;
-        // The recorder stores the topology learnt so far whenever it grows (`lockstep_topology_update`)
-        // and in full when it closes the bag (`lockstep_topology`); a recording cut short and repaired
-        // holds only the former. Their union is the topology: each record only ever adds wiring.
-        let mut stored = records
-            .iter()
-            .filter(|r| r.name == TOPOLOGY_RECORD || r.name == TOPOLOGY_UPDATE_RECORD)
-            .peekable();
-        if stored.peek().is_none() {
-            return Err(LockstepError::NoTopology);
-        }
-        let mut builder = TopologyBuilder::new();
-        for (module, wiring) in stored.flat_map(|r| &r.entries) {
-            builder
-                .add_component(&component(module, wiring))
-                .map_err(LockstepError::Topology)?;
-        }
+        let (builder, topology_source) = topology_facts(reader, &records)?;
         let topology = builder.build().map_err(LockstepError::Topology)?;
 
         let mut channels = BTreeMap::new();
@@ -170,6 +202,7 @@ impl Recording {
                     schema: schema.and_then(std::result::Result::ok),
                     by_digest: BTreeMap::new(),
                     count: 0,
+                    by_time: Vec::new(),
                     offered_qos: t.metadata.offered_qos_profiles.clone(),
                 },
             );
@@ -190,8 +223,9 @@ impl Recording {
             .map(|channel| (channel, Vec::new()))
             .collect();
         let mut index_by_topic: BTreeMap<String, usize> = BTreeMap::new();
-        for message in reader.messages() {
+        for message in reader.located_messages(ReadOptions::default(), Payload::Read) {
             let message = message?;
+            let data = message.data.unwrap_or_default();
             let topic: &str = &message.topic;
             let index = index_by_topic.entry(topic.to_owned()).or_insert(0);
             let what = format!("{topic} message {index}");
@@ -200,7 +234,7 @@ impl Recording {
                 let Some((_, _, schema)) = &header_type else {
                     continue;
                 };
-                let value = schema.decode(&message.data).map_err(|e| LockstepError::Header {
+                let value = schema.decode(&data).map_err(|e| LockstepError::Header {
                     what: what.clone(),
                     reason: e.to_string(),
                 })?;
@@ -212,37 +246,39 @@ impl Recording {
                     });
                 }
             } else if let Some(channel) = channels.get_mut(topic) {
-                let canonical = channel
-                    .schema
-                    .as_ref()
-                    .and_then(|s| s.canonical(&message.data).ok());
-                let d = digest(canonical.as_deref().unwrap_or(&message.data));
+                let canonical = channel.schema.as_ref().and_then(|s| s.canonical(&data).ok());
+                let d = digest(canonical.as_deref().unwrap_or(&data));
                 channel.count += 1;
+                channel.by_time.push((message.log_time_ns, d));
                 if let Some(list) = outputs.get_mut(topic) {
                     list.push((d, message.log_time_ns));
                 }
-                channel.by_digest.entry(d).or_insert(RecordedMessage {
-                    log_time_ns: message.log_time_ns,
-                    data: message.data,
+                channel.by_digest.entry(d).or_insert_with(|| {
+                    let size = data.len() as u64;
+                    let hold = held_bytes.saturating_add(size) <= memory_budget_bytes;
+                    held_bytes += if hold { size } else { 0 };
+                    RecordedMessage {
+                        log_time_ns: message.log_time_ns,
+                        location: message.location,
+                        data: hold.then_some(data),
+                    }
                 });
             }
         }
+        for c in channels.values_mut() {
+            c.by_time.sort_by_key(|&(log_time_ns, _)| log_time_ns);
+        }
         let headerless = headerless(&topology, &frames, outputs);
-        let rank = |f: &Frame| {
-            modules
-                .get(f.header.module_name.as_str())
-                .copied()
-                .unwrap_or(usize::MAX)
-        };
-        frames.sort_by(|a, b| {
-            (a.header.start_time_ns, rank(a), a.id()).cmp(&(b.header.start_time_ns, rank(b), b.id()))
-        });
+        let rank = |module: &str| modules.get(module).copied().unwrap_or(usize::MAX);
+        super::order::replay_order(&mut frames, &rank);
         Ok(Self {
             topology,
             frames,
             channels,
             header_type,
             headerless,
+            topology_source,
+            source: None,
         })
     }
 

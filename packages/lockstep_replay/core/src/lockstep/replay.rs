@@ -1,18 +1,22 @@
 //! The lock-step orchestration, without DDS: live modules are Rust objects
 //! ([`Module`]); the same plan drives the DDS replay node.
 //!
-//! Frames run in the recorded order (start time, then topological rank). For each frame of a live module,
-//! its inputs are back-traced through its header: an input produced by a live module is that module's
-//! *simulated* output for the same (channel, epoch, sequence number), never the recorded copy (recorded and
-//! simulated data of one channel never mix); an input from an external channel, or from a
-//! module with no live counterpart, is the recorded message with the digest the header names. A frame whose
-//! back-trace reaches before the recording (an input not recorded, or an upstream frame skipped) is skipped
-//! and counted, or with `strict` is an error naming module, channel and sequence number.
+//! Frames run in the recording's replay order (dependencies first, then start stamps: see
+//! [`Recording::frames`]); the outputs of one computation on several channels are one step. Each step's
+//! inputs are found as the `inputs` module says: simulated where a live module produces the channel,
+//! recorded otherwise, the recorded message as backup where an upstream output was not simulated, and the
+//! latest message for a channel a live module reads that its recorded frame does not name. A frame that
+//! still cannot be replayed is skipped and counted, or with `strict` is an error naming module, channel and
+//! sequence number. Live modules the recording does not have are stepped once per arrival of their trigger
+//! input ([`NewModule`]).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use lockstep_trace::{digest, TraceHeader};
 
+use super::inputs::{Choice, Inputs, Missing, Resolved, Source};
+use super::plan::{plan, Step};
 use super::recording::{Frame, Recording};
 use super::{LockstepError, Result};
 
@@ -39,6 +43,25 @@ pub trait Module {
     fn step(&mut self, frame: &TraceHeader, inputs: &[StepInput<'_>])
         -> std::result::Result<Vec<u8>, String>;
 
+    /// Compute one computation that published on several channels at once: `frames` are its recorded
+    /// headers (one per output channel; same module, start time and inputs), `inputs` as for [`Module::step`]
+    /// (named by the first frame). Returns one serialized output per frame, in the order of `frames`. A module
+    /// that publishes one output per computation only needs [`Module::step`].
+    fn step_group(
+        &mut self,
+        frames: &[&TraceHeader],
+        inputs: &[StepInput<'_>],
+    ) -> std::result::Result<Vec<Vec<u8>>, String> {
+        match frames {
+            [frame] => Ok(vec![self.step(frame, inputs)?]),
+            _ => Err(format!(
+                "`{}` computes one output per step, but the recording holds one computation with {} outputs",
+                self.name(),
+                frames.len()
+            )),
+        }
+    }
+
     /// How long the last step's computation took, if the module measured it (a module in another process
     /// does); otherwise the replay times the `step` call.
     fn last_process_time_ns(&self) -> Option<u32> {
@@ -56,6 +79,33 @@ pub enum FrameSelection {
     Module(String),
 }
 
+/// What a frame gets when the output it names on a live module's channel was not simulated (the upstream
+/// frame precedes the recording, or was skipped).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MissingUpstream {
+    /// The recorded message, as a backup input (counted per channel).
+    #[default]
+    Recorded,
+    /// Nothing: the frame is skipped, and so are the frames that depend on it.
+    Skip,
+    /// The replay stops with an error naming the frame.
+    Error,
+}
+
+/// A live module the recording does not have: stepped once per arrival of its trigger input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewModule {
+    /// Its name.
+    pub name: String,
+    /// The channel whose every message (recorded, or simulated where a live module produces it) triggers a
+    /// step.
+    pub trigger: String,
+    /// The channels it writes: each step is one computation with one output per channel.
+    pub writes: Vec<String>,
+    /// The ROS type of each channel it writes (for the output bag; the recording does not have them).
+    pub types: BTreeMap<String, String>,
+}
+
 /// Options of a replay.
 #[derive(Debug, Clone, Default)]
 pub struct ReplayOptions {
@@ -63,6 +113,14 @@ pub struct ReplayOptions {
     pub frames: FrameSelection,
     /// A frame that cannot be replayed is an error instead of skipped.
     pub strict: bool,
+    /// What a frame gets when an upstream output it names was not simulated.
+    pub missing_upstream: MissingUpstream,
+    /// Per live module, the channels it reads now (a live module's own wiring). A channel it reads that
+    /// its recorded frames do not name gets, in each step, the latest message at or before the frame's
+    /// start. A module not listed reads what it read when recorded.
+    pub live_reads: BTreeMap<String, BTreeSet<String>>,
+    /// Live modules absent from the recording (what they read is in `live_reads`).
+    pub new_modules: Vec<NewModule>,
 }
 
 /// One simulated output.
@@ -83,6 +141,10 @@ pub struct Simulated {
     pub inputs_as_recorded: bool,
     /// How long the module computed it in this replay, nanoseconds (the header keeps the recorded time).
     pub process_time_ns: u32,
+    /// Output of a live module the recording does not have (nothing recorded to compare with).
+    pub new_module: bool,
+    /// The first output of its step (a computation with several outputs is one step).
+    pub first_of_step: bool,
 }
 
 /// A frame that was not replayed, and why.
@@ -109,6 +171,15 @@ pub struct ReplayOutcome {
     pub skipped: Vec<SkippedFrame>,
     /// Modules of the recorded topology with no live module: their recorded outputs were used.
     pub not_live: Vec<String>,
+    /// Per channel: frames that got the recorded message as a backup input on it.
+    pub backup_inputs: BTreeMap<String, u64>,
+    /// Per (module, channel): frames that got the latest message on a channel the module reads now but did
+    /// not read when recorded.
+    pub added_inputs: BTreeMap<(String, String), u64>,
+    /// Per live module absent from the recording: steps granted.
+    pub new_module_steps: BTreeMap<String, u64>,
+    /// The ROS type of each channel only a new module writes.
+    pub new_channel_types: BTreeMap<String, String>,
 }
 
 impl ReplayOutcome {
@@ -144,7 +215,7 @@ pub fn replay(
     replay_observed(recording, modules, options, &mut |_, _| {})
 }
 
-/// [`replay`], calling `progress(frames done, frames selected)` as frames are done (for a progress bar).
+/// [`replay`], calling `progress(steps done, steps planned)` as steps are done (for a progress bar).
 pub fn replay_observed(
     recording: &Recording,
     modules: &mut [Box<dyn Module>],
@@ -156,11 +227,18 @@ pub fn replay_observed(
         .enumerate()
         .map(|(i, m)| (m.name().to_owned(), i))
         .collect();
+    let new_names: BTreeSet<&str> = options.new_modules.iter().map(|m| m.name.as_str()).collect();
     for name in live.keys() {
-        if recording.topology.component(name).is_none() {
+        if recording.topology.component(name).is_none() && !new_names.contains(name.as_str()) {
             return Err(LockstepError::UnknownModule { module: name.clone() });
         }
     }
+    let new_modules: Vec<NewModule> = options
+        .new_modules
+        .iter()
+        .filter(|m| live.contains_key(&m.name))
+        .cloned()
+        .collect();
     let not_live: Vec<String> = recording
         .topology
         .components
@@ -168,107 +246,117 @@ pub fn replay_observed(
         .map(|c| c.module_name.clone())
         .filter(|m| !live.contains_key(m))
         .collect();
-    let is_live_channel = |channel: &str| recording.producer(channel).is_some_and(|m| live.contains_key(m));
-    let selected = select(recording, &live, &options.frames, &is_live_channel)?;
+    let live_channels: BTreeSet<String> = recording
+        .topology
+        .components
+        .iter()
+        .filter(|c| live.contains_key(&c.module_name))
+        .flat_map(|c| c.writer_channels.iter().cloned())
+        .chain(new_modules.iter().flat_map(|m| m.writes.iter().cloned()))
+        .collect();
+    let selected = select(recording, &live, &options.frames, &new_names, &|c| {
+        live_channels.contains(c)
+    })?;
+    let steps = plan(recording, &selected, &new_modules);
 
-    let mut simulated: BTreeMap<FrameId, u64> = BTreeMap::new(); // frame -> index in outputs
+    let mut inputs = Inputs::new(recording, live_channels);
     let mut outcome = ReplayOutcome {
         not_live,
+        new_channel_types: new_modules
+            .iter()
+            .flat_map(|m| m.types.clone())
+            .filter(|(channel, _)| !recording.channels.contains_key(channel))
+            .collect(),
         ..ReplayOutcome::default()
     };
-    let total = selected.len();
-    for frame in recording.frames.iter().filter(|f| selected.contains(&f.id())) {
-        outcome.selected += 1;
-        progress(outcome.selected - 1, total);
-        let header = &frame.header;
-        let mut inputs = Vec::with_capacity(header.inputs.len());
-        let mut missing = None;
-        for input in &header.inputs {
-            let channel = input.channel_name.as_str();
-            if is_live_channel(channel) {
-                let id = (channel.to_owned(), input.epoch, input.sequence_num);
-                match simulated.get(&id) {
-                    Some(&i) => inputs.push((channel, i as usize, true)),
-                    None => {
-                        missing = Some(format!(
-                            "input {channel} #{} was not simulated (its frame was skipped or precedes the recording)",
-                            input.sequence_num
-                        ));
-                        break;
-                    }
+    let total = steps.len();
+    let no_reads = BTreeSet::new();
+    for (done, step) in steps.iter().enumerate() {
+        progress(done, total);
+        outcome.selected += step.frames.len();
+        let header = &step.first().header;
+        let reads = options.live_reads.get(&header.module_name).unwrap_or(&no_reads);
+        let resolved = match resolve(&inputs, header, reads, &outcome.outputs, options.missing_upstream) {
+            Ok(r) => r,
+            Err(Missing::Stop(reason)) => return Err(unreplayable(header, reason)),
+            Err(Missing::Skip(reason)) if options.strict => return Err(unreplayable(header, reason)),
+            Err(Missing::Skip(reason)) => {
+                for f in &step.frames {
+                    outcome.skipped.push(SkippedFrame {
+                        module: f.header.module_name.clone(),
+                        channel: f.header.channel_name.clone(),
+                        sequence_num: Some(f.header.sequence_num),
+                        reason: reason.clone(),
+                    });
                 }
-            } else {
-                let found = recording
-                    .channels
-                    .get(channel)
-                    .and_then(|c| c.by_digest.get(&input.payload_digest));
-                match found {
-                    Some(_) => inputs.push((channel, usize::MAX, false)),
-                    None => {
-                        missing = Some(format!(
-                            "input {channel} #{} (digest {:016x}) is not in the recording",
-                            input.sequence_num, input.payload_digest
-                        ));
-                        break;
-                    }
-                }
+                continue;
             }
-        }
-        if let Some(reason) = missing {
-            if options.strict {
-                return Err(LockstepError::Unreplayable {
-                    module: header.module_name.clone(),
-                    channel: header.channel_name.clone(),
-                    sequence_num: header.sequence_num,
-                    reason,
-                });
-            }
-            outcome.skipped.push(SkippedFrame {
-                module: header.module_name.clone(),
-                channel: header.channel_name.clone(),
-                sequence_num: Some(header.sequence_num),
-                reason,
-            });
-            continue;
-        }
-        let step_inputs: Vec<StepInput<'_>> = inputs
+        };
+        let headers: Vec<TraceHeader> = step
+            .frames
             .iter()
-            .zip(&header.inputs)
-            .map(|(&(channel, index, is_simulated), record)| {
-                if is_simulated {
-                    let output = &outcome.outputs[index];
-                    StepInput {
-                        channel,
-                        data: &output.data,
-                        simulated: true,
-                        payload_digest: output.header.payload_digest,
-                    }
-                } else {
-                    StepInput {
-                        channel,
-                        data: &recording.channels[channel].by_digest[&record.payload_digest].data,
-                        simulated: false,
-                        payload_digest: record.payload_digest,
-                    }
-                }
+            .map(|f| TraceHeader {
+                inputs: resolved.iter().map(|r| r.record.clone()).collect(),
+                ..f.header.clone()
             })
+            .collect();
+        // Recorded inputs, from memory or read from the bag.
+        let recorded: Vec<Cow<'_, [u8]>> = resolved
+            .iter()
+            .map(|r| match r.source {
+                Source::Recorded(digest) => recording.payload(&r.record.channel_name, digest),
+                Source::Simulated(_) => Ok(Cow::Borrowed(&[][..])),
+            })
+            .collect::<Result<_>>()?;
+        let step_inputs: Vec<StepInput<'_>> = resolved
+            .iter()
+            .zip(&recorded)
+            .map(|(r, data)| step_input(&outcome.outputs, r, data))
             .collect();
         let module = &mut modules[live[&header.module_name]];
         let started = std::time::Instant::now();
-        let stepped = module.step(header, &step_inputs);
+        let stepped = module.step_group(&headers.iter().collect::<Vec<_>>(), &step_inputs);
         let process_time_ns = module
             .last_process_time_ns()
             .unwrap_or_else(|| lockstep_trace::duration_to_ns_u32(started.elapsed()));
-        let data = stepped.map_err(|reason| LockstepError::Step {
+        let failed = |reason: String| LockstepError::Step {
             module: header.module_name.clone(),
             channel: header.channel_name.clone(),
             sequence_num: header.sequence_num,
             reason,
-        })?;
-        let mut output = simulate(recording, frame, data, &inputs, &outcome.outputs);
-        output.process_time_ns = process_time_ns;
-        simulated.insert(frame.id(), outcome.outputs.len() as u64);
-        outcome.outputs.push(output);
+        };
+        let data = stepped.map_err(failed)?;
+        if data.len() != headers.len() {
+            return Err(failed(format!(
+                "answered {} outputs for a computation with {}",
+                data.len(),
+                headers.len()
+            )));
+        }
+        drop(step_inputs);
+        drop(recorded);
+        for (k, ((frame, mut header), data)) in step.frames.iter().zip(headers).zip(data).enumerate() {
+            let inputs_as_recorded = resolved
+                .iter()
+                .zip(&header.inputs)
+                .all(|(r, i)| r.recorded_digest.is_none_or(|d| d == i.payload_digest));
+            let new_digest = canonical_digest(recording, &header.channel_name, &data);
+            header.payload_digest = new_digest;
+            let data_log_time_ns = data_log_time(recording, frame);
+            inputs.simulated(&header, outcome.outputs.len());
+            outcome.outputs.push(Simulated {
+                exact: !step.new_module && new_digest == frame.header.payload_digest,
+                header,
+                data,
+                header_log_time_ns: frame.header_log_time_ns,
+                data_log_time_ns,
+                inputs_as_recorded,
+                process_time_ns,
+                new_module: step.new_module,
+                first_of_step: k == 0,
+            });
+        }
+        count(&mut outcome, step, &resolved);
     }
     // Recorded outputs of the replayed modules with no header: counted as skipped so that every recorded
     // output is either replayed or accounted for (also with `strict`, which concerns frames with headers).
@@ -292,19 +380,96 @@ pub fn replay_observed(
     Ok(outcome)
 }
 
-/// The frames to replay: every frame of a live module, or those of one module plus what they depend on.
+/// The inputs of a step: those its recorded header names, then the channels the live module reads now
+/// that the header does not name (in channel order).
+fn resolve(
+    inputs: &Inputs<'_>,
+    header: &TraceHeader,
+    reads: &BTreeSet<String>,
+    outputs: &[Simulated],
+    mode: MissingUpstream,
+) -> std::result::Result<Vec<Resolved>, Missing> {
+    let mut resolved = Vec::with_capacity(header.inputs.len());
+    for named in &header.inputs {
+        resolved.push(inputs.named(named, outputs, mode)?);
+    }
+    for channel in reads.iter().filter(|c| header.input(c).is_none()) {
+        resolved.push(inputs.latest(channel, header.start_time_ns, outputs, mode)?);
+    }
+    Ok(resolved)
+}
+
+fn step_input<'a>(outputs: &'a [Simulated], r: &'a Resolved, recorded: &'a [u8]) -> StepInput<'a> {
+    let channel = r.record.channel_name.as_str();
+    match r.source {
+        Source::Simulated(index) => StepInput {
+            channel,
+            data: &outputs[index].data,
+            simulated: true,
+            payload_digest: outputs[index].header.payload_digest,
+        },
+        Source::Recorded(digest) => StepInput {
+            channel,
+            data: recorded,
+            simulated: false,
+            payload_digest: digest,
+        },
+    }
+}
+
+fn count(outcome: &mut ReplayOutcome, step: &Step<'_>, resolved: &[Resolved]) {
+    let header = &step.first().header;
+    let frames = step.frames.len() as u64;
+    for r in resolved {
+        match r.choice {
+            Choice::Named => {}
+            Choice::Backup => {
+                *outcome
+                    .backup_inputs
+                    .entry(r.record.channel_name.clone())
+                    .or_default() += frames;
+            }
+            Choice::Added => {
+                *outcome
+                    .added_inputs
+                    .entry((header.module_name.clone(), r.record.channel_name.clone()))
+                    .or_default() += frames;
+            }
+        }
+    }
+    if step.new_module {
+        *outcome
+            .new_module_steps
+            .entry(header.module_name.clone())
+            .or_default() += 1;
+    }
+}
+
+fn unreplayable(header: &TraceHeader, reason: String) -> LockstepError {
+    LockstepError::Unreplayable {
+        module: header.module_name.clone(),
+        channel: header.channel_name.clone(),
+        sequence_num: header.sequence_num,
+        reason,
+    }
+}
+
+/// The frames to replay: every frame of a live module, or those of one module plus what they depend on
+/// (every live module's frames when that module is one the recording does not have).
 fn select(
     recording: &Recording,
     live: &BTreeMap<String, usize>,
     frames: &FrameSelection,
+    new_modules: &BTreeSet<&str>,
     is_live_channel: &dyn Fn(&str) -> bool,
 ) -> Result<BTreeSet<FrameId>> {
     let of_live = recording
         .frames
         .iter()
         .filter(|f| live.contains_key(&f.header.module_name));
-    let FrameSelection::Module(module) = frames else {
-        return Ok(of_live.map(Frame::id).collect());
+    let module = match frames {
+        FrameSelection::Module(m) if !new_modules.contains(m.as_str()) => m,
+        _ => return Ok(of_live.map(Frame::id).collect()),
     };
     if !live.contains_key(module) {
         return Err(LockstepError::UnknownModule {
@@ -336,40 +501,38 @@ fn select(
     Ok(chosen)
 }
 
-/// The simulated output of `frame`: its header is the recorded one with the new payload digest, and with
-/// the digests of simulated inputs.
-fn simulate(
-    recording: &Recording,
-    frame: &Frame,
-    data: Vec<u8>,
-    inputs: &[(&str, usize, bool)],
-    outputs: &[Simulated],
-) -> Simulated {
-    let channel = recording.channels.get(&frame.header.channel_name);
-    let canonical = channel
+/// When the recorder logged the data message of `frame`: the last message on its channel with its digest
+/// logged at or before its header (a module publishes the data, then the header), looked for among the
+/// few messages before the header; else the first message with that digest; else the header's log time.
+fn data_log_time(recording: &Recording, frame: &Frame) -> u64 {
+    const LOOK_BACK: usize = 64;
+    let Some(channel) = recording.channels.get(&frame.header.channel_name) else {
+        return frame.header_log_time_ns;
+    };
+    let end = channel
+        .by_time
+        .partition_point(|&(t, _)| t <= frame.header_log_time_ns);
+    channel.by_time[end.saturating_sub(LOOK_BACK)..end]
+        .iter()
+        .rev()
+        .find(|&&(_, d)| d == frame.header.payload_digest)
+        .map(|&(t, _)| t)
+        .or_else(|| {
+            channel
+                .by_digest
+                .get(&frame.header.payload_digest)
+                .map(|m| m.log_time_ns)
+        })
+        .unwrap_or(frame.header_log_time_ns)
+}
+
+/// The digest of `data` on `channel`: of its canonical CDR when the recording holds the channel's
+/// definition (padding zeroed, as modules compute it).
+fn canonical_digest(recording: &Recording, channel: &str, data: &[u8]) -> u64 {
+    let canonical = recording
+        .channels
+        .get(channel)
         .and_then(|c| c.schema.as_ref())
-        .and_then(|s| s.canonical(&data).ok());
-    let new_digest = digest(canonical.as_deref().unwrap_or(&data));
-    let mut header = frame.header.clone();
-    header.payload_digest = new_digest;
-    let mut inputs_as_recorded = true;
-    for (record, &(_, index, is_simulated)) in header.inputs.iter_mut().zip(inputs) {
-        if is_simulated {
-            let consumed = outputs[index].header.payload_digest;
-            inputs_as_recorded &= consumed == record.payload_digest;
-            record.payload_digest = consumed;
-        }
-    }
-    let data_log_time_ns = channel
-        .and_then(|c| c.by_digest.get(&frame.header.payload_digest))
-        .map_or(frame.header_log_time_ns, |m| m.log_time_ns);
-    Simulated {
-        exact: new_digest == frame.header.payload_digest,
-        header,
-        data,
-        header_log_time_ns: frame.header_log_time_ns,
-        data_log_time_ns,
-        inputs_as_recorded,
-        process_time_ns: 0,
-    }
+        .and_then(|s| s.canonical(data).ok());
+    digest(canonical.as_deref().unwrap_or(data))
 }

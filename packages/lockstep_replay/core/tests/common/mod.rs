@@ -73,6 +73,18 @@ pub enum Cut {
 }
 
 pub fn record(dir: &Path, frames: u64, cut: Cut, topology: Option<BTreeMap<String, String>>) {
+    record_with_offset(dir, frames, cut, topology, 0);
+}
+
+/// [`record`] with `count` on a host whose clock reads `count_offset_ns` off the others' (its start stamps
+/// move; log times, the recorder's clock, do not).
+pub fn record_with_offset(
+    dir: &Path,
+    frames: u64,
+    cut: Cut,
+    topology: Option<BTreeMap<String, String>>,
+    count_offset_ns: i64,
+) {
     let mut w = BagWriter::create(dir, WriterOptions::default()).unwrap();
     let string = MessageDefinition {
         encoding: "ros2msg".into(),
@@ -119,7 +131,7 @@ pub fn record(dir: &Path, frames: u64, cut: Cut, topology: Option<BTreeMap<Strin
         w.write("/mid", t + 1, &mid).unwrap();
         put_header(&mut w, t + 1, &h_mid);
         let out = cdr_string(&count(&double(&format!("in{k}")), 0));
-        let token = m_count.begin_at(t as i64 + 2);
+        let token = m_count.begin_at(t as i64 + 2 + count_offset_ns);
         let h_out = m_count.finish_with_process_time(
             token,
             std::time::Duration::from_nanos(70),

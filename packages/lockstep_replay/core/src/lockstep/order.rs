@@ -1,0 +1,191 @@
+//! The order frames are replayed in: a logical clock that survives clock skew between hosts.
+//!
+//! Recorded start stamps come from each module's own clock. With modules on two hosts whose clocks differ, a
+//! consumer's frame can carry an earlier stamp than the frame that produced its input, and ordering by stamp
+//! alone would step the consumer before its input exists. So the order is a topological order of the frames'
+//! own dependencies: a frame comes after the frames that produced its inputs (as its header names them) and
+//! after the previous output of its module on the same channel (a module's state moves forward in its own
+//! sequence). Among frames whose dependencies are all done, the earliest recorded start comes first, then the
+//! module's rank in the module topology, then channel, epoch and sequence number: a total order, so one
+//! recording always replays the same way.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use super::recording::Frame;
+
+type Key = (i64, usize, String, u64, u32);
+
+/// Sorts `frames` into replay order; `rank(module)` is the module's topological rank (unknown modules last).
+/// Dependencies that would form a circle (possible only in a corrupt recording) are broken in stamp order.
+pub fn replay_order(frames: &mut Vec<Frame>, rank: &dyn Fn(&str) -> usize) {
+    let n = frames.len();
+    let key = |f: &Frame| -> Key {
+        let h = &f.header;
+        (
+            h.start_time_ns,
+            rank(&h.module_name),
+            h.channel_name.clone(),
+            h.epoch,
+            h.sequence_num,
+        )
+    };
+    let index: BTreeMap<(&str, u64, u32), usize> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            (
+                (
+                    f.header.channel_name.as_str(),
+                    f.header.epoch,
+                    f.header.sequence_num,
+                ),
+                i,
+            )
+        })
+        .collect();
+    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut waiting = vec![0usize; n];
+    let mut edge = |from: usize, to: usize| {
+        if from != to {
+            successors[from].push(to);
+            waiting[to] += 1;
+        }
+    };
+    for (i, f) in frames.iter().enumerate() {
+        for input in &f.header.inputs {
+            if let Some(&p) = index.get(&(input.channel_name.as_str(), input.epoch, input.sequence_num)) {
+                edge(p, i);
+            }
+        }
+    }
+    // Each (module, channel, epoch)'s outputs in sequence order.
+    type Chain = Vec<(u32, usize)>;
+    let mut chains: BTreeMap<(&str, &str, u64), Chain> = BTreeMap::new();
+    for (i, f) in frames.iter().enumerate() {
+        let h = &f.header;
+        chains
+            .entry((&h.module_name, &h.channel_name, h.epoch))
+            .or_default()
+            .push((h.sequence_num, i));
+    }
+    for chain in chains.values_mut() {
+        chain.sort_unstable();
+        for pair in chain.windows(2) {
+            edge(pair[0].1, pair[1].1);
+        }
+    }
+
+    let keys: Vec<Key> = frames.iter().map(key).collect();
+    let mut ready: BinaryHeap<Reverse<(&Key, usize)>> = (0..n)
+        .filter(|&i| waiting[i] == 0)
+        .map(|i| Reverse((&keys[i], i)))
+        .collect();
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    // Frames not yet placed, in stamp order: where a circle leaves nothing ready, the earliest goes next.
+    let mut by_key: Vec<usize> = (0..n).collect();
+    by_key.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
+    let mut next_by_key = 0;
+    while order.len() < n {
+        let i = match ready.pop() {
+            Some(Reverse((_, i))) => i,
+            None => {
+                while done[by_key[next_by_key]] {
+                    next_by_key += 1;
+                }
+                by_key[next_by_key]
+            }
+        };
+        if done[i] {
+            continue;
+        }
+        done[i] = true;
+        order.push(i);
+        for &s in &successors[i] {
+            waiting[s] = waiting[s].saturating_sub(1);
+            if waiting[s] == 0 && !done[s] {
+                ready.push(Reverse((&keys[s], s)));
+            }
+        }
+    }
+    let mut slots: Vec<Option<Frame>> = std::mem::take(frames).into_iter().map(Some).collect();
+    *frames = order.into_iter().filter_map(|i| slots[i].take()).collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use lockstep_trace::{InputRecord, TraceHeader};
+
+    use super::*;
+
+    fn frame(module: &str, channel: &str, seq: u32, start: i64, inputs: &[(&str, u32)]) -> Frame {
+        Frame {
+            header: TraceHeader {
+                module_name: module.into(),
+                channel_name: channel.into(),
+                sequence_num: seq,
+                epoch: 1,
+                start_time_ns: start,
+                inputs: inputs
+                    .iter()
+                    .map(|&(c, s)| InputRecord {
+                        channel_name: c.into(),
+                        sequence_num: s,
+                        epoch: 1,
+                        ..InputRecord::default()
+                    })
+                    .collect(),
+                ..TraceHeader::default()
+            },
+            header_log_time_ns: 0,
+        }
+    }
+
+    fn names(frames: &[Frame]) -> Vec<String> {
+        frames
+            .iter()
+            .map(|f| format!("{}#{}", f.header.channel_name, f.header.sequence_num))
+            .collect()
+    }
+
+    #[test]
+    fn stamps_order_independent_frames() {
+        let mut frames = vec![frame("b", "/b", 0, 20, &[]), frame("a", "/a", 0, 10, &[])];
+        replay_order(&mut frames, &|_| 0);
+        assert_eq!(names(&frames), ["/a#0", "/b#0"]);
+    }
+
+    #[test]
+    fn a_consumer_stamped_before_its_producer_comes_after_it() {
+        // The producer's host clock runs 500 ms ahead of the consumer's.
+        let mut frames = vec![
+            frame("up", "/up", 0, 500_000_000, &[]),
+            frame("down", "/down", 0, 10_000_000, &[("/up", 0)]),
+            frame("up", "/up", 1, 600_000_000, &[]),
+            frame("down", "/down", 1, 110_000_000, &[("/up", 1)]),
+        ];
+        replay_order(&mut frames, &|m| usize::from(m == "down"));
+        assert_eq!(names(&frames), ["/up#0", "/down#0", "/up#1", "/down#1"]);
+    }
+
+    #[test]
+    fn a_module_keeps_its_own_sequence_order() {
+        // Stamps went backwards on one host (a clock step): the module's sequence still decides.
+        let mut frames = vec![frame("m", "/m", 1, 5, &[]), frame("m", "/m", 0, 9, &[])];
+        replay_order(&mut frames, &|_| 0);
+        assert_eq!(names(&frames), ["/m#0", "/m#1"]);
+    }
+
+    #[test]
+    fn a_circle_from_a_corrupt_recording_is_broken_in_stamp_order() {
+        let mut frames = vec![
+            frame("a", "/a", 0, 2, &[("/b", 0)]),
+            frame("b", "/b", 0, 1, &[("/a", 0)]),
+            frame("c", "/c", 0, 3, &[]),
+        ];
+        replay_order(&mut frames, &|_| 0);
+        assert_eq!(frames.len(), 3);
+        assert_eq!(names(&frames), ["/c#0", "/b#0", "/a#0"]);
+    }
+}
