@@ -5,6 +5,8 @@ the same live modules over DDS gives the same outputs again, every frame exact; 
 import collections
 import hashlib
 
+import yaml
+
 from mcap.reader import make_reader
 
 from test_lockstep_replay import assert_exact, recording, replay, start_step_modules, stop
@@ -44,6 +46,16 @@ def test_the_output_bag_replays_to_the_same_outputs_over_dds_and_in_process(ros,
     for topic in INPUTS:
         assert written.get(topic), (topic, sorted(written))
         assert set(written[topic]) <= set(recorded[topic]), topic
+
+    # Every topic keeps the type hash it was recorded with (so tools such as `rosbags` copy it as it is).
+    def hashes(path):
+        info = yaml.safe_load((path / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+        return {t["topic_metadata"]["name"]: t["topic_metadata"]["type_description_hash"]
+                for t in info["topics_with_message_count"]}
+
+    recorded_hashes, written_hashes = hashes(bag), hashes(first)
+    assert written_hashes and all(written_hashes[t] == recorded_hashes[t] for t in written_hashes), written_hashes
+    assert all(h.startswith("RIHS01_") for h in written_hashes.values()), written_hashes
 
     # Replayed with the same live modules: the same outputs, every frame exact, fed from the output bag.
     second = tmp_path / "second" / "simulated"

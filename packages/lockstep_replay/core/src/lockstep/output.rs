@@ -59,15 +59,18 @@ pub fn write_bag(recording: &Recording, outcome: &ReplayOutcome, dir: &Path) -> 
             .and_then(|c| c.definition.clone())
             .unwrap_or_else(MessageDefinition::empty);
         let qos = recorded.map(|c| c.offered_qos.clone()).unwrap_or_default();
+        let hash = recorded.map(|c| c.type_hash.clone()).unwrap_or_default();
         writer.add_topic(
             TopicSpec::new(*channel, type_name)
                 .with_definition(definition)
-                .with_qos(qos),
+                .with_qos(qos)
+                .with_type_hash(hash),
         )?;
         if header_channels.contains(channel) {
             writer.add_topic(
                 TopicSpec::new(format!("{channel}{HEADER_SUFFIX}"), header_type.as_str())
-                    .with_definition(header_definition.clone()),
+                    .with_definition(header_definition.clone())
+                    .with_type_hash(recording.header_type_hash.clone()),
             )?;
         }
     }

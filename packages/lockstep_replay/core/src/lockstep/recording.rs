@@ -54,6 +54,8 @@ pub struct Channel {
     pub by_time: Vec<(u64, u64)>,
     /// The QoS profiles its publishers offered when recorded (rosbag2 metadata).
     pub offered_qos: Vec<lockstep_bag::QosProfile>,
+    /// Its type's description hash as recorded (`RIHS01_...`; empty when the bag has none).
+    pub type_hash: String,
 }
 
 /// One recorded computation: a module's output header.
@@ -102,6 +104,8 @@ pub struct Recording {
     pub channels: BTreeMap<String, Channel>,
     /// Type and definition of the header sidecar topics, if any.
     pub header_type: Option<(String, MessageDefinition, Schema)>,
+    /// The header type's description hash as recorded (empty when the bag has none).
+    pub header_type_hash: String,
     /// Recorded outputs of the topology's modules that have no header in the bag, in log order.
     pub headerless: Vec<Headerless>,
     /// Where [`Self::topology`] came from: the recorder's record, or rebuilt from the header topics.
@@ -171,6 +175,7 @@ impl Recording {
 
         let mut channels = BTreeMap::new();
         let mut header_type = None;
+        let mut header_type_hash = String::new();
         for t in reader.topics() {
             let name = &t.metadata.name;
             let definition = t.definition.clone();
@@ -191,6 +196,7 @@ impl Recording {
                         })?;
                     let definition = definition.unwrap_or_else(MessageDefinition::empty);
                     header_type = Some((t.metadata.type_name.clone(), definition, schema));
+                    header_type_hash = t.metadata.type_description_hash.clone();
                 }
                 continue;
             }
@@ -204,6 +210,7 @@ impl Recording {
                     count: 0,
                     by_time: Vec::new(),
                     offered_qos: t.metadata.offered_qos_profiles.clone(),
+                    type_hash: t.metadata.type_description_hash.clone(),
                 },
             );
         }
@@ -276,6 +283,7 @@ impl Recording {
             frames,
             channels,
             header_type,
+            header_type_hash,
             headerless,
             topology_source,
             source: None,
