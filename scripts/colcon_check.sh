@@ -60,4 +60,9 @@ PY
         exit 1
     fi
     echo "installed launch files resolve: $(grep -c '^# ' <<<"$plan") processes of everything.launch.xml from install/"
+    # The Python library and module, built as the ament_python package lockstep_trace_py: `ros2 run` finds the
+    # module in lib/lockstep_trace_py, and `import lockstep_trace` takes the installed copy.
+    python3 -c 'import lockstep_trace, sys; sys.exit("lockstep_trace from " + lockstep_trace.__file__ if "install/lockstep_trace_py" not in lockstep_trace.__file__ else 0)'
+    install/lockstep_trace_py/lib/lockstep_trace_py/lockstep_module_m2_py --help | grep -q "lockstep_step_mode"
+    echo "installed Python package works: lockstep_trace and lockstep_module_m2_py from install/lockstep_trace_py"
 )

@@ -118,7 +118,19 @@ build_interfaces() { # <package name> <source dir> <state subdir>
 build_interfaces lockstep_interfaces "$repo/msg" interfaces
 build_interfaces lockstep_test_msgs "$repo/test/fixtures/lockstep_test_msgs" test_msgs
 
-# 5. The Foxglove client test/view drives `lockstep view` with: Foxglove's own npm packages, pinned by
+# 5. The Python library lockstep_trace and the Python example module, installed into the venv as a user installs
+#    them (`pip install packages/lockstep_trace_py`), again whenever their sources change.
+py_pkg="$repo/packages/lockstep_trace_py"
+py_hash=$(cd "$py_pkg" && find . \( -name build -o -name '*.egg-info' -o -name __pycache__ \) -prune -o -type f -print \
+    | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+if [ "$(cat "$venv/.lockstep-trace-py-stamp" 2>/dev/null)" != "$py_hash" ]; then
+    say "installing packages/lockstep_trace_py into .ros/venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --force-reinstall "$py_pkg"
+    rm -rf "$py_pkg/build" "$py_pkg"/*.egg-info
+    echo "$py_hash" > "$venv/.lockstep-trace-py-stamp"
+fi
+
+# 6. The Foxglove client test/view drives `lockstep view` with: Foxglove's own npm packages, pinned by
 #    test/view/package-lock.json, installed with the machine's Node.js (Debian's nodejs + npm if missing).
 view_client="$repo/test/view"
 lock_hash=$(hash_of "$view_client/package-lock.json")

@@ -35,6 +35,7 @@ NODE_NAMES = {
     "lockstep_recorder": "lockstep_recorder",
     "lockstep_module_m1": "obstacle_fusion",
     "lockstep_module_m2": "motion_controller",
+    "lockstep_module_m2_py": "motion_controller",
     "lockstep_module_m3": "mission_planner",
     "lockstep_module_split": "range_splitter",
     "lockstep_replay": "lockstep_replay",

@@ -11,6 +11,7 @@ import ctypes
 import fcntl
 import itertools
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -70,6 +71,10 @@ def binary(name: str, profile: str | None = None) -> Path:
     profile = profile or os.environ.get("LOCKSTEP_PROFILE", "debug")
     path = target_dir() / profile / name
     if not path.exists():
+        # A Python node (console script) that scripts/setup.sh installed into the environment.
+        installed = shutil.which(name)
+        if installed is not None and "/" not in name:
+            return Path(installed)
         raise FileNotFoundError(f"{path} does not exist: build it first (cargo build -p <crate>)")
     return path
 

@@ -32,10 +32,11 @@ def recording(ros, tmp_path_factory) -> Path:
     return _RECORDING["bag"]
 
 
-def start_step_modules(ros, modules=(M1, M2, M3), m2_params=None, delay_ms=0, namespace=""):
+def start_step_modules(ros, modules=(M1, M2, M3), m2_params=None, delay_ms=0, namespace="",
+                       m2_binary="lockstep_module_m2"):
     """The module processes in step mode (under `namespace`, e.g. "/robot1", if given); returns once each one's
-    step service is advertised."""
-    binaries = {M1: "lockstep_module_m1", M2: "lockstep_module_m2", M3: "lockstep_module_m3"}
+    step service is advertised. `m2_binary`: the motion controller to run (`lockstep_module_m2_py`: Python)."""
+    binaries = {M1: "lockstep_module_m1", M2: m2_binary, M3: "lockstep_module_m3"}
     procs = []
     for m in modules:
         params = {"lockstep_step_mode": True, "processing_delay_ms": delay_ms}

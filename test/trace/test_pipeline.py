@@ -17,6 +17,8 @@ import math
 import struct
 import time
 
+import pytest
+
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseArray, PoseStamped, Twist
 from nav_msgs.msg import Odometry
@@ -219,7 +221,10 @@ def expected_command(obstacle_xs, goal, odom):
     return linear, angular
 
 
-def test_pipeline_headers_topology_and_digests(ros):
+@pytest.mark.parametrize("m2_binary", ["lockstep_module_m2", "lockstep_module_m2_py"])
+def test_pipeline_headers_topology_and_digests(ros, m2_binary):
+    """The whole pipeline, with m2 in Rust or in Python (`lockstep_trace`): the same headers, digests and
+    commands."""
     # Our subscriptions first, so nothing the modules publish once data flows is missed.
     collected = {}
     for topic, msg_type in [("/cmd_vel", Twist), ("/obstacles", PoseArray), ("/mission", PoseStamped)]:
@@ -227,7 +232,7 @@ def test_pipeline_headers_topology_and_digests(ros):
         collected[topic + "/lockstep_header"] = ros.collect(DependencyHeader, topic + "/lockstep_header")
 
     m1 = ros.start("lockstep_module_m1", params={"processing_delay_ms": 2})
-    m2 = ros.start("lockstep_module_m2", params={"rate_hz": M2_RATE_HZ, "processing_delay_ms": M2_DELAY_MS})
+    m2 = ros.start(m2_binary, params={"rate_hz": M2_RATE_HZ, "processing_delay_ms": M2_DELAY_MS})
     m3 = ros.start("lockstep_module_m3", params={"rate_hz": 5.0, "hold": HOLD})
 
     # The topology is latched: subscribing after the modules published it still gets it.

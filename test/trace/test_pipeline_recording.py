@@ -50,13 +50,15 @@ def recorded_counts(status: RecorderStatus) -> dict:
     return {t.topic: t.messages for t in status.topics}
 
 
-def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False, namespace: str = ""):
+def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False, namespace: str = "",
+                    m2_binary: str = "lockstep_module_m2"):
     """Runs m1, m2 and m3 with rclpy's sensors for `ticks` ticks under lockstep_recorder into `bag`, until
     the recorder wrote everything sent and every output seen; returns (sensors, seen): what rclpy sent, and
     the outputs and headers it saw (/obstacles, /obstacles/lockstep_header, /cmd_vel/lockstep_header).
     `kill_recorder`: end the recorder with kill -9 instead of a clean stop (the bag is left without summary
     or metadata.yaml, as after a crash). `namespace` (e.g. "/robot1"): the modules run under it
-    (`-r __ns:=`) and the sensors publish under it; `seen` keeps the root names as keys."""
+    (`-r __ns:=`) and the sensors publish under it; `seen` keeps the root names as keys. `m2_binary`: the
+    motion controller to run (`lockstep_module_m2_py` for the Python one)."""
     ns = namespace.rstrip("/")
     remaps = {"__ns": ns} if ns else None
     # Our own view of the modules' outputs, subscribed before they start: to know when the pipeline is done.
@@ -71,7 +73,7 @@ def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False, nam
     # recorder, m2 and us; m2's the recorder and us. Only then is no output lost to a late match.
     modules = [ros.start("lockstep_module_m1", params={"processing_delay_ms": 2, "wait_for_subscribers": 3},
                          remaps=remaps),
-               ros.start("lockstep_module_m2", params={"rate_hz": 10.0, "processing_delay_ms": 5,
+               ros.start(m2_binary, params={"rate_hz": 10.0, "processing_delay_ms": 5,
                                                        "wait_for_subscribers": 2}, remaps=remaps),
                ros.start("lockstep_module_m3", params={"rate_hz": 5.0, "hold": HOLD}, remaps=remaps)]
     for proc, output in [(modules[0], ns + "/obstacles"), (modules[1], ns + "/cmd_vel")]:
