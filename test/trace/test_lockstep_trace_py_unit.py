@@ -74,3 +74,14 @@ def test_unknown_types_are_refused_by_name():
         canonicalize(b"\x00\x01\x00\x00", "no_such_pkg/msg/Thing")
     with pytest.raises(UnknownType, match="not a message type name"):
         canonicalize(b"", "Thing")
+
+
+def test_padding_rmw_writes_after_the_last_field_is_kept_as_zeros():
+    # rmw makes std_msgs/UInt8 8 bytes (the byte, then 3 padding bytes, uninitialised); the Rust library's
+    # canonical form (rmw's buffer zeroed first) is those 8 bytes with zero padding, digest 0x44c85493f7eaa893.
+    from std_msgs.msg import Float64MultiArray, UInt8
+
+    from lockstep_trace import canonical_cdr
+    assert canonical_cdr(UInt8(data=1)) == bytes.fromhex("0001000001000000")
+    assert message_digest(UInt8(data=1)) == 0x44C85493F7EAA893
+    assert canonical_cdr(Float64MultiArray()) == bytes.fromhex("00010000") + bytes(16)  # 4 bytes after the length
