@@ -141,7 +141,7 @@ class Instance:
 
 
 def instances(tables: list[Table]) -> list[Instance]:
-    out, per_binary = [], {}
+    out, per_node = [], {}
     for table in tables:
         seen = []
         for variant in table.variants():
@@ -149,7 +149,10 @@ def instances(tables: list[Table]) -> list[Instance]:
             if effective in seen:
                 continue  # a condition on a default value: the same node as the base one
             seen.append(effective)
-            index = per_binary[table.binary] = per_binary.get(table.binary, -1) + 1
+            # Numbered per node name: two binaries of one node (the Rust and Python motion controllers) get
+            # namespaces of their own, so no two nodes of the graph share a name.
+            node = NODE_NAMES[table.binary]
+            index = per_node[node] = per_node.get(node, -1) + 1
             out.append(Instance(table, variant, "/" if index == 0 else f"/v{index}"))
     return out
 

@@ -33,7 +33,9 @@ def workspace_binaries() -> list[str]:
 
 
 TABLES = {t.binary: t for t in parse_tables()}
-BINARIES = workspace_binaries()
+# The Python nodes scripts/setup.sh installs (console scripts of packages/lockstep_trace_py).
+PYTHON_NODES = ["lockstep_module_m2_py"]
+BINARIES = workspace_binaries() + PYTHON_NODES
 
 
 def test_the_documented_nodes_are_binaries_of_the_workspace():

@@ -6,6 +6,7 @@ import os
 import pytest
 from builtin_interfaces.msg import Time
 from lockstep_interfaces.msg import DependencyHeader
+from rclpy.serialization import serialize_message
 
 from lockstep_trace import (HeaderMatcher, Tracer, UnknownType, canonicalize, external_header, message_digest,
                             module_name, ns_to_time, time_to_ns)
@@ -76,12 +77,13 @@ def test_unknown_types_are_refused_by_name():
         canonicalize(b"", "Thing")
 
 
-def test_padding_rmw_writes_after_the_last_field_is_kept_as_zeros():
-    # rmw makes std_msgs/UInt8 8 bytes (the byte, then 3 padding bytes, uninitialised); the Rust library's
-    # canonical form (rmw's buffer zeroed first) is those 8 bytes with zero padding, digest 0x44c85493f7eaa893.
+def test_bytes_after_the_last_field_are_not_part_of_the_message():
+    # rmw reports std_msgs/UInt8 as 8 bytes (its size estimate) but writes 5; an empty float64[] at the end adds
+    # 4 unwritten bytes. The canonical form ends with the last field, as the Rust library's does.
     from std_msgs.msg import Float64MultiArray, UInt8
 
     from lockstep_trace import canonical_cdr
-    assert canonical_cdr(UInt8(data=1)) == bytes.fromhex("0001000001000000")
-    assert message_digest(UInt8(data=1)) == 0x44C85493F7EAA893
-    assert canonical_cdr(Float64MultiArray()) == bytes.fromhex("00010000") + bytes(16)  # 4 bytes after the length
+    assert len(serialize_message(UInt8(data=1))) == 8
+    assert canonical_cdr(UInt8(data=1)) == bytes.fromhex("0001000001")
+    assert canonical_cdr(Float64MultiArray()) == bytes.fromhex("00010000") + bytes(12)
+    assert canonical_cdr(Float64MultiArray(data=[0.0])) == bytes.fromhex("00010000") + bytes(8) + b"\x01" + bytes(3 + 4 + 8)

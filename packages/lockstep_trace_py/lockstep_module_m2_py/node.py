@@ -47,13 +47,53 @@ PARAMETERS = {
                                 "--wait-matching-subscriptions`); 0: start at once."),
 }
 
-HELP = """lockstep_module_m2_py: example module `motion_controller` (Python): computes cmd_vel from obstacles, the
-mission goal and odometry, with a dependency header naming the inputs it used.
+#: The node's topics and services, for --help (the package README's interface table says the same).
+ENDPOINTS = {
+    "Subscribes to:": [
+        ("obstacles", "geometry_msgs/msg/PoseArray", "from m1"),
+        ("mission", "geometry_msgs/msg/PoseStamped", "from m3"),
+        ("odom", "nav_msgs/msg/Odometry", "from outside"),
+        ("obstacles/lockstep_header", "lockstep_interfaces/msg/DependencyHeader",
+         "only with modules_traced:=true (the default)"),
+        ("mission/lockstep_header", "lockstep_interfaces/msg/DependencyHeader",
+         "only with modules_traced:=true (the default)"),
+        ("odom/lockstep_header", "lockstep_interfaces/msg/DependencyHeader", "only with odom_traced:=true"),
+        ("<extra_range_input>", "sensor_msgs/msg/Range",
+         "an extra, untraced input listed in the wiring; only with a non-empty extra_range_input"),
+    ],
+    "Publishes:": [
+        ("cmd_vel", "geometry_msgs/msg/Twist", "the velocity command, rate_hz (on its own timer)"),
+        ("cmd_vel/lockstep_header", "lockstep_interfaces/msg/DependencyHeader",
+         "names exactly the three inputs (and their sequence numbers) used"),
+        ("/lockstep/topology/<module_name>", "lockstep_interfaces/msg/ModuleTopology",
+         "latched: the module's wiring (motion_controller, or <namespace>/motion_controller)"),
+    ],
+    "Services:": [
+        ("~/lockstep/step", "lockstep_interfaces/srv/Step", "only with lockstep_step_mode:=true"),
+    ],
+}
 
-usage: lockstep_module_m2_py [--ros-args -p NAME:=VALUE ...]
+STEP_MODE_HELP = ("Lock-step replay (declared by lockstep_trace): compute only when granted a step on "
+                  "~/lockstep/step, from the inputs it names.")
 
-parameters:
-"""
+
+def help_text() -> str:
+    """What --help prints: the node, its ROS arguments, topics, services and parameters."""
+    lines = ["lockstep_module_m2_py: example module `motion_controller` in Python (lockstep_trace): computes cmd_vel "
+             "from obstacles, the mission goal and odometry, with a dependency header naming the inputs it used.",
+             "",
+             "Usage: lockstep_module_m2_py [--ros-args [-p NAME:=VALUE]... [-r FROM:=TO]... [--params-file FILE]]",
+             "  (ROS arguments as for any ROS 2 node: `-r __ns:=/robot1` for a namespace)"]
+    for section, rows in ENDPOINTS.items():
+        lines += ["", section] + [f"  {name}  ({kind})\n      {notes}" for name, kind, notes in rows]
+    parameters = dict(PARAMETERS, lockstep_step_mode=(False, STEP_MODE_HELP))
+    lines += ["", "Parameters:"]
+    for name in sorted(parameters):
+        default, text = parameters[name]
+        kind = {bool: "bool", int: "integer", float: "double", str: "string"}[type(default)]
+        shown = {True: "true", False: "false"}.get(default, default) if isinstance(default, bool) else repr(default)
+        lines.append(f"  {name}  ({kind}, default {shown})\n      {text}")
+    return "\n".join(lines)
 
 
 class ParameterError(ValueError):
@@ -153,10 +193,7 @@ class MotionController(Node):
 def main(argv=None) -> int:
     argv = sys.argv if argv is None else argv
     if any(a in ("-h", "--help") for a in argv[1:argv.index("--ros-args") if "--ros-args" in argv else None]):
-        lines = [f"  {name} (default {default!r}): {text}" for name, (default, text) in PARAMETERS.items()]
-        lines.append("  lockstep_step_mode (default False): Lock-step replay: compute only when granted a step on "
-                     "`~/lockstep/step`, from the inputs it names.")
-        print(HELP + "\n".join(lines))
+        print(help_text())
         return 0
     rclpy.init(args=argv)
     try:

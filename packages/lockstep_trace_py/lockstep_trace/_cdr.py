@@ -56,11 +56,10 @@ def canonical_cdr(msg) -> bytes:
 
 
 def canonicalize(raw: bytes, typename: str) -> bytes:
-    """The canonical form of the CDR bytes `raw` (as rmw serializes them) of a message of type `typename`.
-
-    The fields are decoded and encoded again with zero padding; the bytes rmw writes after the last field (its
-    serialized length can end with alignment padding, e.g. after an empty `float64[]`) are kept as zeros, so the
-    length is rmw's, as in the Rust library, which zeroes rmw's buffer before serializing into it."""
+    """The canonical form of the CDR bytes `raw` of a message of type `typename`: its fields decoded and encoded
+    again with zero padding, ending with the last field. rmw may report more bytes than the fields take (its
+    size estimate: `std_msgs/UInt8` is 5 bytes reported as 8), and DDS pads payloads to a multiple of 4: those
+    trailing bytes are not part of the message, as in the Rust library and in `lockstep_bag`."""
     _ensure_registered(typename)
     if len(raw) < 4 or raw[0] != 0 or raw[1] not in (0, 1):
         raise ValueError(f"{typename}: not CDR (encapsulation {bytes(raw[:4]).hex()})")
@@ -69,8 +68,7 @@ def canonicalize(raw: bytes, typename: str) -> bytes:
     decoded, end = decode(memoryview(raw)[4:], 0, msgdef.cls, _TYPESTORE)
     if 4 + end > len(raw):
         raise ValueError(f"{typename}: {len(raw)} bytes, fewer than its fields take")
-    fields = bytes(_TYPESTORE.serialize_cdr(decoded, typename, little_endian=bool(raw[1])))
-    return fields + bytes(max(0, len(raw) - len(fields)))
+    return bytes(_TYPESTORE.serialize_cdr(decoded, typename, little_endian=bool(raw[1])))
 
 
 def message_digest(msg) -> int:

@@ -38,6 +38,9 @@ const TYPES: &[&str] = &[
     "std_msgs/msg/String",
     "std_msgs/msg/UInt8MultiArray",
     "std_msgs/msg/Float64MultiArray",
+    "std_msgs/msg/UInt8",
+    "std_msgs/msg/Bool",
+    "std_msgs/msg/Empty",
     "lockstep_interfaces/msg/DependencyHeader",
     "diagnostic_msgs/msg/DiagnosticArray",
 ];
@@ -101,6 +104,9 @@ fn answer_msg(type_name: &str, cdr: &[u8]) -> Result<String, String> {
         "sensor_msgs/msg/LaserScan" => canonical_answer::<sensor_msgs::msg::LaserScan>(type_name, cdr),
         "std_msgs/msg/String" => canonical_answer::<std_msgs::msg::String>(type_name, cdr),
         "std_msgs/msg/UInt8MultiArray" => canonical_answer::<std_msgs::msg::UInt8MultiArray>(type_name, cdr),
+        "std_msgs/msg/UInt8" => canonical_answer::<std_msgs::msg::UInt8>(type_name, cdr),
+        "std_msgs/msg/Bool" => canonical_answer::<std_msgs::msg::Bool>(type_name, cdr),
+        "std_msgs/msg/Empty" => canonical_answer::<std_msgs::msg::Empty>(type_name, cdr),
         "std_msgs/msg/Float64MultiArray" => {
             canonical_answer::<std_msgs::msg::Float64MultiArray>(type_name, cdr)
         }

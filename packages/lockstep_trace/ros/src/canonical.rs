@@ -4,8 +4,13 @@
 //! padding of CDR without writing it, so padding bytes hold whatever the buffer held before: rclpy's output
 //! for a `geometry_msgs/PoseArray` carries heap garbage before the first double, and so may a reused r2r
 //! buffer or a DDS payload pool. Digesting those bytes would make one message's digest vary by process.
-//! The canonical form is the same CDR with every padding byte zero (what `rosbags` and any from-scratch CDR
-//! writer produce): serialize into a buffer zeroed beforehand and large enough that rmw never reallocates it.
+//! The canonical form is the same CDR with every padding byte zero and nothing after the last field (what
+//! `rosbags`, `lockstep_bag`'s decoder and any from-scratch CDR writer produce). rmw_fastrtps reports its size
+//! *estimate* as the serialized length, which can exceed what it wrote (`std_msgs/UInt8` is 5 bytes, reported
+//! as 8; an empty `float64[]` at the end adds 4 more): those bytes, never written, are not part of the message.
+//! So the message is serialized twice, into a buffer filled with zeros and then with 0xff beforehand: a byte
+//! rmw wrote is the same both times, padding and the unwritten end differ; the zero-filled bytes up to the
+//! last byte written are the canonical form.
 
 use std::os::raw::c_void;
 
@@ -26,7 +31,11 @@ fn failed(what: &str, code: i32) -> crate::Error {
     .into()
 }
 
-/// The CDR bytes of `msg` (encapsulation header included) with all alignment padding zeroed.
+/// The encapsulation header every serialized message starts with.
+const CDR_HEADER_BYTES: usize = 4;
+
+/// The CDR bytes of `msg` (encapsulation header included) with all alignment padding zeroed, ending with its
+/// last field.
 pub fn canonical_cdr<T: WrappedTypesupport>(msg: &T) -> Result<Vec<u8>> {
     // rmw_fastrtps has no size query; a first serialization tells the size.
     let size = msg
@@ -89,13 +98,33 @@ impl CdrBuffer {
         }
     }
 
-    /// Serialize `native` with its padding zeroed, whatever the buffer held before.
+    /// Serialize `native` with its padding zeroed and without the bytes rmw reports but never wrote, whatever
+    /// the buffer held before.
     fn serialize<T: WrappedTypesupport>(&mut self, native: *const T::CStruct) -> Result<Vec<u8>> {
-        // rmw grows a buffer smaller than its size estimate with realloc, whose new bytes are not zeroed. If
-        // that happened, serialize again into the grown buffer, zeroed: it is now large enough.
+        let mut zeroed = self.serialize_over::<T>(native, 0x00)?;
+        let filled = self.serialize_over::<T>(native, 0xff)?;
+        // Past the encapsulation header, the last byte both passes agree on is the last one rmw wrote.
+        let written = zeroed
+            .iter()
+            .zip(&filled)
+            .rposition(|(a, b)| a == b)
+            .map_or(0, |last| last + 1);
+        zeroed.truncate(written.max(CDR_HEADER_BYTES.min(zeroed.len())));
+        Ok(zeroed)
+    }
+
+    /// Serialize `native` into the buffer filled with `byte` beforehand: padding and the bytes rmw reports but
+    /// does not write hold `byte`.
+    fn serialize_over<T: WrappedTypesupport>(
+        &mut self,
+        native: *const T::CStruct,
+        byte: u8,
+    ) -> Result<Vec<u8>> {
+        // rmw grows a buffer smaller than its size estimate with realloc, whose new bytes are not filled. If
+        // that happened, serialize again into the grown buffer, filled: it is now large enough.
         for _ in 0..2 {
             let capacity = self.array.buffer_capacity;
-            self.fill(0);
+            self.fill(byte);
             // SAFETY: `native` is a valid message of T's type support and the array is initialised.
             let ret = unsafe { rmw_serialize(native as *const c_void, T::get_ts(), &mut self.array) };
             if ret != RCL_RET_OK as i32 || self.array.buffer.is_null() {
@@ -247,6 +276,28 @@ mod tests {
                 state: null_mut(),
             }
         }
+    }
+
+    #[test]
+    fn bytes_rmw_reports_but_never_writes_are_not_part_of_the_message() {
+        use r2r::std_msgs::msg::{Empty, Float64MultiArray, UInt8};
+        // rmw reports 8 bytes for a UInt8 (its size estimate) and 20 for an empty Float64MultiArray.
+        assert!(UInt8 { data: 1 }.to_serialized_bytes().unwrap().len() > 5);
+        assert_eq!(canonical_cdr(&UInt8 { data: 1 }).unwrap(), [0, 1, 0, 0, 1]);
+        assert_eq!(canonical_cdr(&UInt8 { data: 0 }).unwrap(), [0, 1, 0, 0, 0]);
+        assert_eq!(canonical_cdr(&Empty::default()).unwrap(), [0, 1, 0, 0, 0]);
+        let mut bytes = vec![0, 1, 0, 0];
+        bytes.extend([0u8; 12]); // no dimensions, offset 0, no data
+        assert_eq!(canonical_cdr(&Float64MultiArray::default()).unwrap(), bytes);
+        let one = Float64MultiArray {
+            data: vec![0.0],
+            ..Float64MultiArray::default()
+        };
+        assert_eq!(
+            canonical_cdr(&one).unwrap().len(),
+            4 + 12 + 4 + 8,
+            "padding before the double stays"
+        );
     }
 
     #[test]
