@@ -5,7 +5,7 @@ motion controllers are interchangeable on one recording, and a Python module ref
 
 from pathlib import Path
 
-from geometry_msgs.msg import PoseArray, PoseStamped
+from geometry_msgs.msg import PoseArray, PoseStamped, Twist
 from mcap.reader import make_reader
 from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message
@@ -105,15 +105,7 @@ def test_a_python_module_refuses_bad_steps_by_name_and_keeps_serving(ros, tmp_pa
         answer.message
 
     # Inputs that did arrive, but the frame is an output the module does not publish: refused, naming both.
-    odom, obstacles, mission = Odometry(), PoseArray(), PoseStamped()
-    mission.pose.position.x = 2.0
-    odom.pose.pose.orientation.w = 1.0
-    named = []
-    for topic, msg in [("/obstacles", obstacles), ("/mission", mission), ("/odom", odom)]:
-        pub = ros.publisher(type(msg), topic)
-        ros.wait_for_matched(pub)
-        pub.publish(msg)
-        named.append(InputHeader(channel_name=topic, payload_digest=message_digest(msg)))
+    named = publish_inputs(ros)
     wrong = frame_naming(named)
     wrong.channel_name = "/obstacles"
     answer = ros.call(Step, STEP, Step.Request(frame=wrong, timeout_ms=5000), timeout=30)
@@ -125,10 +117,65 @@ def test_a_python_module_refuses_bad_steps_by_name_and_keeps_serving(ros, tmp_pa
     assert answer.success, answer.message
     assert answer.header.channel_name == "/cmd_vel" and answer.header.sequence_num == 7
     assert answer.header.inputs == named
-    from geometry_msgs.msg import Twist
     command = deserialize_message(bytes(answer.data), Twist)
     assert command.linear.x == 0.5 and command.angular.z == 0.0, command  # 2 m ahead: full speed, no turn
     assert answer.header.payload_digest == message_digest(command)
     assert bytes(answer.data) == canonical_cdr(command)
     assert module.alive()
+    assert module.stop() == 0, module.log()
+
+
+def publish_inputs(ros, namespace: str = "") -> list:
+    """One obstacles, mission and odometry message each, published under `namespace`; the inputs a frame names
+    to use them."""
+    odom, obstacles, mission = Odometry(), PoseArray(), PoseStamped()
+    mission.pose.position.x = 2.0
+    odom.pose.pose.orientation.w = 1.0
+    named = []
+    for topic, msg in [("/obstacles", obstacles), ("/mission", mission), ("/odom", odom)]:
+        pub = ros.publisher(type(msg), namespace + topic)
+        ros.wait_for_matched(pub)
+        pub.publish(msg)
+        named.append(InputHeader(channel_name=namespace + topic, payload_digest=message_digest(msg)))
+    return named
+
+
+def test_a_python_module_in_a_namespace_and_on_simulated_time(ros):
+    from builtin_interfaces.msg import Time
+    from rosgraph_msgs.msg import Clock
+
+    from lockstep_interfaces.msg import ModuleTopology
+    from lockstep_testing.harness import reliable
+
+    # Under /robot1: the module name, the latched topology topic and the step service carry the namespace.
+    module = ros.start(PY_M2, params={"lockstep_step_mode": True, "processing_delay_ms": 0, "use_sim_time": True},
+                       remaps={"__ns": "/robot1"})
+    step = "/robot1" + STEP
+    ros.wait_until(lambda: any(name == step for name, _ in ros.node.get_service_names_and_types()), 30,
+                   f"the step service {step}", proc=module)
+    topology = ros.collect(ModuleTopology, "/lockstep/topology/robot1/motion_controller",
+                           reliable(depth=1, latched=True))
+    ros.wait_for_messages(topology, 1, what="the namespaced module's topology")
+    (wiring,) = topology[0].components
+    assert wiring.module_name == "robot1/motion_controller"
+    assert list(wiring.reader_channels) == ["/robot1/mission", "/robot1/obstacles", "/robot1/odom"]
+    assert list(wiring.writer_channels) == ["/robot1/cmd_vel"]
+
+    named = publish_inputs(ros, "/robot1")
+    frame = frame_naming(named)
+    frame.module_name, frame.channel_name = "robot1/motion_controller", "/robot1/cmd_vel"
+    frame.start_stamp = Time(sec=1000, nanosec=5)
+    # With use_sim_time the step waits for /clock to read the frame's start: nobody publishes it yet.
+    answer = ros.call(Step, step, Step.Request(frame=frame, timeout_ms=400), timeout=30)
+    assert not answer.success
+    assert "use_sim_time" in answer.message and "1000000000005 ns" in answer.message, answer.message
+    clock = ros.publisher(Clock, "/clock")
+    ros.wait_for_matched(clock)
+    clock.publish(Clock(clock=frame.start_stamp))
+    commands = ros.collect(Twist, "/robot1/cmd_vel")
+    answer = ros.call(Step, step, Step.Request(frame=frame, timeout_ms=10000), timeout=30)
+    assert answer.success, answer.message
+    assert answer.header.module_name == "robot1/motion_controller" and answer.header.start_stamp == frame.start_stamp
+    ros.wait_for_messages(commands, 1, what="the command published on /robot1/cmd_vel")
+    assert message_digest(commands[0]) == answer.header.payload_digest
     assert module.stop() == 0, module.log()
