@@ -3,7 +3,12 @@
 # Builds the named crates of the Lockstep cargo workspace with cargo and installs their binaries:
 # BINARIES into lib/<package> (so `ros2 run <package> <bin>` finds them), PATH_BINARIES into bin/.
 # Every package shares one cargo target directory (<build base>/cargo_target, or $LOCKSTEP_CARGO_TARGET_DIR),
-# so r2r and its generated bindings are compiled once per colcon build, not once per package.
+# so r2r and its generated bindings are compiled once per colcon build, not once per package. And every
+# package asks cargo for the same thing, the binaries of the whole workspace: cargo unifies dependency features
+# per invocation, so `-p <this package's crates>` would give each package its own feature set and compile
+# r2r, tokio and the crates in between once per package (8 to 14 times each). The first package (lockstep_ros)
+# builds everything; for the others cargo finds it up to date. CRATES documents which crates the package
+# ships and is checked to be workspace members by cargo.
 # The profile is release unless LOCKSTEP_CARGO_PROFILE says otherwise.
 # r2r caches its generated bindings under a hash of AMENT_PREFIX_PATH and CMAKE_PREFIX_PATH. colcon gives
 # each package a different list (its own dependencies' install prefixes), which would make r2r regenerate and
@@ -53,9 +58,9 @@ function(lockstep_cargo_build)
   add_custom_target(${PROJECT_NAME}_cargo ALL
     COMMAND ${CMAKE_COMMAND} -E env "CARGO_TARGET_DIR=${target_dir}"
             "AMENT_PREFIX_PATH=${ament_prefixes}" "CMAKE_PREFIX_PATH=${cmake_prefixes}"
-            ${CARGO_EXECUTABLE} build --profile ${profile} ${package_args}
+            ${CARGO_EXECUTABLE} build --profile ${profile} --workspace --bins ${package_args}
     WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
-    COMMENT "cargo build --profile ${profile} ${package_args}"
+    COMMENT "cargo build --profile ${profile} --workspace --bins (${PROJECT_NAME}: ${ARG_CRATES})"
     USES_TERMINAL)
 
   foreach(bin IN LISTS ARG_BINARIES)
