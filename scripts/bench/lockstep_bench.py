@@ -21,6 +21,7 @@ sys.path[:0] = [str(REPO / "test"), str(REPO / "test" / "trace")]
 
 from lockstep_testing import alignment  # noqa: E402
 from lockstep_testing.harness import RosTestContext, allocate_domain_id, binary  # noqa: E402
+from test_lockstep_replay import start_step_modules, stop  # noqa: E402
 from test_pipeline import HOLD  # noqa: E402
 from test_pipeline_recording import record_pipeline  # noqa: E402
 
@@ -29,20 +30,11 @@ MODULES = {"lockstep_module_m1": "/obstacle_fusion/lockstep/step", "lockstep_mod
 
 
 def lockstep(ros, bag: Path, out: Path) -> dict:
-    procs = []
-    for name in MODULES:
-        params = {"lockstep_step_mode": True, "processing_delay_ms": 0}
-        if name == "lockstep_module_m3":
-            params["hold"] = HOLD
-        procs.append(ros.start(name, params=params))
-    for service in MODULES.values():
-        ros.wait_until(lambda s=service: any(n == s for n, _ in ros.node.get_service_names_and_types()), 20,
-                       service)
+    procs = start_step_modules(ros)  # m1, m2, m3 in step mode, no simulated processing time
     run = subprocess.run([os.environ["LOCKSTEP_BIN"], "replay", str(bag), "--output", str(out), "--quiet"],
                          capture_output=True, text=True, timeout=600, env=ros.env)
     assert run.returncode == 0, run.stderr
-    for p in procs:
-        assert p.stop() == 0, p.log()
+    stop(procs)
     return json.loads((out / "report.json").read_text())
 
 

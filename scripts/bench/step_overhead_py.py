@@ -27,12 +27,10 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "test"), str(REPO / "test" / "trace")]
 
 from lockstep_testing.harness import RosTestContext, allocate_domain_id, binary  # noqa: E402
-from test_pipeline import HOLD  # noqa: E402
+from test_lockstep_replay import start_step_modules, stop  # noqa: E402
+from test_pipeline import M1, M2, M3  # noqa: E402
 from test_pipeline_recording import record_pipeline  # noqa: E402
 
-M2 = "motion_controller"
-SERVICES = {"obstacle_fusion": "/obstacle_fusion/lockstep/step", M2: "/motion_controller/lockstep/step",
-            "mission_planner": "/mission_planner/lockstep/step"}
 # The motion controller's implementations, by label: the node to run (None: not live, recorded outputs used).
 # Past this many ticks the recorded rear range reaches the sensor's max range and obstacle_fusion drops it.
 MAX_TICKS = 600
@@ -42,22 +40,13 @@ IMPLEMENTATIONS = {"none (recorded)": None, "Rust": "lockstep_module_m2", "Pytho
 def replay(ros, bag: Path, out: Path, m2_binary: str | None) -> dict:
     """Replays `bag` over DDS with live Rust m1 and m3 and the motion controller `m2_binary` (or none) in
     step mode; report.json, after checking that every channel was reproduced exactly."""
-    nodes = {"obstacle_fusion": "lockstep_module_m1", M2: m2_binary, "mission_planner": "lockstep_module_m3"}
+    nodes = {M1: "lockstep_module_m1", M2: m2_binary, M3: "lockstep_module_m3"}
     live = [module for module, node in nodes.items() if node is not None]
-    procs = []
-    for module in live:
-        params = {"lockstep_step_mode": True, "processing_delay_ms": 0}
-        if module == "mission_planner":
-            params["hold"] = HOLD
-        procs.append(ros.start(nodes[module], params=params))
-    for module in live:
-        ros.wait_until(lambda s=SERVICES[module]: any(n == s for n, _ in ros.node.get_service_names_and_types()),
-                       30, f"the step service of {module}")
+    procs = start_step_modules(ros, modules=live, m2_binary=m2_binary or "lockstep_module_m2")
     run = subprocess.run([os.environ["LOCKSTEP_BIN"], "replay", str(bag), "--output", str(out), "--quiet",
                           "--modules", ",".join(live)], capture_output=True, text=True, timeout=600, env=ros.env)
     assert run.returncode == 0, run.stderr
-    for p in procs:
-        assert p.stop() == 0, p.log()
+    stop(procs)
     report = json.loads((out / "report.json").read_text())
     assert sorted(report["modules_not_live"]) == sorted(set(nodes) - set(live)), report["modules_not_live"]
     assert not report["frames_skipped"], report["frames_skipped"]

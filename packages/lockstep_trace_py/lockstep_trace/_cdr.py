@@ -76,11 +76,11 @@ def message_digest(msg) -> int:
     return digest(canonical_cdr(msg))
 
 
-def _ensure_registered(typename: str, depth: int = 0) -> None:
+def _ensure_registered(typename: str) -> None:
     if typename in _TYPESTORE.fielddefs:
         return
     with _LOCK:
-        _register(typename, depth, set())
+        _register(typename, 0, set())
 
 
 def _register(typename: str, depth: int, seen: set) -> None:

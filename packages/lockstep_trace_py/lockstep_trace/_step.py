@@ -20,6 +20,7 @@ from rclpy.task import Future
 
 from lockstep_trace._cdr import canonical_cdr, digest
 from lockstep_trace._model import copy_header, time_to_ns
+from lockstep_trace._node import COMPUTE_MARK
 
 #: The step service of a node, relative to it.
 STEP_SERVICE = "~/lockstep/step"
@@ -54,11 +55,13 @@ class Grant:
     def frames(self):
         return [self.frame, *self.more_frames]
 
+    def input(self, channel: str):
+        """The input the frame names on `channel` (an `InputHeader`), or None."""
+        return next((i for i in self.frame.inputs if i.channel_name == channel), None)
+
     def input_digest(self, channel: str):
-        for i in self.frame.inputs:
-            if i.channel_name == channel:
-                return i.payload_digest
-        return None
+        named = self.input(channel)
+        return None if named is None else named.payload_digest
 
     def frame_for(self, channel: str):
         return next((f for f in self.frames() if f.channel_name == channel), None)
@@ -141,14 +144,14 @@ class StepServer:
                 return
             inputs = []
             for sub in state.subscriptions:
-                wanted = grant.input_digest(sub.channel)
-                if wanted is None:
+                named = grant.input(sub.channel)
+                if named is None:
                     continue  # the frame names nothing on this channel: the computation gets nothing new on it
-                msg = sub.find(wanted)
+                msg = sub.find(named.payload_digest)
                 if msg is None:
                     grant.missing.add(sub.channel)
                     return
-                inputs.append((sub, msg))
+                inputs.append((sub, msg, named))
             self._finish(grant, self._compute(grant, inputs))
 
     def _compute(self, grant: Grant, inputs: list) -> Step.Response:
@@ -156,9 +159,8 @@ class StepServer:
         self._running = grant
         try:
             deferred = []
-            for sub, msg in inputs:
-                header = next(i for i in grant.frame.inputs if i.channel_name == sub.channel)
-                if getattr(sub.callback, "__lockstep_compute__", False):
+            for sub, msg, header in inputs:
+                if getattr(sub.callback, COMPUTE_MARK, False):
                     deferred.append((sub, msg, header))
                 else:
                     sub.deliver(msg, _as_header(header))
