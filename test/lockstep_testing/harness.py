@@ -127,8 +127,9 @@ class NodeProcess:
             self._log.flush()
         return self.log_path.read_text(errors="replace")
 
-    def stop(self, timeout: float = 5.0) -> int:
-        """SIGINT (a clean ROS shutdown), then SIGKILL to the whole group if it does not exit in time."""
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGINT (a clean ROS shutdown), then SIGKILL to the whole group if it does not exit in time. The
+        deadline is generous: a loaded machine's disk can take seconds to take a recorder's last chunk."""
         self.stopped = True  # on purpose: waits no longer watch this process
         if self.alive():
             try:
