@@ -145,4 +145,21 @@ if [ "$(cat "$view_client/node_modules/.lockstep-stamp" 2>/dev/null)" != "$lock_
     echo "$lock_hash" > "$view_client/node_modules/.lockstep-stamp"
 fi
 
+# 7. r2r's build script prints its message settings (among them the one that lets nodes follow /clock under
+#    use_sim_time) only when it generates bindings, not when it reuses bindings it generated earlier for the
+#    same AMENT_PREFIX_PATH (back on an interface version built before). An r2r compiled after such a rerun
+#    silently runs every node on the wall clock; its build-script output has no message settings. Clean r2r
+#    so the next build generates again.
+for output in "$repo"/target/*/build/r2r-*/output; do
+    if [ -f "$output" ] && ! grep -q '^cargo:rustc-cfg=r2r__rosgraph_msgs__msg__Clock$' "$output"; then
+        profile_dir=${output#"$repo/target/"}
+        profile_dir=${profile_dir%%/*}
+        profile=$profile_dir
+        [ "$profile" = debug ] && profile=dev
+        say "r2r ($profile_dir) was compiled from reused bindings without its message settings: cleaning it"
+        (cd "$repo" && cargo clean -p r2r --profile "$profile" >/dev/null 2>&1) \
+            || die "cargo clean -p r2r --profile $profile failed"
+    fi
+done
+
 say "ready: source scripts/env.sh"

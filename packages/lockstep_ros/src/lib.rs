@@ -306,13 +306,43 @@ where
     P: r2r::RosParams + Send + 'static,
 {
     let values = Arc::new(Mutex::new(params));
-    let (serve, changes) = lock(node)?
-        .make_derived_parameter_handler(values.clone())
-        .ros_context("declaring parameters")?;
+    let (serve, changes) = {
+        let mut n = lock(node)?;
+        let handler = n
+            .make_derived_parameter_handler(values.clone())
+            .ros_context("declaring parameters")?;
+        check_sim_time(&n)?;
+        handler
+    };
     tokio::spawn(serve);
     // Announced on /parameter_events like rclcpp and rclpy nodes do (a recorder stores them).
     let changes = parameter_events::announce(node, changes)?;
     Ok(Parameters { values, changes })
+}
+
+/// With `use_sim_time`, r2r follows `/clock` from the moment the parameter handler exists: the ROS clock
+/// then reads zero until the first `/clock` message. If it reads the system time instead, the r2r this node
+/// was built with has no `/clock` support (its build script, when it reuses generated bindings, leaves out the
+/// settings that enable it), and the node would silently run on the wall clock: refuse to start.
+fn check_sim_time(node: &r2r::Node) -> Result<()> {
+    let use_sim_time = node
+        .params
+        .lock()
+        .map_err(|_| Error::Poisoned)?
+        .get("use_sim_time")
+        .map(|p| p.value.clone());
+    if use_sim_time != Some(r2r::ParameterValue::Bool(true)) {
+        return Ok(());
+    }
+    let clock = node.get_ros_clock();
+    match time::clock_now(&clock) {
+        Some(now) if !now.is_zero() => Err(Error::Parameter(
+            "use_sim_time is true but this build cannot follow /clock (r2r was compiled without \
+             rosgraph_msgs/Clock support); rebuild it: `cargo clean -p r2r` then build again"
+                .to_owned(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 impl<P: Clone> Parameters<Guarded<P>> {
