@@ -87,3 +87,37 @@ def test_bytes_after_the_last_field_are_not_part_of_the_message():
     assert canonical_cdr(UInt8(data=1)) == bytes.fromhex("0001000001")
     assert canonical_cdr(Float64MultiArray()) == bytes.fromhex("00010000") + bytes(12)
     assert canonical_cdr(Float64MultiArray(data=[0.0])) == bytes.fromhex("00010000") + bytes(8) + b"\x01" + bytes(3 + 4 + 8)
+
+
+# A node whose timer callback takes a while; SIGINT arrives in the middle of it. The callback must finish (an
+# output is never cut from its header) and spin must return the signal instead of raising.
+_SIGINT_MID_CALLBACK = r"""
+import os, signal, sys, threading, time
+import rclpy
+from rclpy.node import Node
+from lockstep_trace import init_for_spin, spin
+
+init_for_spin(sys.argv)
+node = Node("slow_callback")
+events = []
+
+def callback():
+    events.append("started")
+    threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT)).start()
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:  # pure Python: the interpreter checks for signals all along
+        pass
+    events.append("finished")
+
+node.create_timer(0.01, callback)
+stopped_by = spin(node)
+print(events, stopped_by == signal.SIGINT)
+"""
+
+
+def test_spin_lets_the_callback_in_progress_finish_on_sigint():
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", _SIGINT_MID_CALLBACK], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "['started', 'finished'] True", run.stdout + run.stderr

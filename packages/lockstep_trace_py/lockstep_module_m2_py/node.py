@@ -15,13 +15,12 @@ import rclpy
 from geometry_msgs.msg import PoseArray, PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Range
 
 from lockstep_module_m2_py import control
-from lockstep_trace import TracedPublisher, TracedSubscription, compute, lockstep
+from lockstep_trace import TracedPublisher, TracedSubscription, compute, init_for_spin, lockstep, spin
 
 #: Every data topic: reliable, deep enough that a module never loses an input it might have to name.
 DATA_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=50, reliability=ReliabilityPolicy.RELIABLE,
@@ -195,7 +194,7 @@ def main(argv=None) -> int:
     if any(a in ("-h", "--help") for a in argv[1:argv.index("--ros-args") if "--ros-args" in argv else None]):
         print(help_text())
         return 0
-    rclpy.init(args=argv)
+    init_for_spin(argv)
     try:
         node = MotionController()
     except ParameterError as e:
@@ -204,9 +203,7 @@ def main(argv=None) -> int:
         return 1
     lockstep(node)  # the wiring and, in step mode, the step service exist from here on
     try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        spin(node)  # until SIGINT or SIGTERM, between callbacks: an output is never cut from its header
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
