@@ -87,6 +87,43 @@ def _die_with_parent() -> None:
     os.setpgrp()
 
 
+def where_it_hangs(pid: int) -> str:
+    """What each thread of `pid` is doing: name, state, kernel wait channel and, with gdb installed, a
+    backtrace."""
+    lines = []
+    for task in sorted(Path(f"/proc/{pid}/task").glob("*"), key=lambda t: int(t.name)):
+        def read(name: str) -> str:
+            try:
+                return (task / name).read_text().strip()
+            except OSError:
+                return "?"
+        state = next((l.split(":", 1)[1].strip() for l in read("status").splitlines()
+                      if l.startswith("State:")), "?")
+        lines.append(f"thread {task.name} {read('comm')!r}: {state}, waiting in {read('wchan')}")
+    try:
+        gdb = subprocess.run(["gdb", "-nx", "-q", "-batch", "-p", str(pid), "-ex", "thread apply all bt 30"],
+                             capture_output=True, text=True, timeout=60)
+        lines.append(gdb.stdout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        lines.append(f"(no backtrace: {e})")
+    return "\n".join(lines)
+
+
+def run_tool(command: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    """`subprocess.run(command, capture_output=True, text=True)` that, when the tool outlives `timeout`, fails
+    with what it printed so far and where each of its threads waits (instead of a bare TimeoutExpired)."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        threads = where_it_hangs(proc.pid)
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"{' '.join(command)} still ran after {timeout} s; it printed:\n{out}\n{err}\n"
+                             f"its threads:\n{threads}") from None
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
+
+
 def ros_args(params: dict[str, Any] | None = None, remaps: dict[str, str] | None = None,
              params_file: Path | None = None) -> list[str]:
     """`--ros-args -p k:=v -r from:=to --params-file f` for a node command line."""
@@ -149,25 +186,10 @@ class NodeProcess:
         return code
 
     def _note_where_it_hangs(self, timeout: float) -> None:
-        """Before the SIGKILL of a process that ignored SIGINT: append to its log what each thread is doing
-        (name, state, kernel wait channel; with gdb installed, a backtrace), so a hang seen once in CI says where."""
-        pid = self.popen.pid
-        lines = [f"===== no exit {timeout} s after SIGINT: the threads of pid {pid} ====="]
-        for task in sorted(Path(f"/proc/{pid}/task").glob("*"), key=lambda t: int(t.name)):
-            def read(name: str) -> str:
-                try:
-                    return (task / name).read_text().strip()
-                except OSError:
-                    return "?"
-            state = next((l.split(":", 1)[1].strip() for l in read("status").splitlines()
-                          if l.startswith("State:")), "?")
-            lines.append(f"thread {task.name} {read('comm')!r}: {state}, waiting in {read('wchan')}")
-        try:
-            gdb = subprocess.run(["gdb", "-nx", "-q", "-batch", "-p", str(pid), "-ex", "thread apply all bt 30"],
-                                 capture_output=True, text=True, timeout=60)
-            lines.append(gdb.stdout)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            lines.append(f"(no backtrace: {e})")
+        """Before the SIGKILL of a process that ignored SIGINT: append to its log what each thread is doing, so
+        a hang seen once in CI says where."""
+        lines = [f"===== no exit {timeout} s after SIGINT: the threads of pid {self.popen.pid} =====",
+                 where_it_hangs(self.popen.pid)]
         self._log.write(("\n".join(lines) + "\n").encode())
         self._log.flush()
 

@@ -14,7 +14,7 @@ from sensor_msgs.msg import Range
 
 from lockstep_testing import alignment
 from lockstep_testing.png import read_rgb, rows_with_colour
-from lockstep_testing.harness import binary
+from lockstep_testing.harness import binary, run_tool
 from test_pipeline import HOLD, M1, M2, M3
 from test_pipeline_recording import bag_hashes, lockstep_replay, record_pipeline
 
@@ -62,7 +62,7 @@ def replay(ros, bag, out: Path, *args, node_binary=False, expect_ok=True):
     (completed process, report or None)."""
     command = [str(binary("lockstep_replay"))] if node_binary else [os.environ["LOCKSTEP_BIN"], "replay"]
     command += [str(bag), "--output", str(out), "--quiet", *args]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=180, env=ros.env)
+    run = run_tool(command, ros.env, timeout=180)
     if expect_ok:
         assert run.returncode == 0, run.stderr
         return run, json.loads((out / "report.json").read_text())
