@@ -19,6 +19,8 @@ colcon build --base-paths msg packages test/fixtures --event-handlers console_co
     source install/setup.bash
     set -u
     lockstep --version
+    # The verbs that join the ROS graph run in lockstep-ros, installed beside lockstep.
+    lockstep replay --help | grep -q "Usage: lockstep replay"
     fixture="$(find install/lockstep_e2e_fixture/lib/lockstep_e2e_fixture -name lockstep_e2e_fixture -type f)"
     python3 - "$fixture" <<'PY'
 import os, subprocess, sys, time

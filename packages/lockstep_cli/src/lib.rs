@@ -1,0 +1,160 @@
+//! The `lockstep` command line, shared by its two binaries:
+//! - `lockstep` takes every verb; those that need no ROS graph (bag inspection and conversion, rules,
+//!   calibrate, player, launch, report) run in it, and it loads no ROS library, so they work in a plain shell;
+//! - `lockstep-ros`, installed beside it, runs the verbs that join the ROS graph (`replay`, `view`,
+//!   `bag play`, `bag record`) and `completions` (which needs their arguments); `lockstep` hands those over to it.
+//!
+//! Each verb's arguments and logic live in the owning package's library (`<crate>::cli`); this crate only
+//! dispatches, and prints a failed command's error as `error: <what>: <cause>` (never a backtrace).
+
+use std::ffi::OsString;
+
+use clap::{Parser, Subcommand};
+
+/// `lockstep replay`.
+pub const REPLAY_ABOUT: &str =
+    "Re-simulate a recording in lock-step: every module computes each recorded frame \
+from exactly the recorded (or simulated upstream) inputs; writes the outputs into a new bag with report.json";
+/// `lockstep view`.
+pub const VIEW_ABOUT: &str =
+    "Live view for Foxglove: a Foxglove WebSocket server relaying every topic of the \
+graph (raw CDR with its ros2msg schema); the node `/lockstep_view` runs in this process. In Foxglove: Open \
+connection, Foxglove WebSocket, ws://<host>:8765";
+/// `lockstep bag play`.
+pub const BAG_PLAY_ABOUT: &str =
+    "Play a bag like `ros2 bag play`: every installed message type, recorded timing \
+and QoS, a stable order; the player node `/lockstep_bag_player` runs in this process (its services work \
+meanwhile)";
+/// `lockstep bag record`.
+pub const BAG_RECORD_ABOUT: &str = "Record topics into a bag like `ros2 bag record` (same flag names): any \
+installed message type, with dependency headers and the module topology; a status line while it runs; Ctrl-C \
+finishes the bag";
+/// `lockstep completions`.
+pub const COMPLETIONS_ABOUT: &str = "Print a shell completion script. bash: `lockstep completions bash > \
+~/.local/share/bash-completion/completions/lockstep`; zsh: as `_lockstep` in a directory of $fpath; fish: \
+`~/.config/fish/completions/lockstep.fish`";
+
+/// The binary that runs the verbs joining the ROS graph, beside `lockstep`.
+pub const ROS_BINARY: &str = "lockstep-ros";
+
+/// Whether `args` (after the program name) ask for a verb that `lockstep-ros` runs.
+pub fn runs_in_ros_binary(args: &[OsString]) -> bool {
+    let word = |i: usize| args.get(i).and_then(|a| a.to_str());
+    match word(0) {
+        Some("replay" | "view" | "completions") => true,
+        Some("bag") => matches!(word(1), Some("play" | "record")),
+        _ => false,
+    }
+}
+
+#[derive(Parser)]
+#[command(name = "lockstep", version, about = "Lockstep command-line tools")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The arguments of a verb `lockstep-ros` runs (`lockstep` hands them over unparsed).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Forwarded {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<OsString>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Print the build's version and exit.
+    Version,
+    /// Play, inspect, repair and convert rosbag2 bags.
+    Bag(BagArgs),
+    #[command(about = REPLAY_ABOUT)]
+    Replay(Forwarded),
+    /// Evaluate or check Datalog rule files.
+    Rules(lockstep_rules::cli::RulesArgs),
+    /// Calibrate the differential-drive motion model (wheel radius, track width, delay, centripetal factor)
+    /// offline from a bag's cmd_vel, odom and SLAM pose; writes calibration.yaml (a ROS 2 parameter file)
+    /// and trajectories.png (dead reckoning before and after against the observed poses).
+    Calibrate(lockstep_calibrator::cli::CalibrateArgs),
+    /// Interpolation files: generate one from waypoints within joint limits, or check one.
+    Player(lockstep_player::cli::PlayerArgs),
+    #[command(about = VIEW_ABOUT)]
+    View(Forwarded),
+    /// Run a ROS 2 XML launch file where `ros2 launch` is not installed: `lockstep launch <file>
+    /// [name:=value ...]` starts its nodes with prefixed output, forwards Ctrl-C, and stops them all when a
+    /// node marked on_exit="shutdown" ends.
+    Launch(lockstep_launch::cli::LaunchArgs),
+    /// Render an output folder (of the demo, `lockstep replay` or `lockstep calibrate`) into PNG plots and
+    /// one self-contained report.html.
+    Report(lockstep_report::cli::ReportArgs),
+    #[command(about = COMPLETIONS_ABOUT)]
+    Completions(Forwarded),
+}
+
+/// `lockstep bag`: `play` and `record` join the ROS graph; the other verbs are the bag library's.
+#[derive(clap::Args)]
+pub struct BagArgs {
+    #[command(subcommand)]
+    pub command: BagVerb,
+}
+
+#[derive(Subcommand)]
+pub enum BagVerb {
+    #[command(about = BAG_PLAY_ABOUT)]
+    Play(Forwarded),
+    #[command(about = BAG_RECORD_ABOUT)]
+    Record(Forwarded),
+    #[command(flatten)]
+    Library(lockstep_bag::cli::BagCommand),
+}
+
+/// The error and its causes on one line, each said once (see [`lockstep_bag::error_chain`]).
+pub fn error_text(err: &anyhow::Error) -> String {
+    lockstep_bag::error_chain(err.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn causes_are_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let lib = lockstep_bag::Error::Io {
+            path: "/nonexistent".into(),
+            source: io,
+        };
+        let err = Err::<(), _>(lib).context("cannot open bag").unwrap_err();
+        assert_eq!(
+            error_text(&err),
+            "cannot open bag: /nonexistent: No such file or directory"
+        );
+        // A cause the message does not hold yet is kept.
+        let err = anyhow::anyhow!("disk on fire").context("cannot write");
+        assert_eq!(error_text(&err), "cannot write: disk on fire");
+    }
+
+    #[test]
+    fn the_verbs_joining_the_graph_go_to_the_ros_binary() {
+        let args = |s: &str| s.split_whitespace().map(OsString::from).collect::<Vec<_>>();
+        for yes in [
+            "replay x.mcap",
+            "view",
+            "bag play b",
+            "bag record -a",
+            "completions bash",
+        ] {
+            assert!(runs_in_ros_binary(&args(yes)), "{yes}");
+        }
+        for no in [
+            "bag info b",
+            "player check f",
+            "rules check r",
+            "",
+            "--help",
+            "bag",
+        ] {
+            assert!(!runs_in_ros_binary(&args(no)), "{no}");
+        }
+    }
+}

@@ -1,0 +1,54 @@
+"""`lockstep`'s file tools work in a plain shell: the `lockstep` binary loads no ROS library, and only the
+verbs that join the ROS graph (`replay`, `view`, `bag play`, `bag record`) need the ROS environment (they run
+in `lockstep-ros`, beside it)."""
+
+import os
+import subprocess
+from pathlib import Path
+
+from lockstep_testing.harness import REPO_ROOT
+
+LOCKSTEP = Path(os.environ["LOCKSTEP_BIN"])
+# A plain shell: no sourced ROS environment (no LD_LIBRARY_PATH to the ROS libraries, no AMENT_PREFIX_PATH).
+PLAIN = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
+
+
+def plain(*args: str, binary: Path = LOCKSTEP) -> subprocess.CompletedProcess:
+    return subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=120, env=PLAIN,
+                          cwd=REPO_ROOT)
+
+
+def test_file_tools_run_without_the_ros_libraries(tmp_path):
+    waypoints = tmp_path / "waypoints.csv"
+    waypoints.write_text("shoulder,elbow\n0.0,0.0\n0.4,0.2\n")
+    move = tmp_path / "move.csv"
+    made = plain("player", "generate", str(waypoints), "--limits", "config/joint_limits.yaml", "-o", str(move))
+    assert made.returncode == 0 and move.is_file(), made.stderr
+    checked = plain("player", "check", str(move), "--limits", "config/joint_limits.yaml")
+    assert checked.returncode == 0 and "s_max" in checked.stdout, checked
+    bag = next((REPO_ROOT / "test/data/rosbag2/mcap").iterdir())
+    info = plain("bag", "info", str(bag))
+    assert info.returncode == 0 and "/" in info.stdout, info
+    rules = plain("rules", "check", "config/rules/behaviour.dl")
+    assert rules.returncode == 0, rules
+    for args in (["--help"], ["version"], ["bag", "--help"]):
+        done = plain(*args)
+        assert done.returncode == 0 and done.stdout, (args, done)
+    # Help lists the verbs that need ROS too.
+    assert all(verb in plain("--help").stdout for verb in ("replay", "view", "bag"))
+
+
+def test_the_verbs_joining_the_graph_run_in_the_ros_binary_and_need_its_environment(tmp_path):
+    # In a plain shell, the ROS binary cannot load: the libraries really are out of reach here, so the test
+    # above would fail if `lockstep` still linked them.
+    ros = LOCKSTEP.with_name("lockstep-ros")
+    direct = plain("--help", binary=ros)
+    assert direct.returncode != 0 and "librcl" in direct.stderr, direct
+    handed = plain("replay", "--help")
+    assert handed.returncode != 0 and ".so" in handed.stderr, handed
+    # With the ROS environment, `lockstep replay --help` is the replay's help, usage named `lockstep`.
+    full = subprocess.run([str(LOCKSTEP), "replay", "--help"], capture_output=True, text=True, timeout=120)
+    assert full.returncode == 0 and "Usage: lockstep replay" in full.stdout, full
+    assert "--output" in full.stdout
+    play = subprocess.run([str(LOCKSTEP), "bag", "play", "--help"], capture_output=True, text=True, timeout=120)
+    assert play.returncode == 0 and "Usage: lockstep bag play" in play.stdout, play
