@@ -4,10 +4,15 @@ line naming the file and the place, never a backtrace."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
+from lockstep_interfaces.srv import SetSpeed
+
 from lockstep_testing.harness import binary
+from player_support import PERIOD, goal, start
+from test_player_jerk import FILES as JERK_FILES
 
 LIMITS = """joint_limits:
   shoulder: {has_velocity_limits: true, max_velocity: 1.5, has_acceleration_limits: true, max_acceleration: 4.0,
@@ -43,6 +48,7 @@ def test_generate_then_check(tmp_path: Path) -> None:
     check = lockstep("check", out, "--limits", tmp_path / "limits.yaml")
     assert check.returncode == 0, check.stderr
     assert "within the limits" in check.stdout and "s_max at T_c = 0.002 s: 1.0000" in check.stdout, check.stdout
+    assert "interpolation: cubic (`auto`: joint `shoulder` has a jerk limit)" in check.stdout, check.stdout
 
 
 def test_bad_files_are_one_line_naming_the_place(tmp_path: Path) -> None:
@@ -63,3 +69,37 @@ def test_bad_files_are_one_line_naming_the_place(tmp_path: Path) -> None:
         assert proc.returncode == 1, proc
         assert proc.stderr.startswith("error: ") and expected in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and "backtrace" not in proc.stderr.lower(), proc.stderr
+
+
+def s_max_printed(stdout: str) -> float:
+    found = re.findall(r"^s_max at T_c = 0\.002 s: ([0-9.]+) ", stdout, re.M)
+    assert len(found) == 1, stdout
+    return float(found[0])
+
+
+def test_check_prints_the_s_max_the_player_answers_under_jerk_limits(ros, tmp_path: Path) -> None:
+    """A jerk-limited file: the player plays it on the cubic spline (`interpolation` auto) and `check`
+    computes s_max on the same; the linear interpolation's s_max differs, so agreeing is not a coincidence."""
+    root, mock, player, alarms, states, client = start(ros, tmp_path, files=JERK_FILES)
+    printed = {}
+    for choice in ("auto", "cubic", "linear"):
+        check = lockstep("check", root / "move.csv", "--limits", tmp_path / "limits.yaml",
+                         "--output-period-s", PERIOD, "--interpolation", choice)
+        assert check.returncode == 0, check.stderr
+        printed[choice] = (s_max_printed(check.stdout), check.stdout)
+    assert "interpolation: cubic (`auto`: joint `shoulder` has a jerk limit)" in printed["auto"][1], printed
+    assert "the player refuses it" in printed["linear"][1], printed
+    assert printed["auto"][0] == printed["cubic"][0] > 1.0, printed
+    assert abs(printed["linear"][0] - printed["cubic"][0]) > 1e-3, printed
+
+    feedback: list = []
+    handle = ros.send_goal(client, goal("move.csv"), feedback)
+    ros.wait_until(lambda: feedback and feedback[-1].state == "playing", 30, "playing")
+    answer = ros.call(SetSpeed, "/set_speed", SetSpeed.Request(speed_factor=1e6))
+    assert not answer.success and "above s_max" in answer.message, answer
+    # check prints 4 decimals of the same number.
+    assert abs(answer.s_max - printed["auto"][0]) <= 5e-5 + 1e-9, (answer.s_max, printed)
+    ros.cancel(handle)
+    assert ros.result(handle, timeout=60).result.valid
+    assert not alarms, [a.data for a in alarms]
+    assert player.stop() == 0 and mock.stop() == 0

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use lockstep_player::generate::generate;
-use lockstep_player::{plan, AxisLimits, Interpolation, Phase, Stream};
+use lockstep_player::speed_limit::{self, InterpolationChoice};
+use lockstep_player::{plan, AxisLimits, Phase, Stream};
 use rand::{Rng, SeedableRng};
 
 const PERIOD: f64 = 0.002;
@@ -67,13 +68,10 @@ fn run(requests: usize, seed: u64, jerk: bool) -> bool {
         .collect();
     let file = Arc::new(generate(&joints, &waypoints, &planned, PERIOD).expect("generate"));
     let end = file.points.len() - 1;
-    let interpolation = if jerk {
-        Interpolation::Cubic
-    } else {
-        Interpolation::Linear
-    };
-    let fresh = || Stream::new(file.clone(), limits.clone(), PERIOD, 0, end).interpolated(interpolation);
-    let s_max = plan::s_max(&fresh());
+    // As the node plays it (`interpolation:=auto`): the cubic spline where a joint has a jerk limit.
+    let interpolation = InterpolationChoice::Auto.resolve(&limits);
+    let fresh = || speed_limit::section(file.clone(), limits.clone(), PERIOD, 0, end, interpolation);
+    let s_max = speed_limit::s_max(&fresh());
     let schedule: Vec<(u32, Request)> = (0..requests)
         .map(|_| {
             let ticks = rng.gen_range(20..400);

@@ -2,8 +2,10 @@
 //!
 //! ```text
 //! lockstep player generate waypoints.csv --limits joint_limits.yaml -o move.csv [--period-s 0.002]
-//! lockstep player check move.csv --limits joint_limits.yaml [--output-period-s 0.002]
+//! lockstep player check move.csv --limits joint_limits.yaml [--output-period-s 0.002] [--interpolation auto]
 //! ```
+//!
+//! `check`'s s_max is the node's: [`crate::speed_limit::speed_limit`] on the same interpolation.
 //!
 //! A waypoints file has the interpolation file's layout without the period: a header naming the joints,
 //! then one waypoint per line.
@@ -16,6 +18,8 @@ use anyhow::{Context, Result};
 use crate::file::{InterpolationFile, Table};
 use crate::limits::{AxisLimits, JointLimits};
 use crate::monitor::Monitor;
+use crate::speed_limit::{jerk_limited, Bound, InterpolationChoice};
+use crate::spline::Interpolation;
 use crate::stream::Stream;
 
 /// Arguments of `lockstep player`.
@@ -43,7 +47,7 @@ pub enum PlayerCommand {
         output: PathBuf,
     },
     /// Check an interpolation file against joint limits at speed 1 and print the largest speed factor it
-    /// allows (s_max) at an output period.
+    /// allows (s_max) at an output period: the s_max the player answers for the whole file.
     Check {
         file: PathBuf,
         /// Joint limits (ros2_control's joint_limits YAML layout).
@@ -52,6 +56,10 @@ pub enum PlayerCommand {
         /// The player's output period T_c (s), in [1e-5, 10]; default: the file's own period.
         #[arg(long, value_parser = lockstep_ranges::real_arg(crate::PERIOD_S))]
         output_period_s: Option<f64>,
+        /// Between file points, as the player's `interpolation` parameter: `linear`, `cubic` or `auto`
+        /// (cubic when a joint has a jerk limit).
+        #[arg(long, value_enum, default_value_t = InterpolationChoice::Auto)]
+        interpolation: InterpolationChoice,
     },
 }
 
@@ -68,7 +76,8 @@ pub fn run(args: PlayerArgs) -> Result<()> {
             file,
             limits,
             output_period_s,
-        } => check(&file, &limits, output_period_s),
+            interpolation,
+        } => check(&file, &limits, output_period_s, interpolation),
     }
 }
 
@@ -97,11 +106,17 @@ fn generate(waypoints: &Path, limits: &Path, period_s: f64, output: &Path) -> Re
         file.period_secs,
         file.duration_secs()
     );
-    print_peaks(&file, &axis_limits, file.period_secs);
+    let interpolation = InterpolationChoice::Auto.resolve(&axis_limits);
+    print_peaks(&file, &axis_limits, file.period_secs, interpolation);
     Ok(())
 }
 
-fn check(path: &Path, limits: &Path, output_period_s: Option<f64>) -> Result<()> {
+fn check(
+    path: &Path,
+    limits: &Path,
+    output_period_s: Option<f64>,
+    choice: InterpolationChoice,
+) -> Result<()> {
     let file = InterpolationFile::read(path)?;
     let axis_limits = limits_for(limits, &file.joints)?;
     crate::validate::check_file(&file, &axis_limits)?;
@@ -118,17 +133,56 @@ fn check(path: &Path, limits: &Path, output_period_s: Option<f64>) -> Result<()>
         file.period_secs,
         file.duration_secs()
     );
-    print_peaks(&file, &axis_limits, tc);
+    let jerk_joint = jerk_limited(&axis_limits).map(|axis| file.joints[axis].clone());
+    let interpolation = choice.resolve(&axis_limits);
+    let name = interpolation_name(interpolation);
+    let why = match (choice, &jerk_joint) {
+        (InterpolationChoice::Auto, Some(joint)) => format!("`auto`: joint `{joint}` has a jerk limit"),
+        (InterpolationChoice::Auto, None) => "`auto`: no joint has a jerk limit".into(),
+        (InterpolationChoice::Linear, Some(joint)) => format!(
+            "as asked; the player refuses it: joint `{joint}` has a jerk limit, which the linear interpolation \
+             breaks at any speed but 1"
+        ),
+        _ => "as asked".into(),
+    };
+    println!("interpolation: {name} ({why})");
+    print_peaks(&file, &axis_limits, tc, interpolation);
     let end = file.points.len() - 1;
-    let stream = Stream::new(Arc::new(file), axis_limits, tc, 0, end);
-    println!("s_max at T_c = {tc} s: {:.4}", crate::plan::s_max(&stream));
+    let limited = match Bound::of(&axis_limits) {
+        Bound::Acceleration => "velocity and acceleration limits",
+        Bound::AccelerationJerk => "velocity, acceleration and jerk limits",
+    };
+    let limit = crate::speed_limit::speed_limit(Arc::new(file), axis_limits, tc, 0, end, choice);
+    let player = if interpolation == Interpolation::Linear && jerk_joint.is_some() {
+        String::new()
+    } else {
+        let setting = match choice {
+            InterpolationChoice::Linear => "linear",
+            InterpolationChoice::Cubic => "cubic",
+            InterpolationChoice::Auto => "auto",
+        };
+        format!("; the player with period_s {tc} and interpolation `{setting}` answers it in SetSpeed for the whole file")
+    };
+    println!(
+        "s_max at T_c = {tc} s: {:.4} ({name} interpolation, within the {limited}{player})",
+        limit.s_max
+    );
     Ok(())
 }
 
-/// Per joint: the largest |v|, |a|, |j| of the file played at speed 1 at period `tc`, as % of the limits.
-fn print_peaks(file: &InterpolationFile, limits: &[AxisLimits], tc: f64) {
+fn interpolation_name(interpolation: Interpolation) -> &'static str {
+    match interpolation {
+        Interpolation::Linear => "linear",
+        Interpolation::Cubic => "cubic",
+    }
+}
+
+/// Per joint: the largest |v|, |a|, |j| of the file played at speed 1 at period `tc` with `interpolation`, as %
+/// of the limits.
+fn print_peaks(file: &InterpolationFile, limits: &[AxisLimits], tc: f64, interpolation: Interpolation) {
     let end = file.points.len() - 1;
-    let mut stream = Stream::new(Arc::new(file.clone()), limits.to_vec(), tc, 0, end);
+    let mut stream =
+        Stream::new(Arc::new(file.clone()), limits.to_vec(), tc, 0, end).interpolated(interpolation);
     let mut monitor = Monitor::new(tc, limits.to_vec());
     monitor.push(stream.position());
     if let Err(refusal) = crate::plan::start(&mut stream, 1.0, f64::INFINITY) {

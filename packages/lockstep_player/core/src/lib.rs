@@ -7,10 +7,12 @@
 //! - [`monitor`]: finite differences of a commanded stream against the limits (shared with the mock hardware).
 //! - [`ramp`]: changes of the speed factor s (linear, or S-curves under jerk limits).
 //! - [`spline`]: the interpolation between file points: linear, or a C2 cubic spline.
+//! - [`speed_limit`]: s_max and the `linear|cubic|auto` choice, shared by the node and `lockstep player check`.
 //! - [`stream`]: one time variable tau advanced by s * T_c per output tick.
 //! - [`plan`]: pause, resume, speed override and cancel, each checked by simulation before it is applied.
 //! - [`roots`]: files only from configured directories.
 //! - [`session`]: one MovePlay goal: alignment to the first point, then the section.
+//! - [`preview`]: a session's next commands, from a copy (a trajectory output's window of future points).
 
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -19,9 +21,11 @@ pub mod generate;
 pub mod limits;
 pub mod monitor;
 pub mod plan;
+pub mod preview;
 pub mod ramp;
 pub mod roots;
 pub mod session;
+pub mod speed_limit;
 pub mod spline;
 pub mod stream;
 pub mod timing;
@@ -32,6 +36,7 @@ pub use limits::{AxisLimits, JointLimits, LimitsError};
 pub use monitor::{Monitor, Quantity, Violation};
 pub use plan::{Plan, Refusal};
 pub use ramp::{axis_stop_secs, Ramp};
+pub use speed_limit::{Bound, InterpolationChoice, SpeedLimit};
 pub use spline::{Curve, Interpolation};
 pub use stream::{Phase, Stream};
 

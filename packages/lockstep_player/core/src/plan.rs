@@ -48,11 +48,20 @@ impl Plan {
 /// Why a request was refused (the node answers with this and keeps playing).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Refusal {
-    #[error("a stop time of {requested_secs:.4} s is too short: t_min = {t_min_secs:.4} s (velocity / acceleration limit per axis), t_feasible = {t_feasible_secs:.4} s (the ramp along this stretch of path within every limit)")]
+    #[error("a stop time of {requested_secs:.4} s is too short: t_min = {t_min_secs:.4} s (each axis's change of velocity within its {bound}), t_feasible = {t_feasible_secs:.4} s (the ramp along this stretch of path within every limit)")]
     TooShort {
         requested_secs: f64,
         t_min_secs: f64,
         t_feasible_secs: f64,
+        /// The limits t_min comes from: acceleration, and jerk when an axis has a jerk limit.
+        bound: crate::speed_limit::Bound,
+    },
+    /// Below the lower bound: refused at once, before any search for the shortest feasible ramp.
+    #[error("a stop time of {requested_secs:.4} s is below t_min = {t_min_secs:.4} s, the least any ramp needs (each axis's change of velocity within its {bound}); pause without a stop time to get the shortest feasible stop")]
+    BelowMinimum {
+        requested_secs: f64,
+        t_min_secs: f64,
+        bound: crate::speed_limit::Bound,
     },
     #[error("speed factor {requested} is above s_max = {s_max:.4}, the largest this file allows within the joint limits")]
     AboveMax { requested: f64, s_max: f64 },
@@ -176,23 +185,27 @@ fn change(
 ) -> Result<Plan, Refusal> {
     let (from, _) = stream.current();
     let tmin = t_min(stream, from, to);
-    let (delay, ramp) = shortest(stream, to, tmin, phase)?;
-    let tc = stream.period_secs();
-    let t_feasible = f64::from(delay) * tc + ramp;
-    let (delay, ramp) = match requested {
-        None => (delay, ramp),
+    // The cheap refusals first: the search below runs the stream through each candidate ramp.
+    match requested {
         Some(r) if !(r.is_finite() && r >= 0.0) => {
             return Err(Refusal::Invalid(format!(
                 "time {r} s is not a non-negative number of seconds"
             )))
         }
         Some(r) if r < tmin => {
-            return Err(Refusal::TooShort {
+            return Err(Refusal::BelowMinimum {
                 requested_secs: r,
                 t_min_secs: tmin,
-                t_feasible_secs: t_feasible,
+                bound: crate::speed_limit::Bound::of(stream.limits()),
             })
         }
+        _ => {}
+    }
+    let (delay, ramp) = shortest(stream, to, tmin, phase)?;
+    let tc = stream.period_secs();
+    let t_feasible = f64::from(delay) * tc + ramp;
+    let (delay, ramp) = match requested {
+        None => (delay, ramp),
         Some(r) => {
             // The requested total, with the fewest ticks of delay that make it feasible.
             let mut chosen = None;
@@ -208,6 +221,7 @@ fn change(
                 requested_secs: r,
                 t_min_secs: tmin,
                 t_feasible_secs: t_feasible,
+                bound: crate::speed_limit::Bound::of(stream.limits()),
             })?
         }
     };

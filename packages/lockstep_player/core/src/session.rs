@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::file::InterpolationFile;
 use crate::limits::AxisLimits;
 use crate::plan::{self, Plan, Refusal};
+use crate::speed_limit;
 use crate::spline::Interpolation;
 use crate::stream::{Phase, Stream};
 
@@ -58,7 +59,7 @@ pub enum State {
 }
 
 /// A MovePlay goal in progress.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Session {
     alignment: Option<Stream>,
     main: Stream,
@@ -70,6 +71,47 @@ pub struct Session {
     points_played: u64,
     max_tracking_error: f64,
     cancelled: bool,
+    /// Ticks taken since the start.
+    ticks: u64,
+}
+
+/// A change of the motion ahead, as the node's services and the action's cancel ask for it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Request {
+    /// Stop along the path, within the given seconds (or the shortest feasible).
+    Pause { stop_secs: Option<f64> },
+    /// Move again, ramping within the given seconds to the given factor (or the one before the pause).
+    Resume {
+        start_secs: Option<f64>,
+        factor: Option<f64>,
+    },
+    /// Ramp the speed factor to this.
+    SetSpeed { factor: f64 },
+    /// Stop along the path, then end.
+    Cancel,
+}
+
+/// A request planned on a copy of the session a few ticks ahead, ready to take effect at that tick: the
+/// motion stays the current plan's until then, so planning never holds up an output tick.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The tick (in [`Session::ticks`]) at which the plan starts.
+    pub at_tick: u64,
+    /// The plan, its delay counted from when it was asked for (the ticks ahead included).
+    pub plan: Plan,
+    /// The copy with the plan applied, and its state before the plan (to tell whether the live session is
+    /// where the copy was when the plan was made).
+    planned: Session,
+    state_before: State,
+}
+
+/// Why a prepared plan could not be installed: the live session is no longer where the copy was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Stale {
+    #[error("the motion passed tick {at_tick} (now at {now}) before the plan was ready")]
+    Late { at_tick: u64, now: u64 },
+    #[error("the session changed state while the plan was made")]
+    StateChanged,
 }
 
 impl Session {
@@ -111,15 +153,15 @@ impl Session {
             }
         }
         let first = file.points[first_index].clone();
-        let main = Stream::new(
+        let main = speed_limit::section(
             file.clone(),
             limits.clone(),
             options.period_secs,
             first_index,
             last_index,
-        )
-        .interpolated(options.interpolation);
-        let s_max = plan::s_max(&main);
+            options.interpolation,
+        );
+        let s_max = speed_limit::s_max(&main);
         let away = current.filter(|c| max_difference(c, &first) > options.tolerance);
         let mut session = Self {
             alignment: None,
@@ -131,6 +173,7 @@ impl Session {
             points_played: 0,
             max_tracking_error: 0.0,
             cancelled: false,
+            ticks: 0,
             options,
         };
         match away {
@@ -161,6 +204,7 @@ impl Session {
     /// One output tick; `measured`: the latest joint positions in the file's order, if any. The positions to
     /// send, or the error that ends the session.
     pub fn tick(&mut self, measured: Option<&[f64]>) -> Result<&[f64], SessionError> {
+        self.ticks += 1;
         match self.state {
             State::Aligning => {
                 let Some(alignment) = self.alignment.as_mut() else {
@@ -202,6 +246,14 @@ impl Session {
     }
 
     /// The stream pause, resume and speed changes act on.
+    fn active_stream(&self) -> &Stream {
+        match (self.state, self.alignment.as_ref()) {
+            (State::Aligning, Some(a)) => a,
+            _ => &self.main,
+        }
+    }
+
+    /// The stream pause, resume and speed changes act on, to change it.
     fn active(&mut self) -> &mut Stream {
         match (self.state, self.alignment.as_mut()) {
             (State::Aligning, Some(a)) => a,
@@ -243,6 +295,91 @@ impl Session {
         let plan = plan::cancel(self.active())?;
         self.cancelled = true;
         Ok(plan)
+    }
+
+    /// Carry out `request` now.
+    pub fn apply(&mut self, request: Request) -> Result<Plan, Refusal> {
+        match request {
+            Request::Pause { stop_secs } => self.pause(stop_secs),
+            Request::Resume { start_secs, factor } => self.resume(start_secs, factor),
+            Request::SetSpeed { factor } => self.set_speed(factor),
+            Request::Cancel => self.cancel(),
+        }
+    }
+
+    /// Plan `request` to start `ahead` ticks from now, on a copy: `self` is untouched, so the caller can plan
+    /// without holding up the ticks and [`Session::install`] the result at that tick. Times the request
+    /// gives (a stop or start time) still count from now; so does the plan's delay.
+    pub fn prepare(&self, request: Request, ahead: u64) -> Result<Prepared, Refusal> {
+        let mut copy = self.clone();
+        for _ in 0..ahead {
+            // No measurement: the copy cannot settle; `install` refuses a plan made across that.
+            copy.tick(None)
+                .map_err(|e| Refusal::Invalid(format!("the motion ends before the change: {e}")))?;
+        }
+        let state_before = copy.state;
+        let ahead_secs = ahead as f64 * self.options.period_secs;
+        let shifted = |t: Option<f64>| -> Result<Option<f64>, Refusal> {
+            match t {
+                Some(t) if t.is_finite() && t >= ahead_secs => Ok(Some(t - ahead_secs)),
+                // Sooner than the plan can take effect: below the lower bound, which counts the ticks ahead.
+                Some(t) if t.is_finite() && t >= 0.0 => {
+                    let t_min_secs = match copy.clone().apply(with_time(request, Some(0.0))) {
+                        Err(Refusal::BelowMinimum { t_min_secs, .. }) => t_min_secs,
+                        Err(Refusal::TooShort { .. }) | Ok(_) => 0.0,
+                        Err(other) => return Err(other),
+                    };
+                    Err(Refusal::BelowMinimum {
+                        requested_secs: t,
+                        t_min_secs: t_min_secs + ahead_secs,
+                        bound: crate::speed_limit::Bound::of(copy.active_stream().limits()),
+                    })
+                }
+                other => Ok(other),
+            }
+        };
+        let request = with_time(request, shifted(time_of(request))?);
+        let mut plan = copy
+            .apply(request)
+            .map_err(|refusal| counted_from_now(refusal, ahead_secs))?;
+        if plan != Plan::NOTHING {
+            plan.delay_secs += ahead_secs;
+            plan.t_min_secs += ahead_secs;
+            plan.t_feasible_secs += ahead_secs;
+        }
+        Ok(Prepared {
+            at_tick: self.ticks + ahead,
+            plan,
+            planned: copy,
+            state_before,
+        })
+    }
+
+    /// Take over the motion `prepared` planned, if this session is at the tick and in the state the plan was
+    /// made for (stepping is deterministic, so the motion up to here is the copy's). The counters of what was
+    /// played stay this session's.
+    pub fn install(&mut self, prepared: Prepared) -> Result<Plan, Stale> {
+        if self.ticks != prepared.at_tick {
+            return Err(Stale::Late {
+                at_tick: prepared.at_tick,
+                now: self.ticks,
+            });
+        }
+        if self.state != prepared.state_before {
+            return Err(Stale::StateChanged);
+        }
+        let planned = prepared.planned;
+        self.alignment = planned.alignment;
+        self.main = planned.main;
+        self.options.factor = planned.options.factor;
+        self.state = planned.state;
+        self.cancelled = planned.cancelled;
+        Ok(prepared.plan)
+    }
+
+    /// Ticks taken since the start.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
     }
 
     /// Whether a cancel was accepted.
@@ -290,6 +427,53 @@ impl Session {
     /// Alarms of the alignment and the section together.
     pub fn alarms(&self) -> u64 {
         self.main.alarms() + self.alignment.as_ref().map_or(0, Stream::alarms)
+    }
+}
+
+/// A refusal made `secs` ahead, its times counted from now.
+fn counted_from_now(mut refusal: Refusal, secs: f64) -> Refusal {
+    match &mut refusal {
+        Refusal::BelowMinimum {
+            requested_secs,
+            t_min_secs,
+            ..
+        } => {
+            *requested_secs += secs;
+            *t_min_secs += secs;
+        }
+        Refusal::TooShort {
+            requested_secs,
+            t_min_secs,
+            t_feasible_secs,
+            ..
+        } => {
+            *requested_secs += secs;
+            *t_min_secs += secs;
+            *t_feasible_secs += secs;
+        }
+        _ => {}
+    }
+    refusal
+}
+
+/// The time a request gives (stop or start time), if any.
+fn time_of(request: Request) -> Option<f64> {
+    match request {
+        Request::Pause { stop_secs } => stop_secs,
+        Request::Resume { start_secs, .. } => start_secs,
+        Request::SetSpeed { .. } | Request::Cancel => None,
+    }
+}
+
+/// `request` with its time replaced (requests without one are returned as they are).
+fn with_time(request: Request, time: Option<f64>) -> Request {
+    match request {
+        Request::Pause { .. } => Request::Pause { stop_secs: time },
+        Request::Resume { factor, .. } => Request::Resume {
+            start_secs: time,
+            factor,
+        },
+        other => other,
     }
 }
 

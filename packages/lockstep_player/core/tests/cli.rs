@@ -1,6 +1,8 @@
 //! `lockstep player generate|check` on files in a temporary directory.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
+
 use lockstep_player::cli::{run, PlayerArgs, PlayerCommand};
 use lockstep_player::validate::check_file;
 use lockstep_player::{InterpolationFile, JointLimits};
@@ -39,6 +41,7 @@ fn generate_writes_a_file_that_checks_and_bad_limits_name_the_key() {
             file: output.clone(),
             limits: limits.clone(),
             output_period_s: None,
+            interpolation: lockstep_player::InterpolationChoice::Auto,
         },
     })
     .unwrap();
@@ -109,6 +112,7 @@ fn a_tiny_output_period_is_refused_with_the_range() {
             file: file.clone().into(),
             limits: limits.clone().into(),
             output_period_s: Some(1e-300),
+            interpolation: lockstep_player::InterpolationChoice::Auto,
         },
     })
     .unwrap_err();
@@ -161,4 +165,87 @@ proptest::proptest! {
             proptest::prop_assert!(!inside && e.contains("[1e-5, 10] s"), "{}: {}", text, e);
         }
     }
+}
+
+/// `check`'s s_max is the one a MovePlay session (the node's `s_max`) computes: the same interpolation
+/// (`auto`: cubic under a jerk limit), the same section, the same number.
+#[test]
+fn check_and_the_session_agree_on_s_max_under_jerk_limits() {
+    use lockstep_player::session::{Options, Session};
+    use lockstep_player::speed_limit::speed_limit;
+    use lockstep_player::{Interpolation, InterpolationChoice};
+    let dir = tempfile::tempdir().unwrap();
+    let waypoints = dir.path().join("wp.csv");
+    let planned = dir.path().join("planned.yaml");
+    let limits = dir.path().join("limits.yaml");
+    let output = dir.path().join("move.csv");
+    std::fs::write(&waypoints, "a,b\n0,0\n0.5,-0.2\n-0.3,0.1\n").unwrap();
+    // Generated at half the played limits, so s_max is above 1.
+    let half = "joint_limits:\n  a: {max_velocity: 0.5, max_acceleration: 1.0, max_jerk: 10.0}\n  b: {max_velocity: 0.25, max_acceleration: 0.5}\n";
+    std::fs::write(&planned, half).unwrap();
+    std::fs::write(&limits, LIMITS).unwrap();
+    let p = |p: &std::path::Path| p.display().to_string();
+    lockstep_player(&[
+        "generate",
+        &p(&waypoints),
+        "--limits",
+        &p(&planned),
+        "-o",
+        &p(&output),
+    ])
+    .unwrap();
+    for choice in ["linear", "cubic", "auto"] {
+        lockstep_player(&[
+            "check",
+            &p(&output),
+            "--limits",
+            &p(&limits),
+            "--interpolation",
+            choice,
+        ])
+        .unwrap();
+    }
+    let e = lockstep_player(&[
+        "check",
+        &p(&output),
+        "--limits",
+        &p(&limits),
+        "--interpolation",
+        "spline",
+    ])
+    .unwrap_err();
+    assert!(e.contains("linear, cubic, auto"), "{e}");
+
+    let file = Arc::new(InterpolationFile::read(&output).unwrap());
+    let axis = JointLimits::parse("l", LIMITS)
+        .unwrap()
+        .for_joints(&file.joints, "l")
+        .unwrap();
+    let end = file.points.len() - 1;
+    let at = |choice| speed_limit(file.clone(), axis.clone(), 0.002, 0, end, choice);
+    let (auto, linear, cubic) = (
+        at(InterpolationChoice::Auto),
+        at(InterpolationChoice::Linear),
+        at(InterpolationChoice::Cubic),
+    );
+    assert_eq!(auto, cubic);
+    assert_eq!(
+        (auto.interpolation, linear.interpolation),
+        (Interpolation::Cubic, Interpolation::Linear)
+    );
+    // The two interpolations differ in s_max, so agreeing below is not a coincidence of the file.
+    assert!(
+        (cubic.s_max - linear.s_max).abs() > 1e-3 && cubic.s_max > 1.0,
+        "{cubic:?} {linear:?}"
+    );
+    let options = Options {
+        period_secs: 0.002,
+        factor: 1.0,
+        align: false,
+        tolerance: 1e-4,
+        settle_timeout_secs: 1.0,
+        interpolation: InterpolationChoice::Auto.resolve(&axis),
+    };
+    let session = Session::new(file.clone(), axis.clone(), -1, -1, None, options).unwrap();
+    assert_eq!(session.s_max(), auto.s_max);
 }

@@ -6,8 +6,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{limits_for, quintic_file, WAYPOINTS};
-use lockstep_player::session::{Options, Session, SessionError, State};
+use lockstep_player::session::{Options, Request, Session, SessionError, Stale, State};
 use lockstep_player::Monitor;
+use lockstep_player::Refusal;
 
 fn options(align: bool) -> Options {
     Options {
@@ -104,4 +105,107 @@ fn a_section_starts_at_its_own_point_and_bad_sections_are_refused() {
             .starts_with("the section ends at point 400 while joint"),
         "{e}"
     );
+}
+
+/// A session playing the section from its first point, `ticks` into it.
+fn playing(ticks: u64) -> Session {
+    let file = Arc::new(quintic_file(0.002, &WAYPOINTS, 0.5, 0.05));
+    let mut s = Session::new(
+        file.clone(),
+        limits_for(0.5, 0.9, false),
+        -1,
+        -1,
+        None,
+        options(true),
+    )
+    .unwrap();
+    for _ in 0..ticks {
+        s.tick(None).unwrap();
+    }
+    s
+}
+
+/// The commands of the next `n` ticks.
+fn commands(s: &mut Session, n: usize) -> Vec<Vec<f64>> {
+    (0..n).map(|_| s.tick(None).unwrap().to_vec()).collect()
+}
+
+#[test]
+fn a_plan_prepared_ahead_and_installed_at_its_tick_moves_exactly_as_if_asked_there() {
+    for request in [
+        Request::Pause { stop_secs: None },
+        Request::Pause { stop_secs: Some(0.4) },
+        Request::SetSpeed { factor: 0.5 },
+        Request::Cancel,
+    ] {
+        let ahead = 7;
+        let mut live = playing(150);
+        let prepared = live.prepare(request, ahead).unwrap();
+        assert_eq!(prepared.at_tick, 150 + ahead);
+        // The live session keeps its own plan meanwhile...
+        let mut reference = live.clone();
+        let before = commands(&mut live, ahead as usize);
+        assert_eq!(before, commands(&mut reference, ahead as usize));
+        // ...and from the tick the plan starts, moves as a session asked at that tick does.
+        let plan = live.install(prepared).unwrap();
+        let asked_there = reference
+            .apply(match request {
+                Request::Pause { stop_secs: Some(t) } => Request::Pause {
+                    stop_secs: Some(t - ahead as f64 * 0.002),
+                },
+                other => other,
+            })
+            .unwrap();
+        assert_eq!(
+            commands(&mut live, 400),
+            commands(&mut reference, 400),
+            "{request:?}"
+        );
+        // The answer counts from when it was asked.
+        assert!(
+            (plan.total_secs() - (asked_there.total_secs() + ahead as f64 * 0.002)).abs() < 1e-9,
+            "{request:?}: {plan:?} vs {asked_there:?}"
+        );
+    }
+}
+
+#[test]
+fn a_plan_ready_too_late_is_stale_and_changes_nothing() {
+    let mut live = playing(150);
+    let prepared = live.prepare(Request::Pause { stop_secs: None }, 3).unwrap();
+    let mut reference = live.clone();
+    commands(&mut live, 4);
+    commands(&mut reference, 4);
+    assert!(matches!(
+        live.install(prepared),
+        Err(Stale::Late {
+            at_tick: 153,
+            now: 154
+        })
+    ));
+    assert_eq!(commands(&mut live, 100), commands(&mut reference, 100));
+    assert_eq!(live.main().phase(), reference.main().phase());
+}
+
+#[test]
+fn a_stop_time_sooner_than_the_ticks_ahead_is_below_the_minimum_counted_from_now() {
+    let live = playing(150);
+    let Err(Refusal::BelowMinimum {
+        requested_secs,
+        t_min_secs,
+        ..
+    }) = live.prepare(
+        Request::Pause {
+            stop_secs: Some(0.004),
+        },
+        5,
+    )
+    else {
+        panic!("a 4 ms stop asked 10 ms ahead was accepted");
+    };
+    assert_eq!(requested_secs, 0.004);
+    assert!(t_min_secs > 0.010, "{t_min_secs}");
+    // Refusals that have nothing to do with time stay what they are.
+    let e = live.prepare(Request::SetSpeed { factor: 1e9 }, 5).unwrap_err();
+    assert!(matches!(e, Refusal::AboveMax { .. }), "{e}");
 }

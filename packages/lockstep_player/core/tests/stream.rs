@@ -82,7 +82,7 @@ fn pause_anywhere_stops_on_the_path_within_the_limits_and_resume_finishes() {
 }
 
 #[test]
-fn a_stop_time_below_t_min_is_refused_with_both_numbers() {
+fn a_stop_time_below_t_min_is_refused_at_once_and_one_below_t_feasible_with_both_numbers() {
     let file = quintic_file(T, &WAYPOINTS, 0.5, 0.05);
     let mut s = stream(file, limits_for(0.5, 0.9, false), T);
     let s_max = plan::s_max(&s);
@@ -90,23 +90,28 @@ fn a_stop_time_below_t_min_is_refused_with_both_numbers() {
     for _ in 0..150 {
         s.step(); // mid-move, near the peak velocity
     }
-    let Err(Refusal::TooShort {
-        t_min_secs,
-        t_feasible_secs,
-        ..
-    }) = plan::pause(&mut s, Some(0.01))
-    else {
+    // Below the lower bound: refused without a search, naming t_min.
+    let Err(Refusal::BelowMinimum { t_min_secs, .. }) = plan::pause(&mut s, Some(0.01)) else {
         panic!("a 10 ms stop from full speed was not refused");
     };
-    assert!(
-        t_min_secs > 0.01 && t_feasible_secs >= t_min_secs,
-        "{t_min_secs} {t_feasible_secs}"
-    );
+    assert!(t_min_secs > 0.01, "{t_min_secs}");
     let message = plan::pause(&mut s, Some(0.01)).unwrap_err().to_string();
-    assert!(
-        message.contains("t_min") && message.contains("t_feasible"),
-        "{message}"
-    );
+    assert!(message.contains("t_min"), "{message}");
+    // The shortest feasible stop, from a pause without a stop time on a copy.
+    let t_feasible_secs = plan::pause(&mut s.clone(), None).unwrap().total_secs();
+    assert!(t_feasible_secs >= t_min_secs, "{t_min_secs} {t_feasible_secs}");
+    // Between t_min and t_feasible: refused with both numbers (when the two differ at all).
+    if t_feasible_secs > t_min_secs + 2.0 * T {
+        let Err(Refusal::TooShort {
+            t_min_secs: t_min2,
+            t_feasible_secs: t_feasible2,
+            ..
+        }) = plan::pause(&mut s, Some(0.5 * (t_min_secs + t_feasible_secs)))
+        else {
+            panic!("a stop between t_min and t_feasible was not refused");
+        };
+        assert!((t_min2 - t_min_secs).abs() < 1e-12 && (t_feasible2 - t_feasible_secs).abs() < 1e-9);
+    }
     // The request at t_feasible is accepted, and still playing: nothing changed by the refusals.
     assert_eq!(s.phase(), Phase::Playing);
     let plan = plan::pause(&mut s, Some(t_feasible_secs)).unwrap();

@@ -1,18 +1,21 @@
 //! `lockstep_interpolation_player`: plays interpolation files to ros2_control.
 //!
 //! - Action `move_play` (lockstep_interfaces/MovePlay): goal = file path (under `roots`), optional section and
-//!   speed factor. An alignment motion is inserted when `/joint_states` is away from the section's first
+//!   speed factor. An alignment motion is inserted when `joint_states` is away from the section's first
 //!   point. Feedback: state, point index, tau, s. Result: points played, alarms, peak |v| |a| |j| per joint as
 //!   fractions of the limits, largest tracking error, `valid`. Cancel stops like a pause.
 //! - Services (relative names, so in the root namespace they are `/pause`, `/resume`, `/set_speed`):
 //!   `pause` (PauseMotion), `resume` (ResumeMotion), `set_speed` (SetSpeed). Each answer says what will happen
-//!   or why not; a refused request changes nothing.
-//! - Output every `period_s`: `/<controller>/commands` (std_msgs/Float64MultiArray, the controller's joint
-//!   order) or `/<controller>/joint_trajectory` (one point per tick). While paused the hold point keeps coming.
+//!   or why not; a refused request changes nothing. Changes are planned off the output thread (`requests`).
+//! - Output every `period_s`: `<controller>/commands` (std_msgs/Float64MultiArray, the controller's joint
+//!   order), or `<controller>/joint_trajectory` windows of the next `trajectory_window_points` commands,
+//!   re-sent every `trajectory_resend_ticks` and at once after a change. While paused the hold point keeps
+//!   coming. Every name is relative: `-r __ns:=/arm1` moves them all.
 //!
 //! The logic (file, limits, planning, alignment) is `lockstep_player`; this file wires it to ROS.
 
 mod params;
+mod requests;
 mod ticker;
 
 use std::collections::BTreeMap;
@@ -21,7 +24,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::{future, StreamExt};
-use lockstep_player::session::{Options, Session};
+use lockstep_player::session::{Options, Request, Session};
 use lockstep_player::timing::Intervals;
 use lockstep_player::{validate, InterpolationFile, JointLimits, Plan, Refusal};
 use lockstep_ros::{lock, qos, SharedNode};
@@ -52,6 +55,11 @@ pub(crate) struct Active {
     ticks: u64,
     /// Wall time between two ticks of this goal, for the timing line at its end.
     intervals: Intervals,
+    /// Set when a pause, resume, speed change or cancel changed the motion ahead (the output thread clears
+    /// it once it has sent what follows from the change).
+    replanned: bool,
+    /// A pause, resume, speed change or cancel planned ahead, waiting for its tick.
+    pending: Option<requests::Pending>,
 }
 
 #[derive(Default)]
@@ -81,11 +89,12 @@ fn setup(
     let output = p.output()?;
     let logger = lockstep_ros::logger_name(&node)?;
     let mut n = lock(&node)?;
-    let joint_states = n.subscribe::<JointState>("/joint_states", qos::reliable(100))?;
+    // Relative names: a namespace (`-r __ns:=/arm1`) moves them all, so two arms can run side by side.
+    let joint_states = n.subscribe::<JointState>("joint_states", qos::reliable(100))?;
     let forward =
-        n.create_publisher::<Float64MultiArray>(&format!("/{}/commands", p.controller), qos::reliable(100))?;
+        n.create_publisher::<Float64MultiArray>(&format!("{}/commands", p.controller), qos::reliable(100))?;
     let trajectory = n.create_publisher::<JointTrajectory>(
-        &format!("/{}/joint_trajectory", p.controller),
+        &format!("{}/joint_trajectory", p.controller),
         qos::reliable(100),
     )?;
     let goals = n.create_action_server::<MovePlay::Action>("move_play")?;
@@ -121,7 +130,6 @@ fn setup(
             future::ready(())
         })
     };
-    let goals_task = serve_goals(goals, shared.clone(), config.clone());
     let ticker = Ticker::start(
         shared.clone(),
         config.clone(),
@@ -132,106 +140,87 @@ fn setup(
         },
     )
     .context("starting the output thread")?;
+    let planner = Arc::new(requests::Planner::new());
+    let period_s = p.period_s;
+    let goals_task = serve_goals(goals, shared.clone(), config.clone(), planner.clone());
     let pause_task = {
-        let shared = shared.clone();
+        let (shared, planner) = (shared.clone(), planner.clone());
         pause.for_each(move |req| {
-            let stop = (req.message.stop_time_secs > 0.0).then_some(req.message.stop_time_secs);
-            let answer = with_session(&shared, |s| s.pause(stop));
-            let response = match answer {
-                Ok(plan) => PauseMotion::Response {
-                    success: true,
-                    message: format!(
-                        "stopping along the path in {:.4} s (ramp {:.4} s after {:.4} s); t_min {:.4} s, t_feasible {:.4} s",
-                        plan.total_secs(),
-                        plan.ramp_secs,
-                        plan.delay_secs,
-                        plan.t_min_secs,
-                        plan.t_feasible_secs
-                    ),
-                    stop_time_secs: plan.total_secs(),
-                    t_min_secs: plan.t_min_secs,
-                    t_feasible_secs: plan.t_feasible_secs,
-                    delay_secs: plan.delay_secs,
-                },
-                Err(refusal) => {
-                    let (t_min_secs, t_feasible_secs) = match &refusal {
-                        Refusal::TooShort {
-                            t_min_secs,
-                            t_feasible_secs,
-                            ..
-                        } => (*t_min_secs, *t_feasible_secs),
-                        _ => (0.0, 0.0),
-                    };
-                    PauseMotion::Response {
-                        success: false,
-                        message: refusal.to_string(),
-                        t_min_secs,
-                        t_feasible_secs,
-                        ..Default::default()
-                    }
-                }
-            };
-            let _ = req.respond(response);
-            future::ready(())
+            let (shared, planner) = (shared.clone(), planner.clone());
+            async move {
+                let stop_secs = (req.message.stop_time_secs > 0.0).then_some(req.message.stop_time_secs);
+                let answer = planner
+                    .handle(&shared, period_s, Request::Pause { stop_secs })
+                    .await;
+                let _ = req.respond(pause_response(answer));
+            }
         })
     };
     let resume_task = {
-        let shared = shared.clone();
+        let (shared, planner) = (shared.clone(), planner.clone());
         resume.for_each(move |req| {
-            let start = (req.message.start_time_secs > 0.0).then_some(req.message.start_time_secs);
-            let factor = (req.message.speed_factor > 0.0).then_some(req.message.speed_factor);
-            let response = match with_session(&shared, |s| s.resume(start, factor)) {
-                Ok(plan) => ResumeMotion::Response {
-                    success: true,
-                    message: format!("resuming to s = {:.4} in {:.4} s", plan.to, plan.total_secs()),
-                    ramp_secs: plan.ramp_secs,
-                    delay_secs: plan.delay_secs,
-                    speed_factor: plan.to,
-                },
-                Err(refusal) => ResumeMotion::Response {
-                    success: false,
-                    message: refusal.to_string(),
-                    ..Default::default()
-                },
-            };
-            let _ = req.respond(response);
-            future::ready(())
+            let (shared, planner) = (shared.clone(), planner.clone());
+            async move {
+                let start_secs = (req.message.start_time_secs > 0.0).then_some(req.message.start_time_secs);
+                let factor = (req.message.speed_factor > 0.0).then_some(req.message.speed_factor);
+                let request = Request::Resume { start_secs, factor };
+                let response = match planner.handle(&shared, period_s, request).await {
+                    Ok(plan) => ResumeMotion::Response {
+                        success: true,
+                        message: format!("resuming to s = {:.4} in {:.4} s", plan.to, plan.total_secs()),
+                        ramp_secs: plan.ramp_secs,
+                        delay_secs: plan.delay_secs,
+                        speed_factor: plan.to,
+                    },
+                    Err(refusal) => ResumeMotion::Response {
+                        success: false,
+                        message: refusal.to_string(),
+                        ..Default::default()
+                    },
+                };
+                let _ = req.respond(response);
+            }
         })
     };
     let speed_task = {
-        let shared = shared.clone();
+        let (shared, planner) = (shared.clone(), planner.clone());
         set_speed.for_each(move |req| {
-            let factor = req.message.speed_factor;
-            let s_max = shared
-                .lock()
-                .ok()
-                .and_then(|e| e.active.as_ref().map(|a| a.session.s_max()))
-                .unwrap_or(0.0);
-            let response = match with_session(&shared, |s| s.set_speed(factor)) {
-                Ok(plan) => SetSpeed::Response {
-                    success: true,
-                    message: if plan == Plan::NOTHING {
-                        format!("s = {factor} once playing")
-                    } else {
-                        format!(
-                            "ramping s {:.4} -> {:.4} in {:.4} s",
-                            plan.from,
-                            plan.to,
-                            plan.total_secs()
-                        )
+            let (shared, planner) = (shared.clone(), planner.clone());
+            async move {
+                let factor = req.message.speed_factor;
+                let s_max = shared
+                    .lock()
+                    .ok()
+                    .and_then(|e| e.active.as_ref().map(|a| a.session.s_max()))
+                    .unwrap_or(0.0);
+                let response = match planner
+                    .handle(&shared, period_s, Request::SetSpeed { factor })
+                    .await
+                {
+                    Ok(plan) => SetSpeed::Response {
+                        success: true,
+                        message: if plan == Plan::NOTHING {
+                            format!("s = {factor} once playing")
+                        } else {
+                            format!(
+                                "ramping s {:.4} -> {:.4} in {:.4} s",
+                                plan.from,
+                                plan.to,
+                                plan.total_secs()
+                            )
+                        },
+                        ramp_secs: plan.total_secs(),
+                        s_max,
                     },
-                    ramp_secs: plan.total_secs(),
-                    s_max,
-                },
-                Err(refusal) => SetSpeed::Response {
-                    success: false,
-                    message: refusal.to_string(),
-                    ramp_secs: 0.0,
-                    s_max,
-                },
-            };
-            let _ = req.respond(response);
-            future::ready(())
+                    Err(refusal) => SetSpeed::Response {
+                        success: false,
+                        message: refusal.to_string(),
+                        ramp_secs: 0.0,
+                        s_max,
+                    },
+                };
+                let _ = req.respond(response);
+            }
         })
     };
     Ok(async move {
@@ -242,19 +231,43 @@ fn setup(
     })
 }
 
-/// Run `f` on the session being played, or refuse: nothing is playing.
-fn with_session(
-    shared: &Shared,
-    f: impl FnOnce(&mut Session) -> Result<Plan, Refusal>,
-) -> Result<Plan, Refusal> {
-    let mut engine = shared
-        .lock()
-        .map_err(|_| Refusal::Invalid("internal lock poisoned".into()))?;
-    match engine.active.as_mut() {
-        Some(active) => f(&mut active.session),
-        None => Err(Refusal::Invalid(
-            "nothing is playing: send a MovePlay goal first".into(),
-        )),
+/// The answer to a pause request.
+fn pause_response(answer: Result<Plan, Refusal>) -> PauseMotion::Response {
+    match answer {
+        Ok(plan) => PauseMotion::Response {
+            success: true,
+            message: format!(
+                "stopping along the path in {:.4} s (ramp {:.4} s after {:.4} s); t_min {:.4} s, t_feasible {:.4} s",
+                plan.total_secs(),
+                plan.ramp_secs,
+                plan.delay_secs,
+                plan.t_min_secs,
+                plan.t_feasible_secs
+            ),
+            stop_time_secs: plan.total_secs(),
+            t_min_secs: plan.t_min_secs,
+            t_feasible_secs: plan.t_feasible_secs,
+            delay_secs: plan.delay_secs,
+        },
+        Err(refusal) => {
+            let (t_min_secs, t_feasible_secs) = match &refusal {
+                Refusal::TooShort {
+                    t_min_secs,
+                    t_feasible_secs,
+                    ..
+                } => (*t_min_secs, *t_feasible_secs),
+                // Refused on the lower bound alone: the shortest feasible stop was not searched for.
+                Refusal::BelowMinimum { t_min_secs, .. } => (*t_min_secs, 0.0),
+                _ => (0.0, 0.0),
+            };
+            PauseMotion::Response {
+                success: false,
+                message: refusal.to_string(),
+                t_min_secs,
+                t_feasible_secs,
+                ..Default::default()
+            }
+        }
     }
 }
 
@@ -263,6 +276,7 @@ async fn serve_goals(
     mut goals: impl futures::Stream<Item = r2r::ActionServerGoalRequest<MovePlay::Action>> + Unpin,
     shared: Shared,
     config: Arc<Config>,
+    planner: Arc<requests::Planner>,
 ) {
     while let Some(request) = goals.next().await {
         let wanted = request.goal.clone();
@@ -294,6 +308,8 @@ async fn serve_goals(
                         joints,
                         ticks: 0,
                         intervals: Intervals::default(),
+                        replanned: false,
+                        pending: None,
                     });
                     None
                 }
@@ -312,11 +328,14 @@ async fn serve_goals(
             });
             continue;
         }
-        let shared = shared.clone();
+        let (shared, planner, logger) = (shared.clone(), planner.clone(), config.logger.clone());
+        let period_s = config.params.period_s;
         tokio::spawn(async move {
             while let Some(cancel) = cancels.next().await {
                 cancel.accept();
-                let _ = with_session(&shared, Session::cancel);
+                if let Err(refusal) = planner.handle(&shared, period_s, Request::Cancel).await {
+                    r2r::log_warn!(&logger, "cancel: {refusal}");
+                }
             }
         });
     }

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use anyhow::ensure;
-use lockstep_player::{AxisLimits, Interpolation, PERIOD_S};
-use lockstep_ros::{ParamRule, ParamRules, Real};
+use lockstep_player::{speed_limit, AxisLimits, Interpolation, InterpolationChoice, PERIOD_S};
+use lockstep_ros::{Int, ParamRule, ParamRules, Real};
 
 /// What each parameter may hold, checked at start and on every run-time set (the player reads its parameters
 /// at start: a valid set is refused too, with a reason saying to restart it).
@@ -19,6 +19,8 @@ const RULES: &[ParamRule] = &[
     ParamRule::real("settle_timeout_secs", Real::above(0.0, 3600.0, "s")),
     ParamRule::real("feedback_period_s", Real::closed(1e-3, 3600.0, "s")),
     ParamRule::one_of("interpolation", &["linear", "cubic", "auto"]),
+    ParamRule::int("trajectory_window_points", Int::closed(2, 10_000, "points")),
+    ParamRule::int("trajectory_resend_ticks", Int::closed(1, 9_999, "ticks")),
 ];
 
 #[derive(r2r::RosParams, Debug, Clone)]
@@ -29,7 +31,7 @@ pub struct PlayerParams {
     pub limits_file: String,
     /// Output period T_c [s].
     pub period_s: f64,
-    /// `forward`: std_msgs/Float64MultiArray on /<controller>/commands; `trajectory`: trajectory_msgs/JointTrajectory (one point per tick) on /<controller>/joint_trajectory.
+    /// `forward`: std_msgs/Float64MultiArray on <controller>/commands, one per tick; `trajectory`: trajectory_msgs/JointTrajectory on <controller>/joint_trajectory, a window of trajectory_window_points future points for a joint_trajectory_controller.
     pub output: String,
     /// The controller's name (topic prefix).
     pub controller: String,
@@ -47,6 +49,10 @@ pub struct PlayerParams {
     pub feedback_period_s: f64,
     /// Between file points: `linear`, `cubic` (a C2 spline through the same points, whose jerk is bounded) or `auto` (cubic when a played joint has a jerk limit, else linear).
     pub interpolation: String,
+    /// With output:=trajectory: points per JointTrajectory, the commands of the next ticks at time_from_start 1, 2, ... times period_s (header stamp 0: start on receipt).
+    pub trajectory_window_points: i64,
+    /// With output:=trajectory: a new window every this many ticks (fewer than trajectory_window_points), and at once when a pause, resume, speed change or cancel changes the motion ahead.
+    pub trajectory_resend_ticks: i64,
 }
 
 impl Default for PlayerParams {
@@ -64,6 +70,8 @@ impl Default for PlayerParams {
             settle_timeout_secs: 5.0,
             feedback_period_s: 0.05,
             interpolation: "auto".into(),
+            trajectory_window_points: 50,
+            trajectory_resend_ticks: 10,
         }
     }
 }
@@ -96,23 +104,18 @@ impl PlayerParams {
         }
     }
 
-    /// The interpolation for joints `names` with `limits`: `auto` is cubic when one of them has a jerk limit.
-    /// `linear` with a jerk limit is refused: between file points its velocity steps, so at any s but 1 its
-    /// commands break the jerk limit (see `lockstep_player::spline`).
+    /// The interpolation for joints `names` with `limits`, resolved by the core as `lockstep player check`
+    /// does (`auto` is cubic when one of them has a jerk limit). `linear` with a jerk limit is refused: between
+    /// file points its velocity steps, so at any s but 1 its commands break the jerk limit (see
+    /// `lockstep_player::spline`).
     pub fn interpolation(&self, names: &[String], limits: &[AxisLimits]) -> anyhow::Result<Interpolation> {
-        let jerk_limited = names.iter().zip(limits).find(|(_, l)| l.max_jerk.is_some());
-        if self.interpolation == "auto" {
-            return Ok(if jerk_limited.is_some() {
-                Interpolation::Cubic
-            } else {
-                Interpolation::Linear
-            });
-        }
-        let interpolation = self
+        let choice: InterpolationChoice = self
             .interpolation
             .parse()
-            .map_err(|e| anyhow::anyhow!("parameter `interpolation` is {e} or `auto`"))?;
-        if let (Interpolation::Linear, Some((joint, _))) = (interpolation, jerk_limited) {
+            .map_err(|e| anyhow::anyhow!("parameter `interpolation` is {e}"))?;
+        let interpolation = choice.resolve(limits);
+        let jerk_limited = speed_limit::jerk_limited(limits).and_then(|axis| names.get(axis));
+        if let (Interpolation::Linear, Some(joint)) = (interpolation, jerk_limited) {
             anyhow::bail!(
                 "joint `{joint}` has a jerk limit, which the linear interpolation breaks at any speed but 1: set parameter `interpolation` to `cubic` or `auto`"
             );
@@ -141,6 +144,13 @@ impl PlayerParams {
         );
         self.output()?;
         self.interpolation(&[], &[])?;
+        ensure!(
+            self.trajectory_resend_ticks < self.trajectory_window_points,
+            "parameter `trajectory_resend_ticks` is {}; it must be less than `trajectory_window_points` ({}): \
+             a window must reach past the next one",
+            self.trajectory_resend_ticks,
+            self.trajectory_window_points
+        );
         Ok(())
     }
 }

@@ -5,13 +5,20 @@
 //! 2 ms fired 0.3 ms late at the median (measured: p50 2.28 ms). Here each tick sleeps until an absolute
 //! deadline (start + k * period). A tick more than one period late moves the schedule instead of bursting
 //! to catch up: tau never jumps ahead, and a late tick is reported, not hidden.
+//!
+//! With `output:=trajectory` a tick sends a window of the next `trajectory_window_points` commands (header
+//! stamp 0, point k at (k + 1) * period_s), as a joint_trajectory_controller is fed: a new window every
+//! `trajectory_resend_ticks`, and at once when the motion ahead changed (a pause, resume, speed change or
+//! cancel, or the joints reaching the first point after an alignment).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use lockstep_player::preview::preview;
 use lockstep_player::timing::Summary;
+use r2r::builtin_interfaces::msg::Duration as DurationMsg;
 use r2r::lockstep_interfaces::action::MovePlay;
 use r2r::std_msgs::msg::Float64MultiArray;
 use r2r::trajectory_msgs::msg::{JointTrajectory, JointTrajectoryPoint};
@@ -24,6 +31,15 @@ pub struct Outputs {
     pub output: Output,
     pub forward: r2r::Publisher<Float64MultiArray>,
     pub trajectory: r2r::Publisher<JointTrajectory>,
+}
+
+/// The trajectory window last sent for the goal being played.
+#[derive(Default)]
+pub struct Window {
+    /// The goal's tick count when it was sent.
+    sent_at: u64,
+    /// Its points in the file's joint order: point k is the command of tick `sent_at + k`.
+    points: Vec<Vec<f64>>,
 }
 
 /// The running tick thread; dropping it stops and joins the thread (before the node is torn down).
@@ -63,6 +79,7 @@ fn run(shared: &Shared, config: &Config, outputs: &Outputs, stop: &AtomicBool) {
         .round()
         .max(1.0) as u64;
     let controller_joints = list(&config.params.controller_joints);
+    let mut window = Window::default();
     let mut deadline = Instant::now() + period;
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
@@ -76,6 +93,9 @@ fn run(shared: &Shared, config: &Config, outputs: &Outputs, stop: &AtomicBool) {
             deadline + period
         };
         let Ok(mut engine) = shared.lock() else { return };
+        if let Some(active) = engine.active.as_mut() {
+            crate::requests::install_pending(active);
+        }
         tick(
             &mut engine,
             config,
@@ -83,6 +103,7 @@ fn run(shared: &Shared, config: &Config, outputs: &Outputs, stop: &AtomicBool) {
             &controller_joints,
             feedback_every,
             woke,
+            &mut window,
         );
     }
 }
@@ -96,6 +117,7 @@ fn tick(
     controller_joints: &[String],
     feedback_every: u64,
     woke: Instant,
+    window: &mut Window,
 ) {
     let Engine { active, measured } = engine;
     let Some(a) = active.as_mut() else { return };
@@ -114,28 +136,55 @@ fn tick(
     } else {
         controller_joints
     };
-    let values: Vec<f64> = order
+    let index: Vec<Option<usize>> = order
         .iter()
-        .map(|j| {
-            a.joints
-                .iter()
-                .position(|k| k == j)
-                .map_or(f64::NAN, |i| command[i])
-        })
+        .map(|j| a.joints.iter().position(|k| k == j))
         .collect();
+    let in_order = |positions: &[f64]| -> Vec<f64> {
+        index
+            .iter()
+            .map(|i| i.map_or(f64::NAN, |i| positions[i]))
+            .collect()
+    };
+    let replanned = std::mem::take(&mut a.replanned);
     let sent = match outputs.output {
         Output::Forward => outputs.forward.publish(&Float64MultiArray {
-            data: values,
+            data: in_order(&command),
             ..Default::default()
         }),
-        Output::Trajectory => outputs.trajectory.publish(&JointTrajectory {
-            joint_names: order.to_vec(),
-            points: vec![JointTrajectoryPoint {
-                positions: values,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
+        Output::Trajectory => {
+            // What the window last sent says for this tick: none (a new goal, or past its end) or another
+            // command means the motion ahead changed without a request (the joints reached the first point).
+            let ahead = a.ticks.checked_sub(window.sent_at).filter(|_| window.sent_at > 0);
+            let predicted = ahead.and_then(|k| window.points.get(k as usize));
+            let due = ahead.is_some_and(|k| k >= config.params.trajectory_resend_ticks as u64);
+            if a.ticks == 1 || replanned || due || predicted != Some(&command) {
+                let n = config.params.trajectory_window_points as usize;
+                let mut points = Vec::with_capacity(n);
+                points.push(command.clone());
+                points.extend(preview(&a.session, n - 1));
+                *window = Window {
+                    sent_at: a.ticks,
+                    points,
+                };
+                outputs.trajectory.publish(&JointTrajectory {
+                    joint_names: order.to_vec(),
+                    points: window
+                        .points
+                        .iter()
+                        .enumerate()
+                        .map(|(k, p)| JointTrajectoryPoint {
+                            positions: in_order(p),
+                            time_from_start: duration((k + 1) as f64 * config.params.period_s),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+            } else {
+                Ok(())
+            }
+        }
     };
     if let Err(e) = sent {
         r2r::log_error!(&config.logger, "publishing a command: {e}");
@@ -151,6 +200,15 @@ fn tick(
     }
     if a.session.finished() {
         finish(active, config, None);
+    }
+}
+
+/// `secs` as a message duration (rounded to the nanosecond).
+fn duration(secs: f64) -> DurationMsg {
+    let nanos = (secs * 1e9).round() as u64;
+    DurationMsg {
+        sec: (nanos / 1_000_000_000) as i32,
+        nanosec: (nanos % 1_000_000_000) as u32,
     }
 }
 

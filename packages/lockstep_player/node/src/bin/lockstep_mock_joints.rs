@@ -1,10 +1,15 @@
 //! `lockstep_mock_joints`: position-controlled joints for tests and demos without hardware, like
-//! ros2_control's mock_components: takes `/<controller>/commands` (std_msgs/Float64MultiArray, `joints`
-//! order) or `/<controller>/joint_trajectory`, moves each joint to its command (at once, or with a first-order
-//! lag of `lag_time_constant_s`), publishes `/joint_states` every `state_period_s`, and raises an
-//! overspeed alarm whenever a commanded step needs more than a joint's velocity, acceleration or jerk limit
-//! (finite differences at `command_period_s`, `lockstep_player::Monitor`): a log line and a message on
-//! `~/alarm` (std_msgs/String) naming the joint, the quantity and the values.
+//! ros2_control's mock_components: takes `<controller>/commands` (std_msgs/Float64MultiArray, `joints`
+//! order) or `<controller>/joint_trajectory` (followed like a joint_trajectory_controller: each message
+//! replaces the trajectory from where the joints are commanded, sampled every command period), moves each
+//! joint to its command (at once, or with a first-order lag of `lag_time_constant_s`), publishes
+//! `joint_states` every `state_period_s`, and raises an overspeed alarm whenever a commanded step needs more
+//! than a joint's velocity, acceleration or jerk limit (finite differences at the command period,
+//! `lockstep_player::Monitor`): a log line and a message on `~/alarm` (std_msgs/String) naming the joint, the
+//! quantity and the values. Names are relative: `-r __ns:=/arm1` moves them all.
+//!
+//! The command period is `command_period_s`, or when that is 0 (the default) `period_s`, the player's
+//! parameter: one parameter file with a `/**:` section (or both nodes' sections) configures both.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,8 +33,10 @@ struct MockParams {
     limits_file: String,
     /// The controller whose command topic this takes (/<controller>/commands and /<controller>/joint_trajectory).
     controller: String,
-    /// Period of the commands [s]: the finite differences of the alarm assume one command per period.
+    /// Period of the commands [s]: the finite differences of the alarm assume one command per period; 0: period_s.
     command_period_s: f64,
+    /// The player's output period [s], the command period when command_period_s is 0 (so one parameter file sets both nodes).
+    period_s: f64,
     /// Seconds between two /joint_states.
     state_period_s: f64,
     /// Time constant of a first-order response to the commands [s] (a drive that lags); 0: the joints are at each command at once.
@@ -43,7 +50,8 @@ impl Default for MockParams {
             initial_positions: String::new(),
             limits_file: String::new(),
             controller: "forward_position_controller".into(),
-            command_period_s: 0.002,
+            command_period_s: 0.0,
+            period_s: 0.002,
             state_period_s: 0.01,
             lag_time_constant_s: 0.0,
         }
@@ -56,7 +64,8 @@ const RULES: &[lockstep_ros::ParamRule] = &[
     lockstep_ros::ParamRule::non_empty("joints"),
     lockstep_ros::ParamRule::non_empty("limits_file"),
     lockstep_ros::ParamRule::non_empty("controller"),
-    lockstep_ros::ParamRule::real("command_period_s", lockstep_player::PERIOD_S),
+    lockstep_ros::ParamRule::real("command_period_s", lockstep_ros::Real::closed(0.0, 10.0, "s")),
+    lockstep_ros::ParamRule::real("period_s", lockstep_player::PERIOD_S),
     lockstep_ros::ParamRule::real("state_period_s", lockstep_ros::Real::closed(1e-4, 60.0, "s")),
     lockstep_ros::ParamRule::real("lag_time_constant_s", lockstep_ros::Real::closed(0.0, 60.0, "s")),
 ];
@@ -77,6 +86,45 @@ struct Joints {
     alarms: u64,
     /// Time between two commands of the current burst; summarised once commands pause.
     intervals: Intervals,
+    /// The JointTrajectory being followed, if any.
+    following: Option<Following>,
+}
+
+/// A JointTrajectory being followed: from `from` (the command when it came) to each point at its time.
+struct Following {
+    from: Vec<f64>,
+    /// (time_from_start [s], positions in `joints` order).
+    points: Vec<(f64, Vec<f64>)>,
+    /// Command periods since it came, times the period [s].
+    elapsed: f64,
+}
+
+impl Following {
+    /// The position at `elapsed` (linear between points, as a joint_trajectory_controller does with
+    /// positions only), and whether the trajectory is over.
+    fn sample(&self) -> (Vec<f64>, bool) {
+        let t = self.elapsed;
+        let next = self.points.iter().position(|(at, _)| *at >= t - 1e-12);
+        let Some(i) = next else {
+            return (
+                self.points.last().map(|(_, p)| p.clone()).unwrap_or_default(),
+                true,
+            );
+        };
+        let (t0, p0) = if i == 0 {
+            (0.0, &self.from)
+        } else {
+            (self.points[i - 1].0, &self.points[i - 1].1)
+        };
+        let (t1, p1) = (self.points[i].0, &self.points[i].1);
+        let w = if t1 > t0 {
+            ((t - t0) / (t1 - t0)).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        let at: Vec<f64> = p0.iter().zip(p1).map(|(a, b)| a + w * (b - a)).collect();
+        (at, i + 1 == self.points.len() && w >= 1.0)
+    }
 }
 
 /// Commands stopping this long ends a burst: its arrival timing is logged.
@@ -116,9 +164,14 @@ fn setup(
         positions.len(),
         names.len()
     );
+    let command_period_s = if p.command_period_s > 0.0 {
+        p.command_period_s
+    } else {
+        p.period_s
+    };
     anyhow::ensure!(
-        p.command_period_s > 0.0 && p.state_period_s > 0.0,
-        "parameters `command_period_s` and `state_period_s` must be > 0"
+        command_period_s > 0.0 && p.state_period_s > 0.0,
+        "parameters `command_period_s` (or `period_s`) and `state_period_s` must be > 0"
     );
     anyhow::ensure!(
         p.lag_time_constant_s.is_finite() && p.lag_time_constant_s >= 0.0,
@@ -128,7 +181,7 @@ fn setup(
     let lagless = p.lag_time_constant_s == 0.0;
     let all = JointLimits::read(std::path::Path::new(&p.limits_file))?;
     let limits = all.for_joints(&names, &p.limits_file)?;
-    let mut monitor = Monitor::new(p.command_period_s, limits);
+    let mut monitor = Monitor::new(command_period_s, limits);
     monitor.push(&positions);
     let shared: Shared = Arc::new(Mutex::new(Joints {
         names: names.clone(),
@@ -137,16 +190,15 @@ fn setup(
         monitor,
         alarms: 0,
         intervals: Intervals::default(),
+        following: None,
     }));
     let logger = lockstep_ros::logger_name(&node)?;
     let mut n = lock(&node)?;
     let commands =
-        n.subscribe::<Float64MultiArray>(&format!("/{}/commands", p.controller), qos::reliable(1000))?;
-    let trajectories = n.subscribe::<JointTrajectory>(
-        &format!("/{}/joint_trajectory", p.controller),
-        qos::reliable(1000),
-    )?;
-    let states = n.create_publisher::<JointState>("/joint_states", qos::reliable(10))?;
+        n.subscribe::<Float64MultiArray>(&format!("{}/commands", p.controller), qos::reliable(1000))?;
+    let trajectories =
+        n.subscribe::<JointTrajectory>(&format!("{}/joint_trajectory", p.controller), qos::reliable(1000))?;
+    let states = n.create_publisher::<JointState>("joint_states", qos::reliable(10))?;
     let alarm = n.create_publisher::<StringMsg>("~/alarm", qos::reliable(100))?;
     let clock = n.get_ros_clock();
     drop(n);
@@ -155,30 +207,72 @@ fn setup(
     let command_task = {
         let (shared, alarm, logger) = (shared.clone(), alarm.clone(), logger.clone());
         commands.for_each(move |msg| {
+            if let Ok(mut j) = shared.lock() {
+                j.following = None;
+            }
             command(&shared, &msg.data, &alarm, &logger, lagless);
             future::ready(())
         })
     };
-    let trajectory_task = {
+    // The trajectory being followed, sampled every command period (its own count of periods, not the wall
+    // clock, so a late wake-up does not show as a velocity step).
+    let follow_task = {
         let (shared, alarm, logger) = (shared.clone(), alarm.clone(), logger.clone());
+        async move {
+            let mut interval = tokio::time::interval(Duration::from_secs_f64(command_period_s));
+            loop {
+                interval.tick().await;
+                let sample = {
+                    let Ok(mut j) = shared.lock() else { return };
+                    let Some(f) = j.following.as_mut() else { continue };
+                    f.elapsed += command_period_s;
+                    let (at, over) = f.sample();
+                    if over {
+                        j.following = None;
+                    }
+                    at
+                };
+                command(&shared, &sample, &alarm, &logger, lagless);
+            }
+        }
+    };
+    let trajectory_task = {
+        let (shared, logger) = (shared.clone(), logger.clone());
         trajectories.for_each(move |msg| {
-            let order: Option<Vec<f64>> = shared.lock().ok().and_then(|j| {
-                let point = msg.points.first()?;
-                j.names
-                    .iter()
-                    .map(|name| {
-                        msg.joint_names
-                            .iter()
-                            .position(|m| m == name)
-                            .and_then(|i| point.positions.get(i).copied())
-                    })
-                    .collect()
-            });
-            match order {
-                Some(positions) => command(&shared, &positions, &alarm, &logger, lagless),
+            let Ok(mut j) = shared.lock() else {
+                return future::ready(());
+            };
+            let points: Option<Vec<(f64, Vec<f64>)>> = msg
+                .points
+                .iter()
+                .map(|point| {
+                    let at = f64::from(point.time_from_start.sec)
+                        + f64::from(point.time_from_start.nanosec) * 1e-9;
+                    let positions: Option<Vec<f64>> = j
+                        .names
+                        .iter()
+                        .map(|name| {
+                            msg.joint_names
+                                .iter()
+                                .position(|m| m == name)
+                                .and_then(|i| point.positions.get(i).copied())
+                        })
+                        .collect();
+                    positions.map(|p| (at, p))
+                })
+                .collect();
+            match points.filter(|p| !p.is_empty()) {
+                Some(points) => {
+                    let from = j.targets.clone();
+                    j.following = Some(Following {
+                        from,
+                        points,
+                        elapsed: 0.0,
+                    });
+                }
                 None => r2r::log_warn!(
                     &logger,
-                    "a JointTrajectory without a point for every joint: ignored"
+                    "a JointTrajectory without points, or without a position for every joint: ignored"
                 ),
             }
             future::ready(())
@@ -201,7 +295,7 @@ fn setup(
             }
             if j.intervals.last().is_some_and(|t| t.elapsed() > BURST_GAP) && !j.intervals.secs.is_empty() {
                 let intervals = std::mem::take(&mut j.intervals.secs);
-                if let Some(timing) = Summary::of(&intervals, p.command_period_s) {
+                if let Some(timing) = Summary::of(&intervals, command_period_s) {
                     r2r::log_info!(&logger, "command arrivals: {timing}");
                 }
             }
@@ -216,7 +310,7 @@ fn setup(
         }
     };
     Ok(async move {
-        tokio::join!(command_task, trajectory_task, state_task);
+        tokio::join!(command_task, trajectory_task, follow_task, state_task);
         Ok(())
     })
 }

@@ -1,0 +1,136 @@
+//! Pause, resume, speed changes and cancel, planned off the output thread.
+//!
+//! Planning a change runs copies of the stream through candidate ramps: milliseconds in a release build, tens
+//! of milliseconds in a debug one. Done under the engine's lock, as it once was, it held up the output tick
+//! (a drive faults on a 44 ms gap). Now a request is planned on a copy of the session a few ticks ahead
+//! (`Session::prepare`), without the lock; the output thread installs the plan at exactly that tick
+//! ([`install_pending`]) and keeps following the current plan until then. A plan ready too late (the
+//! motion passed its tick) is made again further ahead. One request is planned at a time, each on top of the
+//! last one installed.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use lockstep_player::session::{Prepared, Request, Stale, State};
+use lockstep_player::{Plan, Refusal};
+use tokio::sync::{oneshot, Mutex};
+
+use crate::{Active, Shared};
+
+/// Tries before a request is refused because the motion kept moving past its plan.
+const ATTEMPTS: u32 = 4;
+/// Planning times remembered to size the ticks ahead.
+const REMEMBERED: usize = 8;
+/// Planning time assumed before any was measured.
+const FIRST_GUESS: Duration = Duration::from_millis(5);
+/// The most the change of a request is put off to plan it.
+const LONGEST_AHEAD: Duration = Duration::from_millis(500);
+
+/// A plan waiting for its tick, and where its outcome goes.
+pub(crate) struct Pending {
+    prepared: Prepared,
+    reply: oneshot::Sender<Result<Plan, Stale>>,
+}
+
+/// Serializes requests and learns how long planning takes.
+pub(crate) struct Planner {
+    recent: Mutex<VecDeque<Duration>>,
+}
+
+impl Planner {
+    pub(crate) fn new() -> Self {
+        Self {
+            recent: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Carry out `request` on the goal being played: planned on a copy `ahead` ticks in the future, then
+    /// installed by the output thread at that tick. Requests on a session settling at the first point (no
+    /// motion to plan) are applied at once.
+    pub(crate) async fn handle(
+        &self,
+        shared: &Shared,
+        period_s: f64,
+        request: Request,
+    ) -> Result<Plan, Refusal> {
+        // Held for the whole request: the next one plans on top of this one's outcome.
+        let mut recent = self.recent.lock().await;
+        let mut late = 0;
+        for _ in 0..ATTEMPTS {
+            let session = {
+                let mut engine = lock(shared)?;
+                let active = engine.active.as_mut().ok_or_else(nothing_playing)?;
+                if active.session.state() == State::Settling {
+                    let plan = active.session.apply(request)?;
+                    active.replanned = true;
+                    return Ok(plan);
+                }
+                active.session.clone()
+            };
+            let ahead = ticks_ahead(&recent, period_s, late);
+            let started = Instant::now();
+            let prepared = tokio::task::spawn_blocking(move || session.prepare(request, ahead))
+                .await
+                .map_err(|e| Refusal::Invalid(format!("planning failed: {e}")))??;
+            if recent.len() == REMEMBERED {
+                recent.pop_front();
+            }
+            recent.push_back(started.elapsed());
+            let (reply, outcome) = oneshot::channel();
+            {
+                let mut engine = lock(shared)?;
+                let active = engine.active.as_mut().ok_or_else(nothing_playing)?;
+                active.pending = Some(Pending { prepared, reply });
+            }
+            match outcome.await {
+                Ok(Ok(plan)) => return Ok(plan),
+                Ok(Err(Stale::Late { .. })) => late += 1,
+                Ok(Err(Stale::StateChanged)) => {}
+                Err(_) => {
+                    return Err(Refusal::Invalid(
+                        "the goal ended before the change took effect".into(),
+                    ))
+                }
+            }
+        }
+        Err(Refusal::Invalid(format!(
+            "the motion kept moving past the plan ({ATTEMPTS} tries): the machine is too busy to plan in time"
+        )))
+    }
+}
+
+/// Ticks ahead to plan a request at: twice the longest recent planning time, doubled again per late try.
+fn ticks_ahead(recent: &VecDeque<Duration>, period_s: f64, late: u32) -> u64 {
+    let longest = recent.iter().max().copied().unwrap_or(FIRST_GUESS);
+    let wanted = longest.as_secs_f64() * 2.0 * f64::from(1u32 << late.min(8)) + 0.001;
+    let most = (LONGEST_AHEAD.as_secs_f64() / period_s).ceil().max(2.0);
+    ((wanted / period_s).ceil() + 1.0).clamp(2.0, most) as u64
+}
+
+/// At a tick boundary (before the tick): the plan waiting for this tick takes over; one whose tick has
+/// passed goes back to be made again.
+pub(crate) fn install_pending(active: &mut Active) {
+    let Some(pending) = active.pending.take() else {
+        return;
+    };
+    let now = active.session.ticks();
+    if now < pending.prepared.at_tick {
+        active.pending = Some(pending);
+        return;
+    }
+    let outcome = active.session.install(pending.prepared);
+    if outcome.is_ok() {
+        active.replanned = true;
+    }
+    let _ = pending.reply.send(outcome);
+}
+
+fn lock(shared: &Shared) -> Result<std::sync::MutexGuard<'_, crate::Engine>, Refusal> {
+    shared
+        .lock()
+        .map_err(|_| Refusal::Invalid("internal lock poisoned".into()))
+}
+
+fn nothing_playing() -> Refusal {
+    Refusal::Invalid("nothing is playing: send a MovePlay goal first".into())
+}
