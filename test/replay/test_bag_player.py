@@ -210,10 +210,12 @@ def test_clock_follows_bag_time_and_stops_while_paused(ros, tmp_path):
     clock, sub = ros.subscribe(Clock, "/clock")
     start_player(ros, bag, clock=50.0)
     ros.wait_for_publishers(sub)
-    ros.wait_for_messages(clock, 30)
-    stamps = [(m.clock.sec * 10**9 + m.clock.nanosec, info["received_timestamp"]) for m, info in clock[-25:]]
+    ros.wait_for_messages(clock, 60)
+    # When the player published each (the DDS source time): a loaded machine delivering in bursts does not
+    # change the rate measured.
+    stamps = [(m.clock.sec * 10**9 + m.clock.nanosec, info["source_timestamp"]) for m, info in clock[-50:]]
     wall_span = (stamps[-1][1] - stamps[0][1]) / 1e9
-    assert 18 < 24 / wall_span < 75, f"/clock at {24 / wall_span:.1f} Hz, asked 50"
+    assert 18 < 49 / wall_span < 75, f"/clock at {49 / wall_span:.1f} Hz, asked 50"
     bag_span = (stamps[-1][0] - stamps[0][0]) / 1e9
     assert abs(bag_span - wall_span) < 0.1, (bag_span, wall_span)  # rate 1: bag time runs with wall time
     assert all(BASE_NS <= t <= BASE_NS + 10 * 10**9 for t, _ in stamps)
