@@ -161,7 +161,10 @@ def test_trajectory_windows_drive_a_jtc_within_the_limits_and_a_pause_replaces_t
                    "a window ending on the file's last point")
 
     windows = [w for w, _ in stand_in.windows]
-    assert all(w.header.stamp.sec == 0 and w.header.stamp.nanosec == 0 for w in windows)
+    # Stamped with the tick that sent it (a controller samples at now - stamp): just before it was published.
+    for w, info in stand_in.windows:
+        stamp_ns = w.header.stamp.sec * 10**9 + w.header.stamp.nanosec
+        assert 0 <= info["source_timestamp"] - stamp_ns < 50_000_000, (stamp_ns, info["source_timestamp"])
     assert all(len(w.points) == WINDOW and list(w.joint_names) == JOINTS for w in windows)
     assert all(abs(secs(p.time_from_start) - (k + 1) * PERIOD) < 1e-9
                for w in windows for k, p in enumerate(w.points))

@@ -251,10 +251,33 @@ where
     });
     // Tasks may still hold publishers; stop them before the node goes.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    teardown_watchdog(name, outcome.is_ok());
     let serial = rcl_node::teardown_guard();
     drop(node);
     drop(serial);
     outcome
+}
+
+/// The longest a node's DDS teardown may take before the process ends without it.
+const TEARDOWN_LIMIT: Duration = Duration::from_secs(10);
+
+/// Fast DDS 2.14 can deadlock destroying a participant: the destroying thread waits for the participant's
+/// listener to be free while a discovery thread, inside that listener, waits for a lock the destroying thread
+/// holds. Everything the node had to do is done when its teardown starts, so if the teardown outlives
+/// [`TEARDOWN_LIMIT`] the process ends (`_exit`: no atexit handlers, which could hang the same way) with the
+/// node's own exit status, instead of hanging whoever stops it.
+fn teardown_watchdog(name: &str, ok: bool) {
+    let name = name.to_owned();
+    let _ = std::thread::Builder::new()
+        .name("teardown-watchdog".into())
+        .spawn(move || {
+            std::thread::sleep(TEARDOWN_LIMIT);
+            eprintln!(
+                "[WARN] [{name}]: the DDS participant's teardown hung for {TEARDOWN_LIMIT:?} (a Fast DDS shutdown deadlock); exiting without it"
+            );
+            // SAFETY: _exit ends the process at once; it touches no Rust state.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+        });
 }
 
 /// SIGINT and SIGTERM, caught from the moment [`ShutdownSignal::listen`] returns.

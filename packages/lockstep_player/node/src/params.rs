@@ -49,7 +49,7 @@ pub struct PlayerParams {
     pub feedback_period_s: f64,
     /// Between file points: `linear`, `cubic` (a C2 spline through the same points, whose jerk is bounded) or `auto` (cubic when a played joint has a jerk limit, else linear).
     pub interpolation: String,
-    /// With output:=trajectory: points per JointTrajectory, the commands of the next ticks at time_from_start 1, 2, ... times period_s (header stamp 0: start on receipt).
+    /// With output:=trajectory: points per JointTrajectory, the commands of the next ticks at time_from_start 1, 2, ... times period_s (header stamp: the tick's time).
     pub trajectory_window_points: i64,
     /// With output:=trajectory: a new window every this many ticks (fewer than trajectory_window_points), and at once when a pause, resume, speed change or cancel changes the motion ahead.
     pub trajectory_resend_ticks: i64,

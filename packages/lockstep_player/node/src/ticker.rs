@@ -7,7 +7,7 @@
 //! to catch up: tau never jumps ahead, and a late tick is reported, not hidden.
 //!
 //! With `output:=trajectory` a tick sends a window of the next `trajectory_window_points` commands (header
-//! stamp 0, point k at (k + 1) * period_s), as a joint_trajectory_controller is fed: a new window every
+//! stamp the tick's time, point k at (k + 1) * period_s), as a joint_trajectory_controller is fed: a new window every
 //! `trajectory_resend_ticks`, and at once when the motion ahead changed (a pause, resume, speed change or
 //! cancel, or the joints reaching the first point after an alignment).
 
@@ -168,6 +168,12 @@ fn tick(
                     points,
                 };
                 outputs.trajectory.publish(&JointTrajectory {
+                    // The tick's time: a controller samples the window at (now - stamp), so a window that
+                    // arrives late continues the motion where it is instead of restarting the timeline.
+                    header: r2r::std_msgs::msg::Header {
+                        stamp: wall_stamp(),
+                        ..Default::default()
+                    },
                     joint_names: order.to_vec(),
                     points: window
                         .points
@@ -179,7 +185,6 @@ fn tick(
                             ..Default::default()
                         })
                         .collect(),
-                    ..Default::default()
                 })
             } else {
                 Ok(())
@@ -210,6 +215,14 @@ fn duration(secs: f64) -> DurationMsg {
         sec: (nanos / 1_000_000_000) as i32,
         nanosec: (nanos % 1_000_000_000) as u32,
     }
+}
+
+/// The system time as a message stamp (ROS time of a node not on simulated time).
+fn wall_stamp() -> r2r::builtin_interfaces::msg::Time {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    lockstep_ros::time::ns_to_time(ns)
 }
 
 /// End the goal being played: its result, succeeded (or cancelled) or aborted with `error`.

@@ -127,6 +127,17 @@ impl Following {
     }
 }
 
+/// Seconds from `stamp` to now on the system clock; 0 for a zero stamp ("now") or one in the future.
+fn seconds_since(stamp: &r2r::builtin_interfaces::msg::Time) -> f64 {
+    if stamp.sec == 0 && stamp.nanosec == 0 {
+        return 0.0;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    (now - (f64::from(stamp.sec) + f64::from(stamp.nanosec) * 1e-9)).max(0.0)
+}
+
 /// Commands stopping this long ends a burst: its arrival timing is logged.
 const BURST_GAP: Duration = Duration::from_millis(500);
 
@@ -261,13 +272,20 @@ fn setup(
                     positions.map(|p| (at, p))
                 })
                 .collect();
+            // As a joint_trajectory_controller: a stamped trajectory starts at its stamp (one that arrived
+            // late is joined where it is by now), one stamped 0 on receipt; one wholly in the past is ignored.
+            let elapsed = seconds_since(&msg.header.stamp);
             match points.filter(|p| !p.is_empty()) {
+                Some(points) if points.last().is_some_and(|(at, _)| *at < elapsed) => r2r::log_warn!(
+                    &logger,
+                    "a JointTrajectory whose every point is in the past ({elapsed:.3} s after its stamp): ignored"
+                ),
                 Some(points) => {
                     let from = j.targets.clone();
                     j.following = Some(Following {
                         from,
                         points,
-                        elapsed: 0.0,
+                        elapsed,
                     });
                 }
                 None => r2r::log_warn!(
