@@ -20,7 +20,7 @@ colcon build --base-paths msg packages test/fixtures --event-handlers console_co
     set -u
     lockstep --version
     # The verbs that join the ROS graph run in lockstep-ros, installed beside lockstep.
-    lockstep replay --help | grep -q "Usage: lockstep replay"
+    grep -q "Usage: lockstep replay" <<<"$(lockstep replay --help)"
     fixture="$(find install/lockstep_e2e_fixture/lib/lockstep_e2e_fixture -name lockstep_e2e_fixture -type f)"
     python3 - "$fixture" <<'PY'
 import os, subprocess, sys, time
@@ -65,6 +65,6 @@ PY
     # The Python library and module, built as the ament_python package lockstep_trace_py: `ros2 run` finds the
     # module in lib/lockstep_trace_py, and `import lockstep_trace` takes the installed copy.
     python3 -c 'import lockstep_trace, sys; sys.exit("lockstep_trace from " + lockstep_trace.__file__ if "install/lockstep_trace_py" not in lockstep_trace.__file__ else 0)'
-    install/lockstep_trace_py/lib/lockstep_trace_py/lockstep_module_m2_py --help | grep -q "lockstep_step_mode"
+    grep -q "lockstep_step_mode" <<<"$(install/lockstep_trace_py/lib/lockstep_trace_py/lockstep_module_m2_py --help)"
     echo "installed Python package works: lockstep_trace and lockstep_module_m2_py from install/lockstep_trace_py"
 )

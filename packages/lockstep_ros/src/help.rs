@@ -22,7 +22,9 @@ pub struct NodeHelp {
 /// stdout and exit 0. Call it first thing in `main`, before the ROS context exists.
 pub fn exit_if_requested(help: &NodeHelp) {
     if help_requested(std::env::args().skip(1)) {
-        print!("{}", render(help));
+        // Not `print!`: it panics when the reader has gone (`--help | head -1`, `| grep -q`).
+        use std::io::Write as _;
+        let _ = std::io::stdout().lock().write_all(render(help).as_bytes());
         std::process::exit(0);
     }
 }

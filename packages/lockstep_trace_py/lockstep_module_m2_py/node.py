@@ -8,6 +8,7 @@ with numbers it cannot use are dropped, counted and logged; the last valid input
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -192,7 +193,10 @@ class MotionController(Node):
 def main(argv=None) -> int:
     argv = sys.argv if argv is None else argv
     if any(a in ("-h", "--help") for a in argv[1:argv.index("--ros-args") if "--ros-args" in argv else None]):
-        print(help_text())
+        try:
+            print(help_text(), flush=True)
+        except BrokenPipeError:  # the reader has gone (`--help | head -1`): not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     init_for_spin(argv)
     try:
