@@ -64,9 +64,10 @@ pub struct Discovery {
 const GRAPH_PERIOD: Duration = Duration::from_secs(1);
 
 /// How long a new topic waits for the recorder's graph node to see its publishers' type hash (it may see a
-/// publisher a moment after the main node); after that it is recorded with the hash left empty, as rosbag2
-/// does when the middleware reports none.
-const TYPE_HASH_WAIT: Duration = Duration::from_millis(500);
+/// publisher a while after the main node: over 500 ms on a loaded CI machine, where a topic was then stored
+/// without its hash); after that it is recorded with the hash left empty, as rosbag2 does when the middleware
+/// reports none.
+const TYPE_HASH_WAIT: Duration = Duration::from_secs(5);
 
 /// Look at the graph every `period`; subscribe to each new matching topic with QoS adapted to its publishers.
 /// Every [`GRAPH_PERIOD`], and when topics were added, note who publishes and subscribes each recorded topic (the bag's `lockstep_graph`).
