@@ -107,6 +107,18 @@ pub enum BagVerb {
     Library(lockstep_bag::cli::BagCommand),
 }
 
+/// A command's outcome as the process's: success, or `error: <what>: <cause>` on stderr and failure.
+pub fn exit_status(result: anyhow::Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            // Not `{:?}`: anyhow prints a backtrace there whenever RUST_BACKTRACE is set.
+            eprintln!("error: {}", error_text(&err));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// The error and its causes on one line, each said once (see [`lockstep_bag::error_chain`]).
 pub fn error_text(err: &anyhow::Error) -> String {
     lockstep_bag::error_chain(err.as_ref())

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use lockstep_cli::{error_text, BagArgs, BagVerb, Cli, Command};
+use lockstep_cli::{BagArgs, BagVerb, Cli, Command};
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
@@ -34,14 +34,7 @@ fn main() -> ExitCode {
         | Command::View(_)
         | Command::Completions(_) => return hand_over(&args[1..]),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            // Not `{:?}`: anyhow prints a backtrace there whenever RUST_BACKTRACE is set.
-            eprintln!("error: {}", error_text(&err));
-            ExitCode::FAILURE
-        }
-    }
+    lockstep_cli::exit_status(result)
 }
 
 /// Run `lockstep-ros` (beside this binary) with `args` in place of this process: signals, standard streams

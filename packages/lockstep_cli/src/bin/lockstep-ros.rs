@@ -5,7 +5,6 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
-use lockstep_cli::error_text;
 
 #[derive(Parser)]
 #[command(
@@ -60,14 +59,7 @@ fn main() -> ExitCode {
             Ok(())
         }
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            // Not `{:?}`: anyhow prints a backtrace there whenever RUST_BACKTRACE is set.
-            eprintln!("error: {}", error_text(&err));
-            ExitCode::FAILURE
-        }
-    }
+    lockstep_cli::exit_status(result)
 }
 
 /// Every `lockstep` verb with its real arguments: `lockstep`'s own tree, where the verbs handed over to this
