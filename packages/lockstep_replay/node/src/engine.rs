@@ -14,6 +14,9 @@ use lockstep_ros::generic::GenericPublisher;
 use crate::control::{Control, PlayRequest, Request};
 use crate::readahead::{Item, ReadAhead};
 
+/// Messages published in one run between two looks at the control state (see `publish_due_run`).
+const DUE_RUN: usize = 64;
+
 /// A topic's publisher; `failing` keeps a publish error to one log line.
 pub struct Outlet {
     pub publisher: GenericPublisher,
@@ -47,6 +50,8 @@ pub struct Engine {
     pub span: Option<(u64, u64)>,
     /// Why the last play ended early: the bag could not be read further.
     pub failed: Option<String>,
+    /// Published messages waiting to go back to the read-ahead thread, which frees them.
+    pub spent: Vec<BagMessage>,
 }
 
 impl Engine {
@@ -217,20 +222,43 @@ impl Engine {
                 None => drop(control.wait(state, None)),
                 Some(due) if due > now => drop(control.wait(state, Some(Duration::from_nanos(due - now)))),
                 Some(due) => {
+                    let clock = state.clock.clone();
                     drop(state);
-                    if let Some(Item::Message(m)) = self.next.take() {
-                        // `now` was read just above: one clock read per message.
-                        self.publish(&m, now);
-                        self.lateness.record(now.saturating_sub(due));
-                        published_this_pass = true;
-                    }
+                    self.publish_due_run(&clock, due, now);
+                    published_this_pass = true;
                 }
             }
         }
     }
 
+    /// Publish the next message (due at wall time `due`, `now` read just before) and up to [`DUE_RUN`] - 1
+    /// following ones that are due by then too, without taking the control lock between them: a copy of the
+    /// playback clock tells when each is due, and requests (pause, stop, rate) wait at most one run.
+    fn publish_due_run(&mut self, clock: &lockstep_replay::PlaybackClock, due: u64, now: u64) {
+        let (mut due, mut now) = (due, now);
+        for _ in 0..DUE_RUN {
+            let Some(Item::Message(m)) = self.next.take() else {
+                return;
+            };
+            self.publish(m, now);
+            self.lateness.record(now.saturating_sub(due));
+            let Item::Message(next) = self.peek() else {
+                return;
+            };
+            let Some(next_due) = clock.wall_at(next.log_time_ns) else {
+                return;
+            };
+            // One clock read per message, as when each goes through the lock.
+            now = self.control.wall_ns();
+            if next_due > now {
+                return;
+            }
+            due = next_due;
+        }
+    }
+
     /// Publish `m`; `now` (wall ns) is when, for the span of the play.
-    fn publish(&mut self, m: &BagMessage, now: u64) {
+    fn publish(&mut self, m: BagMessage, now: u64) {
         self.span = Some(self.span.map_or((now, now), |(first, _)| (first, now)));
         if let Some(outlet) = self.outlets.get_mut(&*m.topic) {
             match outlet.publisher.publish(&m.data) {
@@ -243,6 +271,11 @@ impl Engine {
             }
         }
         self.control.played.fetch_add(1, Ordering::Relaxed);
+        self.spent.push(m);
+        if self.spent.len() >= ReadAhead::RECYCLE_BATCH {
+            let spent = std::mem::replace(&mut self.spent, Vec::with_capacity(ReadAhead::RECYCLE_BATCH));
+            self.reader.recycle(spent);
+        }
     }
 
     /// Publish up to `limit` messages at once (0: all that are left), moving the clock to the last one's
@@ -256,8 +289,8 @@ impl Engine {
             }
             if let Some(Item::Message(m)) = self.next.take() {
                 let now = self.control.wall_ns();
-                self.publish(&m, now);
                 last = Some(m.log_time_ns);
+                self.publish(m, now);
                 count += 1;
             }
         }

@@ -163,6 +163,7 @@ fn setup(
         next: None,
         lateness: lockstep_replay::Lateness::default(),
         span: None,
+        spent: Vec::new(),
         failed: None,
     };
     let thread = std::thread::Builder::new()

@@ -5,6 +5,10 @@
 //! per batch rather than per message: at unlimited rate that hand-over was a third of the play's time).
 //! A batch is sent as soon as it is full or the bag has no more for this epoch.
 //!
+//! Published messages come back to this thread to be freed ([`ReadAhead::recycle`]): freeing on the play
+//! thread memory the read-ahead thread allocated made the two threads contend for the allocator's lock and
+//! for each topic name's reference count, a futex wake-up every few messages at unlimited rate.
+//!
 //! Each (re)start carries an epoch; after a seek or a loop the play thread drops what was read for an older
 //! epoch. The thread looks for a restart before each message it reads, so a restart is never stuck
 //! behind a full queue: the play thread drains the old epoch while waiting for the new one.
@@ -28,6 +32,7 @@ const BATCH: usize = 256;
 
 pub struct ReadAhead {
     restarts: Sender<Restart>,
+    spent: Sender<Vec<BagMessage>>,
     items: Receiver<(u64, Vec<Item>)>,
     epoch: u64,
     /// The rest of the last batch received for the current epoch.
@@ -39,12 +44,14 @@ impl ReadAhead {
     /// batches). It reads nothing until the first [`Self::restart`].
     pub fn start(reader: BagReader, topics: BTreeSet<String>, queue: usize) -> std::io::Result<Self> {
         let (restarts, restart_rx) = mpsc::channel();
+        let (spent, spent_rx) = mpsc::channel();
         let (items_tx, items) = mpsc::sync_channel(queue.div_ceil(BATCH).max(1));
         std::thread::Builder::new()
             .name("bag-read-ahead".into())
-            .spawn(move || read_loop(&reader, &topics, &restart_rx, &items_tx))?;
+            .spawn(move || read_loop(&reader, &topics, &restart_rx, &items_tx, &spent_rx))?;
         Ok(Self {
             restarts,
+            spent,
             items,
             epoch: 0,
             buffered: VecDeque::new(),
@@ -62,6 +69,14 @@ impl ReadAhead {
             end_ns,
         });
     }
+
+    /// Hand published messages back to the read-ahead thread, which frees them (see the module's comment).
+    pub fn recycle(&self, spent: Vec<BagMessage>) {
+        let _ = self.spent.send(spent); // the thread has gone: they are freed here instead
+    }
+
+    /// Messages the play thread collects before handing them back with [`Self::recycle`].
+    pub const RECYCLE_BATCH: usize = BATCH;
 
     /// The next item of the current epoch (blocks until the thread has it).
     pub fn next(&mut self) -> Item {
@@ -89,6 +104,7 @@ fn read_loop(
     topics: &BTreeSet<String>,
     restarts: &Receiver<Restart>,
     items: &SyncSender<(u64, Vec<Item>)>,
+    spent: &Receiver<Vec<BagMessage>>,
 ) {
     let Ok(mut current) = restarts.recv() else {
         return;
@@ -120,6 +136,9 @@ fn read_loop(
                 break;
             }
             if batch.len() == BATCH {
+                while let Ok(done) = spent.try_recv() {
+                    drop(done);
+                }
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                 if items.send((epoch, full)).is_err() {
                     return;
