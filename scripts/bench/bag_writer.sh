@@ -2,7 +2,7 @@
 # Bag writer throughput: lockstep_bag (Rust) vs the Python `mcap` writer vs the `rosbags` rosbag2
 # writer (MCAP storage), on the same bytes with the same settings, in one run. Prints one table.
 #
-#   scripts/bench/bag_writer.sh [--small N] [--large N] [--runs N]
+#   scripts/bench/bag_writer.sh [--small N] [--large N] [--runs N] [--markdown FILE]
 #
 # Python comes from $LOCKSTEP_PYTHON or `python3` and needs `mcap`, `rosbags` and `numpy`.
 # Cases: N x 256 B messages (default 200000) and N x 1 MiB messages (default 500), each with
@@ -18,17 +18,22 @@
 # finished the file(s) (summary, footer, metadata.yaml) and handed them to the OS; "synced" stops
 # after every file of the bag and its directory have been fsync'd. Every writer writes a fresh bag
 # directory in the same temporary directory; best of --runs runs (default 3) per clock.
+# The machine's limits on the same bytes, in the same run: memcpy, plain 1 MiB file writes (and fsync), and
+# zstd level 3 alone on the same 1 MiB chunks on one thread and on every core; each lockstep_bag row is also
+# given as a fraction of its limit (file write uncompressed, zstd on every core compressed).
 set -euo pipefail
 
 SMALL=200000
 LARGE=500
 RUNS=3
+MARKDOWN=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --small) SMALL="$2"; shift 2 ;;
     --large) LARGE="$2"; shift 2 ;;
     --runs) RUNS="$2"; shift 2 ;;
-    *) echo "usage: $0 [--small N] [--large N] [--runs N]" >&2; exit 2 ;;
+    --markdown) MARKDOWN="$2"; shift 2 ;;
+    *) echo "usage: $0 [--small N] [--large N] [--runs N] [--markdown FILE]" >&2; exit 2 ;;
   esac
 done
 
@@ -52,6 +57,8 @@ bench() {
 }
 bench >> "$WORK/results.jsonl"
 bench --compression zstd --zstd-threads 1 >> "$WORK/results.jsonl"
+bench --compression zstd --zstd-threads 2 >> "$WORK/results.jsonl"
+bench --limits >> "$WORK/results.jsonl"
 
 "$PY" - "$WORK" "$SMALL" "$LARGE" "$RUNS" >> "$WORK/results.jsonl" <<'PYEOF'
 import json, os, shutil, sys, time
@@ -131,11 +138,11 @@ PYEOF
 
 MACHINE="$(nproc) cores, $(uname -sr), $(df -PT "$WORK" | awk 'NR==2 {print $2}') at $WORK"
 MACHINE="$MACHINE; load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$PY" - "$WORK/results.jsonl" "$RUNS" "$MACHINE" <<'PYEOF'
+"$PY" - "$WORK/results.jsonl" "$RUNS" "$MACHINE" "$MARKDOWN" <<'PYEOF'
 import importlib.metadata as md, json, platform, sys
 
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-runs, machine = sys.argv[2], sys.argv[3]
+runs, machine, markdown = sys.argv[2], sys.argv[3], sys.argv[4]
 versions = ", ".join(f"{p} {md.version(p)}" for p in ("mcap", "rosbags", "zstandard", "backports.zstd"))
 print("Settings (all writers): MCAP chunk CRCs off, 1 MiB chunks, zstd level 3 on the writing thread unless noted,")
 print("  same payload bytes (4-bit-entropy pool); 'closed' = file(s) finished and handed to the OS,")
@@ -143,18 +150,34 @@ print(f"  'synced' = also fsync'd (files + directory); best of {runs} runs per c
 print(f"  Python {platform.python_version()}: {versions}")
 print(f"  {machine}")
 print()
-head = f"{'writer':<30} {'zstd':<5} {'case':<5} {'count':>7} {'closed msg/s':>13} {'MB/s':>7} {'synced msg/s':>13} {'MB/s':>7} {'file MB':>8} {'ours vs best py (closed/synced)':>32}"
+head = (f"{'writer':<30} {'zstd':<5} {'case':<5} {'count':>7} {'closed msg/s':>13} {'MB/s':>7} {'synced msg/s':>13} "
+        f"{'MB/s':>7} {'file MB':>8} {'ours vs best py (closed/synced)':>32} {'of limit (closed/synced)':>25}")
 print(head)
 print("-" * len(head))
+md_rows = []
 for r in rows:
     mb = r["count"] * r["size"] / 1e6
     closed, synced = r["count"] / r["closed_s"], r["count"] / r["synced_s"]
-    ratio = ""
+    ratio = of_limit = ""
     if r["impl"].startswith("lockstep_bag"):
-        py = [o for o in rows if o["case"] == r["case"] and o["compression"] == r["compression"]
-              and not o["impl"].startswith("lockstep_bag")]
+        same = [o for o in rows if o["case"] == r["case"] and o["compression"] == r["compression"]]
+        py = [o for o in same if o["impl"] in ("python mcap", "rosbags")]
         if py:
             ratio = f"{min(o['closed_s'] for o in py) / r['closed_s']:.1f}x / {min(o['synced_s'] for o in py) / r['synced_s']:.1f}x"
+        limit = [o for o in rows if o["case"] == r["case"] and (
+            o["impl"] == "limit: file write" if r["compression"] == "none"
+            else o["impl"].startswith("limit: zstd alone") and not o["impl"].endswith("1 thread"))]
+        if limit:
+            lim = limit[0]
+            of_limit = f"{lim['closed_s'] / r['closed_s']:.2f} / {lim['synced_s'] / r['synced_s']:.2f}"
     print(f"{r['impl']:<30} {r['compression']:<5} {r['case']:<5} {r['count']:>7} {closed:>13.0f} {mb / r['closed_s']:>7.1f}"
-          f" {synced:>13.0f} {mb / r['synced_s']:>7.1f} {r['bytes'] / 1e6:>8.1f} {ratio:>32}")
+          f" {synced:>13.0f} {mb / r['synced_s']:>7.1f} {r['bytes'] / 1e6:>8.1f} {ratio:>32} {of_limit:>25}")
+    md_rows.append(f"| {r['impl']} | {r['compression']} | {r['case']} x {r['count']} | {closed:.0f} ({mb / r['closed_s']:.0f}) "
+                   f"| {synced:.0f} ({mb / r['synced_s']:.0f}) | {ratio} | {of_limit} |")
+if markdown:
+    with open(markdown, "a") as f:
+        f.write(f"\n### Bag writer alone: same bytes, MCAP chunk CRCs off, 1 MiB chunks, zstd level 3; best of {runs} runs\n\n"
+                "| writer | compression | case | closed msg/s (MB/s) | fsync'd msg/s (MB/s) | ours vs best Python (closed / fsync'd) "
+                "| fraction of the limit (closed / fsync'd) |\n|---|---|---|---|---|---|---|\n")
+        f.write("\n".join(md_rows) + "\n")
 PYEOF

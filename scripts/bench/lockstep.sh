@@ -3,7 +3,7 @@
 # <= 2 ms), the DDS limit measured in the same run (a service call plus the output's delivery, with a trivial
 # module: lockstep_replay_node's example lockstep_step_limit) and the replay's time per frame as a multiple of
 # it (goal <= 2x), and the alignment table (lock-step vs timed playback at rates 1, 2, 5). Release build.
-#   Usage: lockstep.sh [--ticks N]
+#   Usage: lockstep.sh [--ticks N | --ticks-list N1,N2,N3] [--markdown FILE]
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"

@@ -64,49 +64,77 @@ def module_step(ros, steps: int) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+def replay_case(ros, tmp: Path, ticks: int) -> tuple[Path, dict]:
+    """Record the pipeline for `ticks` sensor ticks and replay it in lock-step; the bag and report.json."""
+    bag = tmp / f"bag{ticks}"
+    print(f"recording the example pipeline ({ticks} sensor ticks) ...", flush=True)
+    record_pipeline(ros, bag, ticks=ticks)
+    report = lockstep(ros, bag, tmp / f"lockstep{ticks}")
+    timing = report["timing"]
+    print(f"lock-step over DDS: {report['frames_replayed']} frames in {timing['wall_s']:.2f} s = "
+          f"{timing['frames_per_s']:.0f} frames/s; orchestration overhead "
+          f"{timing['overhead_per_frame_ms']:.3f} ms/frame (goal <= 2 ms)")
+    return bag, report
+
+
+def alignment_rows(ros, tmp: Path, bag: Path, report: dict, ticks: int) -> None:
+    recorded = alignment.replayable(alignment.recorded_headers(bag), report)
+    rows = [("lock-step", alignment.alignment_table(recorded, alignment.recorded_headers(tmp / f"lockstep{ticks}")))]
+    for rate in (1.0, 2.0, 5.0):
+        rows.append((f"timed playback, rate {rate:g}",
+                     alignment.alignment_table(recorded, alignment.timed_playback(ros, bag, rate))))
+    print("\nframes reproduced with exactly the recorded inputs (m1 /obstacles, m2 /cmd_vel):")
+    print(f"{'replay':<26} {'/obstacles':>18} {'/cmd_vel':>18}")
+    for name, table in rows:
+        cells = [f"{h}/{t} {100.0 * h / max(t, 1):5.1f} %" for h, t in (table[c] for c in alignment.OUTPUTS)]
+        print(f"{name:<26} {cells[0]:>18} {cells[1]:>18}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ticks", type=int, default=400, help="sensor ticks recorded (20 ms each)")
+    parser.add_argument("--ticks-list", help="comma-separated recording lengths in sensor ticks, replayed one "
+                        "after the other against one limit measurement (scaling); no alignment table")
     parser.add_argument("--limit-steps", type=int, default=2000, help="steps timed for the DDS limit")
+    parser.add_argument("--markdown", type=Path, help="append the summary table to this Markdown file")
     args = parser.parse_args()
     os.environ.setdefault("LOCKSTEP_PROFILE", "release")
     os.environ.setdefault("LOCKSTEP_BIN", str(binary("lockstep")))
+    sizes = [int(t) for t in args.ticks_list.split(",")] if args.ticks_list else [args.ticks]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ros = RosTestContext(domain_id=allocate_domain_id(), log_dir=tmp)
         try:
-            bag = tmp / "bag"
-            print(f"recording the example pipeline ({args.ticks} sensor ticks) ...", flush=True)
-            record_pipeline(ros, bag, ticks=args.ticks)
-            report = lockstep(ros, bag, tmp / "lockstep")
-            recorded = alignment.replayable(alignment.recorded_headers(bag), report)
-            timing = report["timing"]
-            print(f"lock-step over DDS: {report['frames_replayed']} frames in {timing['wall_s']:.2f} s = "
-                  f"{timing['frames_per_s']:.0f} frames/s; orchestration overhead "
-                  f"{timing['overhead_per_frame_ms']:.3f} ms/frame (goal <= 2 ms)")
+            cases = [(ticks, *replay_case(ros, tmp, ticks)) for ticks in sizes]
             limit = step_limit(ros, args.limit_steps)
-            ours_us = 1e6 / timing["frames_per_s"]
             print(f"DDS limit, trivial module ({limit['steps']} steps): a service call plus the output's delivery "
                   f"{limit['step_mean_us']:.0f} us/step (p50 {limit['step_p50_us']:.0f}, p99 "
                   f"{limit['step_p99_us']:.0f}; the service call alone {limit['service_call_mean_us']:.0f} us) = "
                   f"{limit['steps_per_s']:.0f} steps/s")
-            print(f"lock-step per frame {ours_us:.0f} us = {ours_us / limit['step_mean_us']:.1f}x the limit "
-                  f"(goal <= 2x)")
+            table = []
+            for ticks, _bag, report in cases:
+                timing = report["timing"]
+                ours_us = 1e6 / timing["frames_per_s"]
+                ratio = ours_us / limit["step_mean_us"]
+                print(f"{ticks} ticks: lock-step per frame {ours_us:.0f} us = {ratio:.1f}x the limit (goal <= 2x)")
+                table.append(f"| {ticks} ticks, {report['frames_replayed']} frames | {timing['frames_per_s']:.0f} | "
+                             f"{ours_us:.0f} | {timing['overhead_per_frame_ms']:.3f} | {ratio:.1f}x |")
             module_us = module_step(ros, args.limit_steps)["service_call_mean_us"]
             print(f"  a real module's own share: mission_planner stepped by the same caller {module_us:.0f} us/step "
                   f"({module_us / limit['step_mean_us']:.1f}x the limit); the rest of the frame is the replay's")
-            rows = [("lock-step", alignment.alignment_table(recorded, alignment.recorded_headers(tmp / "lockstep")))]
-            for rate in (1.0, 2.0, 5.0):
-                rows.append((f"timed playback, rate {rate:g}",
-                             alignment.alignment_table(recorded, alignment.timed_playback(ros, bag, rate))))
-            print("\nframes reproduced with exactly the recorded inputs (m1 /obstacles, m2 /cmd_vel):")
-            print(f"{'replay':<26} {'/obstacles':>18} {'/cmd_vel':>18}")
-            for name, table in rows:
-                cells = [f"{h}/{t} {100.0 * h / max(t, 1):5.1f} %" for h, t in (table[c] for c in alignment.OUTPUTS)]
-                print(f"{name:<26} {cells[0]:>18} {cells[1]:>18}")
+            if not args.ticks_list:
+                ticks, bag, report = cases[0]
+                alignment_rows(ros, tmp, bag, report, ticks)
+            if args.markdown:
+                with args.markdown.open("a") as f:
+                    f.write("\n### Lock-step replay over DDS, example pipeline (m1/m2/m3 in step mode, no simulated "
+                            f"processing time); limit: a trivial step server called in a tight loop, "
+                            f"{limit['step_mean_us']:.0f} us per step (p99 {limit['step_p99_us']:.0f}); a real "
+                            f"module (mission_planner) stepped the same way {module_us:.0f} us\n\n"
+                            "| recording | frames/s | us per frame | orchestration ms/frame | per frame / limit "
+                            "(goal <= 2x) |\n|---|---|---|---|---|\n" + "\n".join(table) + "\n")
         finally:
             ros.close(print_logs=False)
-
 
 if __name__ == "__main__":
     main()

@@ -7,7 +7,12 @@ two alternate which goes first.
 
 The generator stays alive after its last message (so reliable delivery of what it sent can finish), the
 script waits until the recorder's ~/status shows every published message received (or 60 s pass), then stops
-the recorder with SIGINT; the recorder drains what DDS delivered and finishes the bag."""
+the recorder with SIGINT; the recorder drains what DDS delivered and finishes the bag.
+
+The machine's limit runs in the same run on the same load: `rcl_limit take` (scripts/bench/limits/rcl_limit.c),
+a C program that only takes each serialized message through rcl with the recorder's QoS and drops it. Its CPU
+over the same publishing window is what receiving alone costs here; the recorder's CPU is reported as a
+multiple of it (goal: within 1.1x, with no loss)."""
 
 import argparse
 import os
@@ -25,6 +30,7 @@ from lockstep_interfaces.msg import RecorderStatus
 from mcap.reader import make_reader
 
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", Path(__file__).resolve().parents[2] / "target")) / "release"
+LIMIT = TARGET.parent / "bench-limits" / "rcl_limit"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -68,7 +74,55 @@ class StatusWatch:
         self.thread.join(timeout=2)
 
 
+def publish_load(env: dict, size: int, rate: float, count: int, receiver: subprocess.Popen) -> tuple[int, float, float,
+                                                                                              subprocess.Popen]:
+    """Run lockstep_loadgen until its last message; the receiver's CPU % over that publishing window (from
+    the generator's start to its last message), messages published, seconds they took, and the generator
+    (still alive, so that reliable delivery can finish)."""
+    gen = subprocess.Popen([TARGET / "lockstep_loadgen", "--ros-args", "-p", "topic:=/load",
+                            "-p", f"size_bytes:={size}", "-p", f"rate_hz:={rate}", "-p", f"count:={count}",
+                            "-p", "stay_alive:=true"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    cpu0, t0 = cpu_secs(receiver.pid), time.monotonic()
+    line = gen.stdout.readline()
+    cpu1, t1 = cpu_secs(receiver.pid), time.monotonic()
+    parts = line.split()
+    if len(parts) != 3:
+        gen.kill()
+        receiver.kill()
+        raise RuntimeError(f"lockstep_loadgen printed {line!r}")
+    return 100 * (cpu1 - cpu0) / (t1 - t0), int(parts[1]), float(parts[2]), gen
+
+
+def limit_case(size: int, rate: float, secs: float, domain: int) -> dict:
+    """The same load received by `rcl_limit take` instead of the recorder."""
+    count = int(rate * secs)
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
+    taker = subprocess.Popen([LIMIT, "take", "/load", str(count)], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    if taker.stdout.readline().strip() != "ready":
+        taker.kill()
+        raise RuntimeError(f"rcl_limit take did not start: {taker.stderr.read()}")
+    cpu_pct, published, pub_secs, gen = publish_load(env, size, rate, count, taker)
+    t1 = time.monotonic()
+    try:
+        out, _ = taker.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        taker.send_signal(signal.SIGINT)
+        out, _ = taker.communicate(timeout=30)
+    drain_secs = time.monotonic() - t1
+    gen.send_signal(signal.SIGINT)
+    gen.wait(30)
+    taken = int(out.split()[-1])
+    return {"path": "limit", "size": size, "rate": rate, "published": published, "recorded": taken,
+            "lost": published - taken, "in_order": True, "msgs_per_s": published / pub_secs,
+            "mb_per_s": published * size / pub_secs / 1e6, "cpu_pct": cpu_pct, "bag_mb": 0.0,
+            "drain_secs": drain_secs}
+
+
 def run_case(size: int, rate: float, secs: float, domain: int, type_support: str) -> dict:
+    if type_support == "limit":
+        return limit_case(size, rate, secs, domain)
     count = int(rate * secs)
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
     watch = StatusWatch(domain)
@@ -78,20 +132,8 @@ def run_case(size: int, rate: float, secs: float, domain: int, type_support: str
                                 "-p", "all_topics:=false", "-p", "topics:=/load", "-p", "status_period_secs:=0.2",
                                 "-p", f"type_support:={type_support}"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        gen = subprocess.Popen([TARGET / "lockstep_loadgen", "--ros-args", "-p", "topic:=/load",
-                                "-p", f"size_bytes:={size}", "-p", f"rate_hz:={rate}", "-p", f"count:={count}",
-                                "-p", "stay_alive:=true"],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        # CPU is measured over the publishing window (from the generator's start to its last message).
-        cpu0, t0 = cpu_secs(rec.pid), time.monotonic()
-        line = gen.stdout.readline()
-        cpu1, t1 = cpu_secs(rec.pid), time.monotonic()
-        parts = line.split()
-        if len(parts) != 3:
-            gen.kill()
-            rec.kill()
-            raise RuntimeError(f"lockstep_loadgen printed {line!r}")
-        published, pub_secs = int(parts[1]), float(parts[2])
+        cpu_pct, published, pub_secs, gen = publish_load(env, size, rate, count, rec)
+        t1 = time.monotonic()
         deadline = time.monotonic() + 60
         while watch.received("/load") < published and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -115,7 +157,7 @@ def run_case(size: int, rate: float, secs: float, domain: int, type_support: str
         bag_bytes = sum(p.stat().st_size for p in bag.glob("*.mcap"))
     return {"path": type_support, "size": size, "rate": rate, "published": published, "recorded": len(indices), "lost": lost,
             "in_order": in_order, "msgs_per_s": published / pub_secs,
-            "mb_per_s": published * size / pub_secs / 1e6, "cpu_pct": 100 * (cpu1 - cpu0) / (t1 - t0),
+            "mb_per_s": published * size / pub_secs / 1e6, "cpu_pct": cpu_pct,
             "bag_mb": bag_bytes / 1e6, "drain_secs": drain_secs}
 
 
@@ -123,10 +165,14 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--secs", type=float, default=30.0)
     ap.add_argument("--runs", type=int, default=1, help="run every case this many times in a row")
-    ap.add_argument("--type-support", default="generic,compiled",
-                    help="comma-separated recorder type supports to compare (default: generic,compiled)")
+    ap.add_argument("--type-support", default="generic,compiled,limit",
+                    help="comma-separated recorder type supports to compare, and `limit` for the receive-only "
+                         "C loop (default: generic,compiled,limit)")
+    ap.add_argument("--rates", default="1000,10000,50000",
+                    help="comma-separated message rates for 256 B messages (default: 1000,10000,50000)")
+    ap.add_argument("--markdown", type=Path, help="append the summary table to this Markdown file")
     args = ap.parse_args()
-    cases = [(256, 10_000.0), (1 << 20, 100.0)]
+    cases = [(256, float(r)) for r in args.rates.split(",")] + [(1 << 20, 100.0)]
     paths = args.type_support.split(",")
     rows = []
     for run in range(args.runs):
@@ -141,13 +187,30 @@ def main() -> int:
               f"{r['recorded']:>9} {r['lost']:>5} {'ok' if r['in_order'] else 'NO':>6} {r['msgs_per_s']:>9.0f} "
               f"{r['mb_per_s']:>7.1f} {r['cpu_pct']:>9.1f} {r['drain_secs']:>8.1f}")
     print("\nrecorder CPU % of one core while publishing (median over runs; lower is better):")
+    table = ["| load | " + " | ".join(f"{p} CPU % (lost)" for p in paths)
+             + (" | recorder / limit (goal <= 1.1x) |" if "limit" in paths else " |"),
+             "|---|" + "---|" * (len(paths) + ("limit" in paths))]
     for size, rate in cases:
         line = [f"{size:>9} B x {rate:>6.0f}/s:"]
+        cells, medians = [], {}
         for path in paths:
-            cpu = sorted(r["cpu_pct"] for r in rows if r["path"] == path and r["size"] == size)
-            lost = sum(r["lost"] for r in rows if r["path"] == path and r["size"] == size)
-            line.append(f"{path} {cpu[len(cpu) // 2]:.1f} (lost {lost})")
+            mine = [r for r in rows if r["path"] == path and r["size"] == size and r["rate"] == rate]
+            cpu = sorted(r["cpu_pct"] for r in mine)
+            lost = sum(r["lost"] for r in mine)
+            medians[path] = cpu[len(cpu) // 2]
+            line.append(f"{path} {medians[path]:.1f} (lost {lost})")
+            cells.append(f"{medians[path]:.1f} ({lost})")
+        if "limit" in medians and medians["limit"] > 0:
+            ratios = ", ".join(f"{p} {medians[p] / medians['limit']:.2f}x" for p in paths if p != "limit")
+            line.append(f"vs limit: {ratios}")
+            cells.append(ratios)
         print("  ".join(line))
+        table.append(f"| {size} B x {rate:.0f}/s ({size * rate / 1e6:.1f} MB/s) | " + " | ".join(cells) + " |")
+    if args.markdown:
+        with args.markdown.open("a") as f:
+            f.write(f"\n### Recorder over DDS, {args.secs:g} s per case, {args.runs} run(s): CPU % of one core "
+                    "while the load is published, median; messages lost in all runs\n\n")
+            f.write("\n".join(table) + "\n")
     return 0 if all(r["lost"] == 0 and r["in_order"] for r in rows) else 1
 
 

@@ -14,6 +14,10 @@
 //! of entropy each, so zstd has real work and nothing repeats within a chunk. Each case writes a
 //! fresh bag and includes `finish()` (summary, footer, metadata.yaml); the best of `--runs` runs
 //! (default 3) is reported for each clock.
+//!
+//! `--limits` measures instead what the machine can do with the same bytes, the writer's ceilings: copying
+//! them (`memcpy` into a chunk-sized buffer), writing them to a file in 1 MiB writes (closed: written;
+//! synced: fsync'd), and zstd level 3 alone on 1 MiB chunks of them, on one thread and on every core.
 
 use lockstep_bag::{BagWriter, ChunkCompression, MessageDefinition, TopicSpec, WriterOptions};
 use std::fs::File;
@@ -120,6 +124,100 @@ fn run(
     })
 }
 
+/// Best of `runs` timings of `f` (seconds).
+fn best_of(runs: usize, mut f: impl FnMut() -> f64) -> f64 {
+    (0..runs.max(1)).map(|_| f()).fold(f64::INFINITY, f64::min)
+}
+
+/// The slices the writer benchmark writes for a case, in order.
+fn slices<'a>(pool: &'a [u8], case: &Case) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let (size, span) = (case.size, pool.len() - case.size + 1);
+    (0..case.count).map(move |i| &pool[(i * size) % span..(i * size) % span + size])
+}
+
+/// The case's bytes cut into 1 MiB chunks, as the writers' chunks hold them.
+fn chunks(pool: &[u8], case: &Case) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::with_capacity(CHUNK_SIZE_BYTES as usize)];
+    for m in slices(pool, case) {
+        if out
+            .last()
+            .is_some_and(|c| c.len() + m.len() > CHUNK_SIZE_BYTES as usize && !c.is_empty())
+        {
+            out.push(Vec::with_capacity(CHUNK_SIZE_BYTES as usize));
+        }
+        if let Some(c) = out.last_mut() {
+            c.extend_from_slice(m);
+        }
+    }
+    out
+}
+
+fn zstd_secs(chunks: &[Vec<u8>], threads: usize) -> f64 {
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for part in chunks.chunks(chunks.len().div_ceil(threads.max(1)).max(1)) {
+            scope.spawn(move || {
+                let mut compressor = zstd::bulk::Compressor::new(3).ok();
+                for c in part {
+                    if let Some(z) = compressor.as_mut() {
+                        std::hint::black_box(z.compress(c).ok());
+                    }
+                }
+            });
+        }
+    });
+    started.elapsed().as_secs_f64()
+}
+
+/// The machine's ceilings for one case, as JSON lines like the writers' (closed = synced where no disk is
+/// involved).
+fn limits(dir: &Path, case: &Case, pool: &[u8], runs: usize) -> Result<(), lockstep_bag::Error> {
+    let line = |what: &str, compression: &str, closed: f64, synced: f64, bytes: usize| {
+        println!(
+            "{{\"impl\":\"limit: {what}\",\"compression\":\"{compression}\",\"case\":\"{}\",\"size\":{},\"count\":{},\"closed_s\":{closed:.6},\"synced_s\":{synced:.6},\"bytes\":{bytes}}}",
+            case.name, case.size, case.count
+        );
+    };
+    let total = case.count * case.size;
+    let mut buffer = vec![0u8; CHUNK_SIZE_BYTES as usize + case.size];
+    let copy = best_of(runs, || {
+        let started = Instant::now();
+        let mut at = 0;
+        for m in slices(pool, case) {
+            if at + m.len() > buffer.len() {
+                at = 0;
+            }
+            buffer[at..at + m.len()].copy_from_slice(m);
+            at += m.len();
+        }
+        std::hint::black_box(&buffer);
+        started.elapsed().as_secs_f64()
+    });
+    line("memcpy", "none", copy, copy, total);
+    let chunks = chunks(pool, case);
+    let path = dir.join("limit_write.bin");
+    let (mut closed, mut synced) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..runs.max(1) {
+        use std::io::Write as _;
+        let started = Instant::now();
+        let mut file = File::create(&path).map_err(io_err(&path))?;
+        for c in &chunks {
+            file.write_all(c).map_err(io_err(&path))?;
+        }
+        closed = closed.min(started.elapsed().as_secs_f64());
+        file.sync_all().map_err(io_err(&path))?;
+        synced = synced.min(started.elapsed().as_secs_f64());
+        std::fs::remove_file(&path).map_err(io_err(&path))?;
+    }
+    line("file write", "none", closed, synced, total);
+    let one = best_of(runs, || zstd_secs(&chunks, 1));
+    line("zstd alone, 1 thread", "zstd", one, one, total);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let all = best_of(runs, || zstd_secs(&chunks, cores));
+    line(&format!("zstd alone, {cores} threads"), "zstd", all, all, total);
+    Ok(())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let json = args.iter().any(|a| a == "--json");
@@ -140,7 +238,10 @@ fn main() {
     let name = if threads == 0 {
         "lockstep_bag".to_string()
     } else {
-        format!("lockstep_bag ({threads} zstd worker)")
+        format!(
+            "lockstep_bag ({threads} zstd worker{})",
+            if threads > 1 { "s" } else { "" }
+        )
     };
     let compressions: Vec<(&str, ChunkCompression)> = match arg_value(&args, "--compression").as_deref() {
         Some("none") => vec![("none", ChunkCompression::None)],
@@ -172,6 +273,15 @@ fn main() {
             pool.len()
         );
         std::process::exit(2);
+    }
+    if args.iter().any(|a| a == "--limits") {
+        for case in &cases {
+            if let Err(e) = limits(&dir, case, &pool, runs) {
+                eprintln!("limits of case {} failed: {e}", case.name);
+                std::process::exit(1);
+            }
+        }
+        return;
     }
     if !json {
         println!(
