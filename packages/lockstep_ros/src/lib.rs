@@ -137,9 +137,16 @@ pub fn idle_timer(node: &SharedNode) -> Result<r2r::Timer> {
 /// yet taken wait in the DDS reader's history (sized by the subscription's QoS), as in any ROS node.
 /// Returns only if the node mutex was poisoned.
 pub async fn spin(node: SharedNode) -> Error {
+    spin_with(node, SPIN_TIMEOUT).await
+}
+
+/// [`spin`] with another bound on one `spin_once` while nothing arrives: longer makes an idle node cheaper
+/// (each spin rebuilds and waits on the node's whole wait set) and delays the node's tasks that are woken by
+/// something other than DDS (tokio timers, channels from other threads) by up to that much.
+pub async fn spin_with(node: SharedNode, timeout: Duration) -> Error {
     loop {
         match node.lock() {
-            Ok(mut node) => node.spin_once(SPIN_TIMEOUT),
+            Ok(mut node) => node.spin_once(timeout),
             Err(_) => return Error::Poisoned,
         }
         tokio::task::yield_now().await;
@@ -166,6 +173,8 @@ where
 pub struct RunOptions {
     /// After SIGINT/SIGTERM, keep spinning and running the node's tasks until this drains.
     pub drain_on_shutdown: Option<Drain>,
+    /// The bound on one `spin_once` while nothing arrives (see [`spin_with`]); `None`: [`SPIN_TIMEOUT`].
+    pub spin_timeout: Option<Duration>,
 }
 
 /// A drain on shutdown: the node counts what it takes in `activity`; after the signal the node keeps spinning
@@ -227,7 +236,7 @@ where
             node: name.to_owned(),
             source,
         };
-        let spinner = spin(node.clone());
+        let spinner = spin_with(node.clone(), options.spin_timeout.unwrap_or(SPIN_TIMEOUT));
         tokio::pin!(main, spinner);
         tokio::select! {
             result = &mut main => return result.map_err(node_error),

@@ -138,6 +138,10 @@ pub fn run(
     observer: Option<StatusObserver>,
 ) -> anyhow::Result<RecorderStatus> {
     let received = Arc::new(AtomicU64::new(0));
+    // The recorded topics are taken on threads of their own; the node's spin serves its services, status and
+    // parameters. At the default 1 ms an idle recorder spent 4.6 % of a core rebuilding its wait set; 20 ms
+    // delays only the status timer and the hand-over of newly discovered topics, by at most that.
+    const IDLE_SPIN: std::time::Duration = std::time::Duration::from_millis(20);
     let drain = lockstep_ros::Drain {
         activity: received.clone(),
         quiet: DRAIN_QUIET,
@@ -145,6 +149,7 @@ pub fn run(
     };
     let options = lockstep_ros::RunOptions {
         drain_on_shutdown: Some(drain),
+        spin_timeout: Some(IDLE_SPIN),
     };
     let shared_slot: Arc<Mutex<Option<Arc<Shared>>>> = Arc::default();
     let slot = shared_slot.clone();
