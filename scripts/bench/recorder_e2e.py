@@ -12,7 +12,8 @@ the recorder with SIGINT; the recorder drains what DDS delivered and finishes th
 The machine's limit runs in the same run on the same load: `rcl_limit take` (scripts/bench/limits/rcl_limit.c),
 a C program that only takes each serialized message through rcl with the recorder's QoS and drops it. Its CPU
 over the same publishing window is what receiving alone costs here; the recorder's CPU is reported as a
-multiple of it (goal: within 1.1x, with no loss)."""
+multiple of it (goal: within 1.1x, with no loss). `limit_write` is the same loop appending each message to a
+file with one write(2): what receiving and handing the bytes to the OS cost, the floor for any recorder."""
 
 import argparse
 import os
@@ -94,11 +95,13 @@ def publish_load(env: dict, size: int, rate: float, count: int, receiver: subpro
     return 100 * (cpu1 - cpu0) / (t1 - t0), int(parts[1]), float(parts[2]), gen
 
 
-def limit_case(size: int, rate: float, secs: float, domain: int) -> dict:
-    """The same load received by `rcl_limit take` instead of the recorder."""
+def limit_case(size: int, rate: float, secs: float, domain: int, path: str) -> dict:
+    """The same load received by `rcl_limit take` instead of the recorder (`limit_write`: also written)."""
     count = int(rate * secs)
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
-    taker = subprocess.Popen([LIMIT, "take", "/load", str(count)], env=env, stdout=subprocess.PIPE,
+    tmp = tempfile.TemporaryDirectory()
+    written = [str(Path(tmp.name) / "taken.bin")] if path == "limit_write" else []
+    taker = subprocess.Popen([LIMIT, "take", "/load", str(count), *written], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     if taker.stdout.readline().strip() != "ready":
         taker.kill()
@@ -114,15 +117,16 @@ def limit_case(size: int, rate: float, secs: float, domain: int) -> dict:
     gen.send_signal(signal.SIGINT)
     gen.wait(30)
     taken = int(out.split()[-1])
-    return {"path": "limit", "size": size, "rate": rate, "published": published, "recorded": taken,
+    tmp.cleanup()
+    return {"path": path, "size": size, "rate": rate, "published": published, "recorded": taken,
             "lost": published - taken, "in_order": True, "msgs_per_s": published / pub_secs,
             "mb_per_s": published * size / pub_secs / 1e6, "cpu_pct": cpu_pct, "bag_mb": 0.0,
             "drain_secs": drain_secs}
 
 
 def run_case(size: int, rate: float, secs: float, domain: int, type_support: str) -> dict:
-    if type_support == "limit":
-        return limit_case(size, rate, secs, domain)
+    if type_support in ("limit", "limit_write"):
+        return limit_case(size, rate, secs, domain, type_support)
     count = int(rate * secs)
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
     watch = StatusWatch(domain)
@@ -165,9 +169,10 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--secs", type=float, default=30.0)
     ap.add_argument("--runs", type=int, default=1, help="run every case this many times in a row")
-    ap.add_argument("--type-support", default="generic,compiled,limit",
-                    help="comma-separated recorder type supports to compare, and `limit` for the receive-only "
-                         "C loop (default: generic,compiled,limit)")
+    ap.add_argument("--type-support", default="generic,compiled,limit,limit_write",
+                    help="comma-separated recorder type supports to compare, `limit` for the receive-only C loop "
+                         "and `limit_write` for it writing each message to a file "
+                         "(default: generic,compiled,limit,limit_write)")
     ap.add_argument("--rates", default="1000,10000,50000",
                     help="comma-separated message rates for 256 B messages (default: 1000,10000,50000)")
     ap.add_argument("--markdown", type=Path, help="append the summary table to this Markdown file")
@@ -202,6 +207,9 @@ def main() -> int:
             cells.append(f"{medians[path]:.1f} ({lost})")
         if "limit" in medians and medians["limit"] > 0:
             ratios = ", ".join(f"{p} {medians[p] / medians['limit']:.2f}x" for p in paths if p != "limit")
+            if "limit_write" in medians and medians["limit_write"] > 0:
+                ratios += "; vs limit_write: " + ", ".join(
+                    f"{p} {medians[p] / medians['limit_write']:.2f}x" for p in paths if not p.startswith("limit"))
             line.append(f"vs limit: {ratios}")
             cells.append(ratios)
         print("  ".join(line))

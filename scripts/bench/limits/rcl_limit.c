@@ -6,9 +6,10 @@
  *       "published <count> <seconds from first to last publish>". The messages cycle through 64 MiB of
  *       distinct copies (or <count> of them if fewer), so that large messages come from memory as a bag
  *       player's do, not from a cache-hot buffer.
- *   rcl_limit take <topic> <count>
- *       Takes serialized std_msgs/UInt8MultiArray messages (what lockstep_loadgen publishes) (reliable, volatile, keep all: the recorder's QoS) and drops
- *       them, until <count> have arrived or SIGINT; prints "taken <n>". The benchmark reads its CPU time from
+ *   rcl_limit take <topic> <count> [<file>]
+ *       Takes serialized std_msgs/UInt8MultiArray messages (what lockstep_loadgen publishes; reliable,
+ *       volatile, keep all: the recorder's QoS) and drops them, or appends each to <file> with one write(2),
+ *       until <count> have arrived or SIGINT; prints "taken <n>". The benchmark reads its CPU time from
  *       /proc, as it does the recorder's.
  *
  * Built by scripts/bench/limits/build.sh against the ROS 2 libraries scripts/setup.sh installs. */
@@ -91,7 +92,10 @@ static int publish(rcl_node_t *node, const char *topic, size_t size, long count)
     return 0;
 }
 
-static int take(rcl_context_t *context, rcl_node_t *node, const char *topic, long count) {
+static int take(rcl_context_t *context, rcl_node_t *node, const char *topic, long count, const char *path) {
+    FILE *out = NULL;
+    if (path && !(out = fopen(path, "wb"))) { perror(path); return 1; }
+    if (out) setvbuf(out, NULL, _IONBF, 0); /* one write(2) per message, as a writer handing chunks to the OS */
     const rosidl_message_type_support_t *ts = ROSIDL_GET_MSG_TYPE_SUPPORT(std_msgs, msg, UInt8MultiArray);
     rcl_subscription_t sub = rcl_get_zero_initialized_subscription();
     rcl_subscription_options_t opts = rcl_subscription_get_default_options();
@@ -116,9 +120,14 @@ static int take(rcl_context_t *context, rcl_node_t *node, const char *topic, lon
             r = rcl_take_serialized_message(&sub, &msg, &info, NULL);
             if (r == RCL_RET_SUBSCRIPTION_TAKE_FAILED) break;
             if (r != RCL_RET_OK) { fprintf(stderr, "rcl_limit: take failed (%d)\n", (int)r); return 1; }
+            if (out && fwrite(msg.buffer, 1, msg.buffer_length, out) != msg.buffer_length) {
+                perror(path);
+                return 1;
+            }
             taken++;
         }
     }
+    if (out) fclose(out);
     printf("taken %ld\n", taken);
     fflush(stdout);
     (void)!rmw_serialized_message_fini(&msg);
@@ -129,9 +138,9 @@ static int take(rcl_context_t *context, rcl_node_t *node, const char *topic, lon
 
 int main(int argc, char **argv) {
     int is_pub = argc == 5 && strcmp(argv[1], "publish") == 0;
-    int is_take = argc == 4 && strcmp(argv[1], "take") == 0;
+    int is_take = (argc == 4 || argc == 5) && strcmp(argv[1], "take") == 0;
     if (!is_pub && !is_take) {
-        fprintf(stderr, "usage: rcl_limit publish <topic> <size_bytes> <count> | take <topic> <count>\n");
+        fprintf(stderr, "usage: rcl_limit publish <topic> <size_bytes> <count> | take <topic> <count> [<file>]\n");
         return 2;
     }
     signal(SIGINT, on_signal);
@@ -145,7 +154,7 @@ int main(int argc, char **argv) {
     rcl_node_options_t node_opts = rcl_node_get_default_options();
     CHECK(rcl_node_init(&node, is_pub ? "rcl_limit_publish" : "rcl_limit_take", "", &context, &node_opts));
     int rc = is_pub ? publish(&node, argv[2], (size_t)atol(argv[3]), atol(argv[4]))
-                    : take(&context, &node, argv[2], atol(argv[3]));
+                    : take(&context, &node, argv[2], atol(argv[3]), argc == 5 ? argv[4] : NULL);
     (void)!rcl_node_fini(&node);
     (void)!rcl_shutdown(&context);
     (void)!rcl_context_fini(&context);
