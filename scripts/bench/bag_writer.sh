@@ -38,6 +38,8 @@ while [[ $# -gt 0 ]]; do
 done
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=../env-local.sh
+source "$ROOT/scripts/env-local.sh"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 PY="${LOCKSTEP_PYTHON:-python3}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/bag_writer_bench.XXXXXX")"
