@@ -41,7 +41,7 @@ run() { # name, command...
 }
 
 if [ "$quick" = 1 ]; then
-    run bag_writer bash scripts/bench/bag_writer.sh --small 20000 --large 50 --runs 1 --markdown "$summary"
+    run bag_writer bash scripts/bench/bag_writer.sh --small 20000 --medium 400 --large 50 --runs 1 --markdown "$summary"
     run bag_player bash scripts/bench/bag_player.sh --runs 1 --count 20000 --markdown "$summary"
     run recorder bash scripts/bench/recorder_e2e.sh --secs 3 --runs 1 --markdown "$summary"
     run replay bash scripts/bench/lockstep.sh --ticks-list 50,100,200 --markdown "$summary"
@@ -49,7 +49,7 @@ else
     run bag_writer bash scripts/bench/bag_writer.sh --markdown "$summary"
     run bag_player bash scripts/bench/bag_player.sh --runs 3 --markdown "$summary"
     run recorder bash scripts/bench/recorder_e2e.sh --secs 20 --runs 1 --markdown "$summary"
-    run replay bash scripts/bench/lockstep.sh --ticks-list 100,400,1600 --markdown "$summary"
+    run replay bash scripts/bench/lockstep.sh --ticks-list 100,250,500 --markdown "$summary"
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$summary"
 printf '\n[all] summary: %s\n' "$summary"

@@ -2,10 +2,10 @@
 # Bag writer throughput: lockstep_bag (Rust) vs the Python `mcap` writer vs the `rosbags` rosbag2
 # writer (MCAP storage), on the same bytes with the same settings, in one run. Prints one table.
 #
-#   scripts/bench/bag_writer.sh [--small N] [--large N] [--runs N] [--markdown FILE]
+#   scripts/bench/bag_writer.sh [--small N] [--medium N] [--large N] [--runs N] [--markdown FILE]
 #
 # Python comes from $LOCKSTEP_PYTHON or `python3` and needs `mcap`, `rosbags` and `numpy`.
-# Cases: N x 256 B messages (default 200000) and N x 1 MiB messages (default 500), each with
+# Cases: N x 256 B messages (default 200000), N x 64 KiB (default 4000) and N x 1 MiB (default 500), each with
 # uncompressed and with zstd chunks. Settings shared by all three writers (printed with the table):
 #   - chunk CRCs off: rosbags cannot compute them (it writes 0); rosbag2's MCAP plugin default too;
 #   - 1 MiB chunks: rosbags closes a chunk past 2^20 bytes and cannot be told otherwise;
@@ -24,16 +24,18 @@
 set -euo pipefail
 
 SMALL=200000
+MEDIUM=4000
 LARGE=500
 RUNS=3
 MARKDOWN=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --small) SMALL="$2"; shift 2 ;;
+    --medium) MEDIUM="$2"; shift 2 ;;
     --large) LARGE="$2"; shift 2 ;;
     --runs) RUNS="$2"; shift 2 ;;
     --markdown) MARKDOWN="$2"; shift 2 ;;
-    *) echo "usage: $0 [--small N] [--large N] [--runs N] [--markdown FILE]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--small N] [--medium N] [--large N] [--runs N] [--markdown FILE]" >&2; exit 2 ;;
   esac
 done
 
@@ -55,14 +57,14 @@ echo "building the Rust bench (release)..." >&2
 (cd "$ROOT" && cargo bench -p lockstep_bag --bench bag_writer --no-run >&2)
 bench() {
   (cd "$ROOT" && cargo bench -p lockstep_bag --bench bag_writer -- --json --dir "$WORK" --pool "$WORK/pool.bin" \
-    --small "$SMALL" --large "$LARGE" --runs "$RUNS" "$@") | grep '^{'
+    --small "$SMALL" --medium "$MEDIUM" --large "$LARGE" --runs "$RUNS" "$@") | grep '^{'
 }
 bench >> "$WORK/results.jsonl"
 bench --compression zstd --zstd-threads 1 >> "$WORK/results.jsonl"
 bench --compression zstd --zstd-threads 2 >> "$WORK/results.jsonl"
 bench --limits >> "$WORK/results.jsonl"
 
-"$PY" - "$WORK" "$SMALL" "$LARGE" "$RUNS" >> "$WORK/results.jsonl" <<'PYEOF'
+"$PY" - "$WORK" "$SMALL" "$MEDIUM" "$LARGE" "$RUNS" >> "$WORK/results.jsonl" <<'PYEOF'
 import json, os, shutil, sys, time
 from pathlib import Path
 
@@ -70,7 +72,8 @@ from mcap.writer import CompressionType, Writer as McapWriter
 from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer as RosbagsWriter
 from rosbags.typesys import Stores, get_typestore
 
-work, small, large, runs = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+work, small, medium, large, runs = (Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]),
+                                    int(sys.argv[5]))
 pool = memoryview((work / "pool.bin").read_bytes())
 CHUNK = 1 << 20
 store = get_typestore(Stores.ROS2_JAZZY)
@@ -123,7 +126,7 @@ def sync_dir(out):
 
 for impl, fn in (("python mcap", write_mcap), ("rosbags", write_rosbags)):
     for compression in ("none", "zstd"):
-        for case, size, count in (("256B", 256, small), ("1MiB", 1 << 20, large)):
+        for case, size, count in (("256B", 256, small), ("64KiB", 64 << 10, medium), ("1MiB", 1 << 20, large)):
             best_closed = best_synced = float("inf")
             for _ in range(runs):
                 out = work / "py_bag"

@@ -93,8 +93,9 @@ def alignment_rows(ros, tmp: Path, bag: Path, report: dict, ticks: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ticks", type=int, default=400, help="sensor ticks recorded (20 ms each)")
-    parser.add_argument("--ticks-list", help="comma-separated recording lengths in sensor ticks, replayed one "
-                        "after the other against one limit measurement (scaling); no alignment table")
+    parser.add_argument("--ticks-list", help="comma-separated recording lengths in sensor ticks (at most 590: the "
+                        "test sensors' rear range passes its max_range after that), replayed one after the other "
+                        "against one limit measurement (scaling); no alignment table")
     parser.add_argument("--limit-steps", type=int, default=2000, help="steps timed for the DDS limit")
     parser.add_argument("--markdown", type=Path, help="append the summary table to this Markdown file")
     args = parser.parse_args()

@@ -1,8 +1,8 @@
-//! Writer throughput: messages/s and MB/s for small (256 B) and large (1 MiB) messages, uncompressed
+//! Writer throughput: messages/s and MB/s for small (256 B), medium (64 KiB) and large (1 MiB) messages, uncompressed
 //! and zstd, each with two clocks: stopped when the bag is closed (data handed to the OS), and
 //! stopped after every file of the bag has been fsync'd to disk.
 //!
-//! `cargo bench -p lockstep_bag --bench bag_writer [-- --json] [--dir DIR] [--small N] [--large N]
+//! `cargo bench -p lockstep_bag --bench bag_writer [-- --json] [--dir DIR] [--small N] [--medium N] [--large N]
 //!  [--runs N] [--compression none|zstd|both] [--zstd-threads N] [--pool FILE]`
 //!
 //! Settings, the same for every writer `scripts/bench/bag_writer.sh` compares this with (the Python
@@ -229,8 +229,9 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
-    let (small, large, runs) = (
+    let (small, medium, large, runs) = (
         number("--small", 200_000),
+        number("--medium", 4_000),
         number("--large", 500),
         number("--runs", 3),
     );
@@ -260,6 +261,11 @@ fn main() {
             name: "256B",
             size: 256,
             count: small,
+        },
+        Case {
+            name: "64KiB",
+            size: 64 << 10,
+            count: medium,
         },
         Case {
             name: "1MiB",
