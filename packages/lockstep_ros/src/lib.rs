@@ -23,6 +23,7 @@ mod guarded;
 pub mod help;
 pub mod param_rules;
 pub mod parameter_events;
+mod parameter_service;
 pub mod parameter_text;
 pub mod qos;
 mod rcl_node;
@@ -338,15 +339,23 @@ where
     P: r2r::RosParams + Send + 'static,
 {
     let values = Arc::new(Mutex::new(params));
-    let (serve, changes) = {
-        let mut n = lock(node)?;
+    let (make_node, make_values) = (node.clone(), values.clone());
+    let make = move || -> Result<_> {
+        let mut n = lock(&make_node)?;
         let handler = n
-            .make_derived_parameter_handler(values.clone())
+            .make_derived_parameter_handler(make_values.clone())
             .ros_context("declaring parameters")?;
         check_sim_time(&n)?;
-        handler
+        Ok(handler)
     };
-    tokio::spawn(serve);
+    let logger = logger_name(node)?;
+    let on_restart = move |why: String| {
+        log_warn!(
+            &logger,
+            "a parameter service could not answer ({why}); the parameter services are made again"
+        );
+    };
+    let changes = parameter_service::supervise(make, on_restart)?;
     // Announced on /parameter_events like rclcpp and rclpy nodes do (a recorder stores them).
     let changes = parameter_events::announce(node, changes)?;
     Ok(Parameters { values, changes })
