@@ -360,13 +360,14 @@ class RosTestContext:
     # ----- services -----
     # Queries that may be asked twice. A reply can be lost: rmw_fastrtps drops it (RCL_RET_TIMEOUT on the
     # node's side) when the node has not discovered this client's response reader within 100 ms of the
-    # request, which happens on a loaded machine. These are asked again every `QUERY_RETRY_S` until answered.
+    # request, which happens on a loaded machine. These are asked again every `QUERY_RETRY_S` until answered;
+    # so is any call given `retry_every` (only for requests that may be applied twice, such as a resume).
     IDEMPOTENT = {"GetParameters", "ListParameters", "DescribeParameters", "GetParameterTypes"}
     QUERY_RETRY_S = 5.0
 
-    def call(self, srv_type, name: str, request, timeout: float = 15.0):
+    def call(self, srv_type, name: str, request, timeout: float = 15.0, retry_every: float | None = None):
         client = self.node.create_client(srv_type, name)
-        retry = self.QUERY_RETRY_S if srv_type.__name__ in self.IDEMPOTENT else None
+        retry = retry_every or (self.QUERY_RETRY_S if srv_type.__name__ in self.IDEMPOTENT else None)
         try:
             if not client.wait_for_service(timeout_sec=timeout):
                 raise TimeoutError(f"service {name} did not appear within {timeout} s")

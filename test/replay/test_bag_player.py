@@ -65,7 +65,8 @@ def play_when_matched(ros, bag: Path, subs: list, **params):
     proc = start_player(ros, bag, start_paused=True, wait_for_subscribers=1, **params)
     for sub in subs:
         ros.wait_for_publishers(sub)
-    assert ros.call(Resume, svc("resume"), Resume.Request()) is not None
+    # A second resume is harmless, so a lost reply is asked again.
+    assert ros.call(Resume, svc("resume"), Resume.Request(), timeout=30, retry_every=5) is not None
     return proc
 
 
@@ -228,14 +229,18 @@ def test_clock_follows_bag_time_and_stops_while_paused(ros, tmp_path):
 
 def test_the_cli_plays_to_the_end_and_exits(ros, tmp_path):
     bag = chatter_bag(tmp_path / "bag", count=50)
-    received, _ = ros.subscribe(String, "/chatter")
+    received, sub = ros.subscribe(String, "/chatter")
     # The player waits at its end until the reliable subscriber acknowledged every message: give that wait
     # room on a loaded machine (it ends as soon as all are acknowledged), or the last ones die with the process.
-    cli = subprocess.Popen([str(binary("lockstep")), "bag", "play", str(bag), "--rate", "1",
+    # It starts paused and plays once this side has matched it too: `--wait-for-subscribers` sees only the
+    # player's side, and a volatile reader that matches after the first message was sent never gets it.
+    cli = subprocess.Popen([str(binary("lockstep")), "bag", "play", str(bag), "--rate", "1", "--start-paused",
                             "--wait-for-subscribers", "1", "--wait-for-all-acked", "30000"],
                            env=ros.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _, err = cli.communicate(timeout=30)
+        ros.wait_for_publishers(sub, timeout=30)
+        assert ros.call(Resume, svc("resume"), Resume.Request(), timeout=30, retry_every=5) is not None
+        _, err = cli.communicate(timeout=60)
     finally:
         cli.kill()
     assert cli.returncode == 0, err
