@@ -216,10 +216,14 @@ def _call(rclpy_node, srv_type, service: str, request, timeout: float):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"service {service} did not appear within {timeout} s")
             time.sleep(0.05)
-        future = client.call_async(request)
+        # Parameter queries only: asked again every 5 s, since a reply can be lost (rmw_fastrtps drops it when
+        # the node has not yet discovered this client's response reader; see RosTestContext.call).
+        future, asked = client.call_async(request), time.monotonic()
         while not future.done():
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no answer from {service} within {timeout} s")
+            if time.monotonic() - asked > 5.0:
+                future, asked = client.call_async(request), time.monotonic()
             time.sleep(0.02)
         return future.result()
     finally:

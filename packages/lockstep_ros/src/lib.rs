@@ -342,6 +342,9 @@ where
     let (make_node, make_values) = (node.clone(), values.clone());
     let make = move || -> Result<_> {
         let mut n = lock(&make_node)?;
+        // r2r's handler panics while holding these locks: clear the poison before making the services again.
+        n.params.clear_poison();
+        make_values.clear_poison();
         let handler = n
             .make_derived_parameter_handler(make_values.clone())
             .ros_context("declaring parameters")?;
