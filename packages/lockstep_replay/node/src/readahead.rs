@@ -200,8 +200,8 @@ mod tests {
     }
 
     /// Plays the bag `passes` times as a loop does (restart, read to the end), handing every message back;
-    /// returns how many messages are alive afterwards (the topic name's reference count, less the ones the
-    /// reader itself holds).
+    /// returns the topic name's reference count afterwards: one per message still alive, plus the few the
+    /// reader and this test hold.
     fn alive_after(passes: usize) -> usize {
         let dir = tempfile::tempdir().unwrap();
         let mut ahead = ReadAhead::start(bag(dir.path(), 10), BTreeSet::from(["/t".to_owned()]), 64).unwrap();
