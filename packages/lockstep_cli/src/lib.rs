@@ -86,6 +86,11 @@ pub enum Command {
     /// Render an output folder (of the demo, `lockstep replay` or `lockstep calibrate`) into PNG plots and
     /// one self-contained report.html.
     Report(lockstep_report::cli::ReportArgs),
+    /// Run a replay regression suite: every recording of a corpus replayed in lock-step with the modules
+    /// under test (per variant of their launch arguments), compared with the recording or an earlier run
+    /// within the suite's tolerances; report.json and differences.png per case, summary.json, junit.xml and
+    /// summary.html. Exit 0 when every case passed, 1 when any failed, 2 for a bad suite file.
+    Test(lockstep_suite::cli::TestArgs),
     #[command(about = COMPLETIONS_ABOUT)]
     Completions(Forwarded),
 }

@@ -26,6 +26,8 @@ fn main() -> ExitCode {
         Command::Player(args) => lockstep_player::cli::run(args),
         Command::Launch(args) => lockstep_launch::cli::run_launch(args),
         Command::Report(args) => lockstep_report::cli::run(args),
+        // Its exit status says more than success or failure (2: a bad suite file).
+        Command::Test(args) => return lockstep_suite::cli::run(args),
         // Handed over above.
         Command::Bag(BagArgs {
             command: BagVerb::Play(_) | BagVerb::Record(_),

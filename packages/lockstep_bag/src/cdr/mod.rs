@@ -20,7 +20,7 @@ mod schema;
 mod value;
 
 pub use schema::{ArrayKind, Field, FieldType, MessageType, Primitive, Schema};
-pub use value::Value;
+pub use value::{Leaf, Value};
 
 /// What can go wrong reading a definition or decoding a message.
 #[derive(Debug, thiserror::Error)]

@@ -21,6 +21,15 @@ pub enum Value {
     Message(Vec<(String, Value)>),
 }
 
+/// A leaf of a decoded message.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Leaf<'a> {
+    /// A number or bool, as f64.
+    Number(f64),
+    /// A string.
+    Text(&'a str),
+}
+
 impl Value {
     /// The field `name` of a message value.
     pub fn field(&self, name: &str) -> Option<&Value> {
@@ -32,18 +41,29 @@ impl Value {
 
     /// Every number and bool with its path (`pose.position.x`, `ranges[3]`), in field order, as f64.
     pub fn numeric_leaves(&self) -> Vec<(String, f64)> {
+        self.leaves()
+            .into_iter()
+            .filter_map(|(path, leaf)| match leaf {
+                Leaf::Number(x) => Some((path, x)),
+                Leaf::Text(_) => None,
+            })
+            .collect()
+    }
+
+    /// Every leaf with its path, in field order: numbers and bools as f64, strings as text.
+    pub fn leaves(&self) -> Vec<(String, Leaf<'_>)> {
         let mut out = Vec::new();
         self.collect_leaves(String::new(), &mut out);
         out
     }
 
-    fn collect_leaves(&self, path: String, out: &mut Vec<(String, f64)>) {
+    fn collect_leaves<'a>(&'a self, path: String, out: &mut Vec<(String, Leaf<'a>)>) {
         match self {
-            Value::Bool(b) => out.push((path, f64::from(u8::from(*b)))),
-            Value::Int(i) => out.push((path, *i as f64)),
-            Value::UInt(u) => out.push((path, *u as f64)),
-            Value::Float(f) => out.push((path, *f)),
-            Value::String(_) => {}
+            Value::Bool(b) => out.push((path, Leaf::Number(f64::from(u8::from(*b))))),
+            Value::Int(i) => out.push((path, Leaf::Number(*i as f64))),
+            Value::UInt(u) => out.push((path, Leaf::Number(*u as f64))),
+            Value::Float(f) => out.push((path, Leaf::Number(*f))),
+            Value::String(s) => out.push((path, Leaf::Text(s))),
             Value::Array(items) => {
                 for (i, v) in items.iter().enumerate() {
                     v.collect_leaves(format!("{path}[{i}]"), out);

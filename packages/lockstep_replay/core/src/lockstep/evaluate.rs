@@ -103,8 +103,8 @@ pub struct Evaluation {
     pub modules: BTreeMap<String, ModuleEvaluation>,
 }
 
-/// `poses[3].position.x` -> `poses[].position.x`.
-fn fold_indices(path: &str) -> String {
+/// `poses[3].position.x` -> `poses[].position.x`: one name for a field of every element of an array.
+pub fn fold_indices(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     let mut in_index = false;
     for c in path.chars() {

@@ -20,10 +20,10 @@ mod recording;
 mod replay;
 mod topology_source;
 
-pub use evaluate::{evaluate, ChannelEvaluation, Difference, Evaluation, ModuleEvaluation};
+pub use evaluate::{evaluate, fold_indices, ChannelEvaluation, Difference, Evaluation, ModuleEvaluation};
 pub use header::{header_from_value, header_to_value};
 pub use output::write_bag;
-pub use plot::differences_figure;
+pub use plot::{differences_figure, differences_figure_against};
 pub use recording::{Channel, Frame, RecordedMessage, Recording, HEADER_SUFFIX};
 pub use replay::{
     replay, replay_observed, FrameSelection, MissingUpstream, Module, NewModule, ReplayOptions,

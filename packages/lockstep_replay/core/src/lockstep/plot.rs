@@ -9,6 +9,11 @@ use super::evaluate::Evaluation;
 /// axis for all panels), y = the largest absolute difference over the output's numeric fields, from 0. A
 /// channel whose outputs were all equal, or could not be decoded, says so in its panel.
 pub fn differences_figure(evaluation: &Evaluation) -> Figure {
+    differences_figure_against(evaluation, "the recording")
+}
+
+/// [`differences_figure`] of outputs compared with `against` (`the recording`, `the baseline run`).
+pub fn differences_figure_against(evaluation: &Evaluation, against: &str) -> Figure {
     let times = || {
         evaluation
             .channels
@@ -17,12 +22,12 @@ pub fn differences_figure(evaluation: &Evaluation) -> Figure {
     };
     let start_ns = times().min().unwrap_or(0);
     let end_s = times().max().unwrap_or(0).saturating_sub(start_ns) as f64 / 1e9;
-    let mut figure = Figure::new("Lock-step replay: simulated vs recorded outputs");
+    let mut figure = Figure::new(format!("Lock-step replay: simulated outputs against {against}"));
     figure.panel_height_px = 260;
     for (channel, e) in &evaluation.channels {
         let mut panel = Panel::new(
             format!(
-                "{channel}: {}/{} outputs equal to the recording",
+                "{channel}: {}/{} outputs equal to {against}",
                 e.exact, e.simulated
             ),
             "recording time [s]",
@@ -48,7 +53,7 @@ pub fn differences_figure(evaluation: &Evaluation) -> Figure {
                 e.undecodable
             ))
         } else if e.exact == e.simulated {
-            Some("every output byte-identical to the recording".to_owned())
+            Some(format!("every output byte-identical to {against}"))
         } else if top == 0.0 {
             Some("outputs differ, but no numeric field does".to_owned())
         } else {

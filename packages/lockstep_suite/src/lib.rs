@@ -1,0 +1,25 @@
+//! `lockstep test`: replay regression suites over a corpus of recordings.
+//!
+//! A suite file ([`suite`]) names recordings (paths and globs), the launch file that starts the modules
+//! under test in step mode and its variants (named sets of launch arguments), what counts as a pass per
+//! channel and field, optional Datalog assertions and the baseline. Each (recording, variant) is a case
+//! ([`plan`]) run on a ROS domain of its own ([`domain`], [`run`]): the modules are launched, `lockstep
+//! replay` steps them through the recording, and their outputs are compared frame by frame with the
+//! recording or an earlier run ([`compare`], [`asserts`]). Reports: `report.json` and `differences.png` per
+//! case; `summary.json`, JUnit XML and `summary.html` per suite ([`report`]).
+
+pub mod asserts;
+pub mod compare;
+pub mod domain;
+mod error;
+pub mod plan;
+pub mod report;
+pub mod run;
+pub mod suite;
+
+#[cfg(feature = "cli")]
+pub mod cli;
+#[cfg(feature = "cli")]
+mod ray;
+
+pub use error::{Error, Result};

@@ -1,0 +1,341 @@
+//! What a suite run writes: `cases/<case>/report.json` per case, and for the suite `summary.json`,
+//! `junit.xml` (one test case per case, as CI systems and `colcon test-result` read it) and `summary.html`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::compare::{ChannelResult, Comparison};
+use crate::error::{Error, Result};
+
+/// One case's report (`cases/<case>/report.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseReport {
+    /// `<recording>__<variant>`.
+    pub case: String,
+    /// The recording replayed.
+    pub recording: String,
+    /// The variant's name.
+    pub variant: String,
+    /// The launch file and its arguments.
+    pub launch: String,
+    /// Launch arguments of the variant.
+    pub arguments: BTreeMap<String, String>,
+    /// `recording`, or the earlier run's output bag compared with.
+    pub baseline: String,
+    /// Whether every channel met its expectation, no assertion fired and the case ran to the end.
+    pub passed: bool,
+    /// Why the case could not be run to the end (modules not started, replay failed, ...).
+    pub error: Option<String>,
+    /// One line per failing channel, plus one for violations.
+    pub failures: Vec<String>,
+    /// Per output channel.
+    pub channels: BTreeMap<String, ChannelReport>,
+    /// `violation(...)` rows of the assertions.
+    pub violations: Vec<String>,
+    /// Things worth knowing that do not fail the case.
+    pub warnings: Vec<String>,
+    /// Where the time went.
+    pub timings: Timings,
+}
+
+/// Seconds spent in each part of a case.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    /// The whole case.
+    pub total_s: f64,
+    /// The replay (from start to its last output), the part that is not the runner's own.
+    pub replay_s: f64,
+    /// Stopping the modules.
+    pub stop_s: f64,
+    /// Comparing, asserting and writing the report.
+    pub compare_s: f64,
+}
+
+/// One channel in a case report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChannelReport {
+    /// Whether it met its expectation.
+    pub passed: bool,
+    /// Outputs paired with the baseline.
+    pub compared: u64,
+    /// Byte-identical ones.
+    pub identical: u64,
+    /// Out of expectation.
+    pub differing: u64,
+    /// Fraction allowed to differ.
+    pub max_differing_fraction: f64,
+    /// Baseline outputs the run did not produce.
+    pub baseline_only: u64,
+    /// Outputs the baseline does not have.
+    pub new_only: u64,
+    /// Outputs that could not be decoded where a tolerance needed their fields.
+    pub undecodable: u64,
+    /// The first differing output.
+    pub first_difference: Option<FirstDifferenceReport>,
+    /// Per field (array indices as `[]`) that differs anywhere: largest |difference| ("inf" when a value is
+    /// missing on one side) and how many values were out of tolerance.
+    pub fields: BTreeMap<String, FieldReport>,
+}
+
+/// The first differing output of a channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstDifferenceReport {
+    /// Module that computed it.
+    pub module: String,
+    /// Its sequence number on the channel.
+    pub sequence_num: u32,
+    /// The module process's epoch.
+    pub epoch: u64,
+    /// Log time, nanoseconds.
+    pub log_time_ns: u64,
+    /// First field out of tolerance.
+    pub field: Option<String>,
+    /// Its value in the baseline.
+    pub baseline: Option<String>,
+    /// Its value now.
+    pub new: Option<String>,
+}
+
+/// One field's differences.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldReport {
+    /// Largest |new - baseline|, or "inf".
+    pub max_abs: serde_json::Value,
+    /// Values out of tolerance.
+    pub out_of_tolerance: u64,
+}
+
+impl ChannelReport {
+    /// The report of a compared channel.
+    pub fn of(result: &ChannelResult) -> ChannelReport {
+        ChannelReport {
+            passed: result.passed(),
+            compared: result.compared,
+            identical: result.identical,
+            differing: result.differing,
+            max_differing_fraction: result.max_differing_fraction,
+            baseline_only: result.baseline_only,
+            new_only: result.new_only,
+            undecodable: result.undecodable,
+            first_difference: result.first_difference.as_ref().map(|d| FirstDifferenceReport {
+                module: d.module.clone(),
+                sequence_num: d.sequence_num,
+                epoch: d.epoch,
+                log_time_ns: d.log_time_ns,
+                field: d.field.clone(),
+                baseline: d.baseline.clone(),
+                new: d.new.clone(),
+            }),
+            fields: result
+                .fields
+                .iter()
+                .map(|(k, f)| {
+                    let max_abs = if f.max_abs.is_finite() {
+                        serde_json::json!(f.max_abs)
+                    } else {
+                        serde_json::json!("inf")
+                    };
+                    (
+                        k.clone(),
+                        FieldReport {
+                            max_abs,
+                            out_of_tolerance: f.out_of_tolerance,
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The channels' reports and failure lines of a comparison.
+pub fn channel_reports(comparison: &Comparison) -> (BTreeMap<String, ChannelReport>, Vec<String>) {
+    let reports = comparison
+        .iter()
+        .map(|(c, r)| (c.clone(), ChannelReport::of(r)))
+        .collect();
+    let failures = comparison.iter().filter_map(|(c, r)| r.failure(c)).collect();
+    (reports, failures)
+}
+
+impl CaseReport {
+    /// The first line that says why it did not pass.
+    pub fn reason(&self) -> Option<String> {
+        if self.passed {
+            return None;
+        }
+        self.error
+            .clone()
+            .or_else(|| self.failures.first().cloned())
+            .or_else(|| Some("failed".into()))
+    }
+
+    /// Reads `report.json`.
+    pub fn read(path: &Path) -> Result<CaseReport> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        serde_json::from_str(&text)
+            .map_err(|e| Error::Case(format!("{}: not a case report: {e}", path.display())))
+    }
+
+    /// Writes `report.json`.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Case(e.to_string()))? + "\n";
+        std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    }
+}
+
+/// The suite's summary (`summary.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    /// The suite file.
+    pub suite: String,
+    /// Cases that passed.
+    pub passed: usize,
+    /// Cases that failed (including those that could not run).
+    pub failed: usize,
+    /// Of the failed ones, those that could not run to the end.
+    pub errors: usize,
+    /// Wall time of the whole run, seconds.
+    pub duration_s: f64,
+    /// Cases run at once (`--jobs`, or the Ray cluster's).
+    pub parallel: String,
+    /// One entry per case, in case order.
+    pub cases: Vec<SummaryCase>,
+}
+
+/// One case in the summary.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SummaryCase {
+    /// Case name.
+    pub case: String,
+    /// Recording.
+    pub recording: String,
+    /// Variant.
+    pub variant: String,
+    /// Passed?
+    pub passed: bool,
+    /// Why not.
+    pub reason: Option<String>,
+    /// Seconds.
+    pub total_s: f64,
+    /// Seconds in the replay.
+    pub replay_s: f64,
+    /// `cases/<case>/report.json`.
+    pub report: String,
+}
+
+impl Summary {
+    /// The summary of `reports` (in case order).
+    pub fn of(suite: &Path, reports: &[CaseReport], duration_s: f64, parallel: String) -> Summary {
+        let cases: Vec<SummaryCase> = reports
+            .iter()
+            .map(|r| SummaryCase {
+                case: r.case.clone(),
+                recording: r.recording.clone(),
+                variant: r.variant.clone(),
+                passed: r.passed,
+                reason: r.reason(),
+                total_s: r.timings.total_s,
+                replay_s: r.timings.replay_s,
+                report: format!("cases/{}/report.json", r.case),
+            })
+            .collect();
+        let passed = cases.iter().filter(|c| c.passed).count();
+        Summary {
+            suite: suite.display().to_string(),
+            passed,
+            failed: cases.len() - passed,
+            errors: reports.iter().filter(|r| r.error.is_some()).count(),
+            duration_s,
+            parallel,
+            cases,
+        }
+    }
+}
+
+/// JUnit XML: one test suite named after the suite file, one test case per case (class name
+/// `<suite>.<variant>`, name the recording's), a failure with the first differing frame and field, an error
+/// for a case that could not run.
+pub fn junit(suite_name: &str, reports: &[CaseReport]) -> Result<String> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut report = Report::new(format!("lockstep test {suite_name}"));
+    let mut suite = TestSuite::new(suite_name);
+    for r in reports {
+        let status = if r.passed {
+            TestCaseStatus::success()
+        } else {
+            let kind = if r.error.is_some() {
+                NonSuccessKind::Error
+            } else {
+                NonSuccessKind::Failure
+            };
+            let mut status = TestCaseStatus::non_success(kind);
+            if let TestCaseStatus::NonSuccess {
+                message, description, ..
+            } = &mut status
+            {
+                // Every failing channel in the message: CI systems and `colcon test-result` show only it.
+                *message = match (&r.error, r.failures.is_empty()) {
+                    (None, false) => Some(r.failures.join("; ").into()),
+                    _ => r.reason().map(Into::into),
+                };
+                let mut lines = r.failures.clone();
+                lines.extend(r.violations.iter().cloned());
+                *description = Some(lines.join("\n").into());
+            }
+            status
+        };
+        let mut case = TestCase::new(r.case.clone(), status);
+        case.set_classname(format!("{suite_name}.{}", r.variant));
+        case.set_time(std::time::Duration::from_secs_f64(r.timings.total_s.max(0.0)));
+        suite.add_test_case(case);
+    }
+    report.add_test_suite(suite);
+    report
+        .to_string()
+        .map_err(|e| Error::Case(format!("cannot write the JUnit XML: {e}")))
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// One self-contained page: the cases' table (status, first failure, times) with each case's plot.
+pub fn html(summary: &Summary) -> String {
+    let mut rows = String::new();
+    for c in &summary.cases {
+        let (class, status) = if c.passed {
+            ("pass", "passed")
+        } else {
+            ("fail", "FAILED")
+        };
+        rows.push_str(&format!(
+            "<tr class=\"{class}\"><td>{case}</td><td>{variant}</td><td>{status}</td><td>{reason}</td>\
+<td>{total:.1}</td><td>{replay:.1}</td><td><a href=\"cases/{case}/report.json\">report</a></td>\
+<td><a href=\"cases/{case}/differences.png\"><img src=\"cases/{case}/differences.png\" height=\"80\" alt=\"plot\"></a></td></tr>\n",
+            case = escape(&c.case),
+            variant = escape(&c.variant),
+            reason = escape(c.reason.as_deref().unwrap_or("")),
+            total = c.total_s,
+            replay = c.replay_s,
+        ));
+    }
+    format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>lockstep test: {suite}</title>\n<style>\
+body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}\
+ tr.pass td:nth-child(3){{color:#161}} tr.fail td:nth-child(3){{color:#b11;font-weight:bold}}</style></head>\n<body>\
+<h1>lockstep test: {suite}</h1>\n<p>{passed} passed, {failed} failed ({errors} could not run) in {duration:.1} s, {parallel}.</p>\n\
+<table><tr><th>case</th><th>variant</th><th>status</th><th>first failure</th><th>total [s]</th><th>replay [s]</th><th></th><th>differences</th></tr>\n{rows}</table>\n</body></html>\n",
+        suite = escape(&summary.suite),
+        passed = summary.passed,
+        failed = summary.failed,
+        errors = summary.errors,
+        duration = summary.duration_s,
+        parallel = escape(&summary.parallel),
+    )
+}

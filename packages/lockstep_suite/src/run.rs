@@ -1,0 +1,372 @@
+//! Running one case: a ROS domain of its own, the variant's launch file starting the modules in step mode,
+//! `lockstep replay` stepping them through the recording, the modules stopped, the outputs compared with the
+//! baseline and asserted. Everything is written into a fresh folder that becomes `cases/<case>` in one
+//! rename, so a case is either reported whole or not at all (a killed runner leaves only a `.partial`
+//! folder, which a retry does not read).
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lockstep_bag::BagReader;
+use lockstep_replay::lockstep::{differences_figure_against, ChannelEvaluation, Evaluation, Recording};
+
+use crate::domain::Domain;
+use crate::error::{Error, Result};
+use crate::plan::Case;
+use crate::report::{channel_reports, CaseReport, Timings};
+use crate::suite::{Baseline, Suite};
+
+/// Payload bytes a recording keeps in memory before reading the rest from the bag when needed.
+const IN_MEMORY_BYTES: u64 = 256 << 20;
+/// How long the modules get to stop after SIGINT before they are killed.
+const STOP_GRACE: Duration = Duration::from_secs(20);
+/// How often a running process is looked at.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The output bag of a case in an earlier run's folder.
+pub fn baseline_bag(run: &Path, case: &str) -> PathBuf {
+    run.join("cases").join(case).join("replay")
+}
+
+/// Runs `case` of `suite` with the `lockstep` executable `lockstep`, into `cases_dir/<case>`; returns its
+/// report (one that says why, when the case could not run). `salt` spreads the domain ids of cases started
+/// together.
+pub fn run_case(
+    suite: &Suite,
+    case: &Case,
+    lockstep: &Path,
+    cases_dir: &Path,
+    salt: u32,
+) -> Result<CaseReport> {
+    let started = Instant::now();
+    let attempt = cases_dir.join(format!(".{}.{}-{salt}.partial", case.id, std::process::id()));
+    std::fs::create_dir_all(&attempt).map_err(|e| Error::io(&attempt, e))?;
+    let mut report = CaseReport {
+        case: case.id.clone(),
+        recording: case.recording.display().to_string(),
+        variant: case.variant.name.clone(),
+        launch: case.variant.launch.display().to_string(),
+        arguments: case.variant.arguments.clone(),
+        baseline: match &suite.baseline {
+            Baseline::Recording => "recording".into(),
+            Baseline::Run(dir) => baseline_bag(dir, &case.id).display().to_string(),
+        },
+        passed: false,
+        error: None,
+        failures: Vec::new(),
+        channels: Default::default(),
+        violations: Vec::new(),
+        warnings: Vec::new(),
+        timings: Timings::default(),
+    };
+    if let Err(e) = run_in(suite, case, lockstep, &attempt, salt, &mut report) {
+        report.error = Some(lockstep_bag::error_chain(&e));
+        report.passed = false;
+    }
+    report.timings.total_s = started.elapsed().as_secs_f64();
+    report.write(&attempt.join("report.json"))?;
+    let done = cases_dir.join(&case.id);
+    match std::fs::rename(&attempt, &done) {
+        Ok(()) => Ok(report),
+        // Another attempt of the same case (a retried Ray task) finished first: its report stands.
+        Err(_) if done.join("report.json").is_file() => {
+            let _ = std::fs::remove_dir_all(&attempt);
+            CaseReport::read(&done.join("report.json"))
+        }
+        Err(e) => Err(Error::io(&done, e)),
+    }
+}
+
+fn open_recording(path: &Path) -> Result<Recording> {
+    let fail = |reason: String| Error::Recording {
+        path: path.to_owned(),
+        reason,
+    };
+    let reader = BagReader::open(path).map_err(|e| fail(e.to_string()))?;
+    Recording::open_indexed(reader, IN_MEMORY_BYTES).map_err(|e| fail(e.to_string()))
+}
+
+fn run_in(
+    suite: &Suite,
+    case: &Case,
+    lockstep: &Path,
+    dir: &Path,
+    salt: u32,
+    report: &mut CaseReport,
+) -> Result<()> {
+    let baseline_path = match &suite.baseline {
+        Baseline::Recording => case.recording.clone(),
+        Baseline::Run(run) => {
+            let bag = baseline_bag(run, &case.id);
+            if !bag.exists() {
+                return Err(Error::Case(format!(
+                    "baseline: {} has no output of case {} (was it run there?)",
+                    run.display(),
+                    case.id
+                )));
+            }
+            bag
+        }
+    };
+    let recording = open_recording(&case.recording)?;
+    let live: Vec<String> = match &suite.live {
+        Some(names) => names.clone(),
+        None => {
+            let names: BTreeSet<String> = recording
+                .topology
+                .components
+                .iter()
+                .map(|c| c.module_name.clone())
+                .collect();
+            names.into_iter().collect()
+        }
+    };
+    drop(recording);
+    let domain = Domain::take(salt)?;
+    let mut modules = Launched::start(lockstep, case, dir, domain.id)?;
+    let replay_started = Instant::now();
+    let replayed = replay(suite, case, lockstep, dir, domain.id, &live, &mut modules);
+    report.timings.replay_s = replay_started.elapsed().as_secs_f64();
+    let stop_started = Instant::now();
+    let stopped = modules.stop();
+    report.timings.stop_s = stop_started.elapsed().as_secs_f64();
+    replayed?;
+    if let Some(warning) = stopped {
+        report.warnings.push(warning);
+    }
+    drop(domain);
+    let compare_started = Instant::now();
+    let new = open_recording(&dir.join("replay"))?;
+    let baseline = open_recording(&baseline_path)?;
+    let comparison = crate::compare::compare(&baseline, &new, &suite.expect);
+    if comparison.is_empty() {
+        return Err(Error::Case(
+            "the replay produced no output to compare (no module computed a frame)".into(),
+        ));
+    }
+    let (channels, mut failures) = channel_reports(&comparison);
+    for channel in suite.expect.keys() {
+        if !comparison.contains_key(channel) {
+            report.warnings.push(format!(
+                "expect: {channel}: no module outputs it in this recording"
+            ));
+        }
+    }
+    let violations = crate::asserts::violations(&suite.rules, &new)?;
+    if !violations.is_empty() {
+        let shown: Vec<&str> = violations.iter().take(3).map(String::as_str).collect();
+        failures.push(format!(
+            "{} assertion violations: {}",
+            violations.len(),
+            shown.join(", ")
+        ));
+    }
+    let against = match suite.baseline {
+        Baseline::Recording => "the recording",
+        Baseline::Run(_) => "the baseline run",
+    };
+    let evaluation = Evaluation {
+        channels: comparison
+            .iter()
+            .map(|(c, r)| {
+                let e = ChannelEvaluation {
+                    simulated: r.compared,
+                    exact: r.identical,
+                    over_time: r.over_time.clone(),
+                    ..ChannelEvaluation::default()
+                };
+                (c.clone(), e)
+            })
+            .collect(),
+        modules: Default::default(),
+    };
+    let plot = dir.join("differences.png");
+    differences_figure_against(&evaluation, against)
+        .write_png(&plot)
+        .map_err(|e| Error::Case(format!("{}: cannot plot: {e}", plot.display())))?;
+    report.passed = failures.is_empty();
+    report.channels = channels;
+    report.failures = failures;
+    report.violations = violations;
+    report.timings.compare_s = compare_started.elapsed().as_secs_f64();
+    Ok(())
+}
+
+/// A child that dies with this process (SIGTERM when the runner dies, however it dies).
+fn spawn(mut command: Command, log: &Path, own_group: bool) -> Result<Child> {
+    let file = File::create(log).map_err(|e| Error::io(log, e))?;
+    let err = file.try_clone().map_err(|e| Error::io(log, e))?;
+    command.stdin(Stdio::null()).stdout(file).stderr(err);
+    if own_group {
+        command.process_group(0);
+    }
+    // SAFETY: prctl is async-signal-safe; it asks the kernel to SIGTERM the child when this thread's
+    // process dies.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let program = command.get_program().to_string_lossy().into_owned();
+    command
+        .spawn()
+        .map_err(|e| Error::Case(format!("cannot start {program}: {e}")))
+}
+
+/// The last non-empty line of a log file (what a one-line error quotes).
+fn last_line(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("(no output)")
+        .trim()
+        .chars()
+        .take(400)
+        .collect()
+}
+
+/// The modules under test, started by the variant's launch file.
+struct Launched {
+    child: Option<Child>,
+    /// Its log as the case's folder will hold it (the folder is renamed when the case is done).
+    log: String,
+}
+
+impl Launched {
+    fn start(lockstep: &Path, case: &Case, dir: &Path, domain: u32) -> Result<Launched> {
+        let log = dir.join("launch.log");
+        let mut command = Command::new(lockstep);
+        command
+            .arg("launch")
+            .arg(&case.variant.launch)
+            .args(case.variant.arguments.iter().map(|(k, v)| format!("{k}:={v}")))
+            .arg("--color=never")
+            .arg("--log-dir")
+            .arg(dir.join("logs"))
+            .env("ROS_DOMAIN_ID", domain.to_string());
+        let child = spawn(command, &log, true)?;
+        Ok(Launched {
+            child: Some(child),
+            log: format!("cases/{}/launch.log", case.id),
+        })
+    }
+
+    /// `Some(exit status)` when the launch has ended.
+    fn ended(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// SIGINT (the launcher stops its nodes), then SIGKILL after a grace period; a warning when it had to.
+    fn stop(&mut self) -> Option<String> {
+        let mut child = self.child.take()?;
+        if child.try_wait().ok().flatten().is_some() {
+            return None;
+        }
+        let pid = libc::pid_t::try_from(child.id()).unwrap_or(0);
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        let deadline = Instant::now() + STOP_GRACE;
+        while Instant::now() < deadline {
+            if child.try_wait().ok().flatten().is_some() {
+                return None;
+            }
+            std::thread::sleep(POLL);
+        }
+        // SAFETY: as above; the negative pid is the launcher's process group.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = child.wait();
+        Some(format!(
+            "the modules did not stop within {} s of SIGINT and were killed (see {})",
+            STOP_GRACE.as_secs(),
+            self.log
+        ))
+    }
+}
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn replay(
+    suite: &Suite,
+    case: &Case,
+    lockstep: &Path,
+    dir: &Path,
+    domain: u32,
+    live: &[String],
+    modules: &mut Launched,
+) -> Result<()> {
+    let log = dir.join("replay.log");
+    let mut command = Command::new(lockstep);
+    command
+        .arg("replay")
+        .arg(&case.recording)
+        .arg("--output")
+        .arg(dir.join("replay"))
+        .arg("--quiet")
+        .arg("--frames")
+        .arg(&suite.replay.frames)
+        .arg("--timeout-ms")
+        .arg(suite.replay.timeout_ms.to_string())
+        .arg("--discovery-ms")
+        .arg(suite.replay.discovery_ms.to_string())
+        .env("ROS_DOMAIN_ID", domain.to_string());
+    if !live.is_empty() {
+        command.arg("--modules").arg(live.join(","));
+    }
+    let mut child = spawn(command, &log, false)?;
+    let status = loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| Error::Case(format!("lockstep replay: {e}")))?
+        {
+            break status;
+        }
+        if let Some(status) = modules.ended() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Error::Case(format!(
+                "the launch file ended ({status}) before the replay did: {} (see {})",
+                last_line(&dir.join("launch.log")),
+                modules.log
+            )));
+        }
+        std::thread::sleep(POLL);
+    };
+    if !status.success() {
+        return Err(Error::Case(format!(
+            "lockstep replay failed: {} (see cases/{}/replay.log)",
+            last_line(&log),
+            case.id
+        )));
+    }
+    let replay_report = dir.join("replay").join("report.json");
+    let text = std::fs::read_to_string(&replay_report).map_err(|e| Error::io(&replay_report, e))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Error::Case(format!("{}: {e}", replay_report.display())))?;
+    let stepped: BTreeSet<&str> = value["modules"]
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let absent: Vec<&str> = live
+        .iter()
+        .map(String::as_str)
+        .filter(|m| !stepped.contains(m))
+        .collect();
+    if !absent.is_empty() {
+        return Err(Error::Case(format!(
+            "module(s) {} did not answer their step service: the launch file must start them with lockstep_step_mode:=true (see {})",
+            absent.join(", "),
+            modules.log
+        )));
+    }
+    Ok(())
+}

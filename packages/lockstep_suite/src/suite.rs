@@ -1,0 +1,482 @@
+//! The suite file (YAML): which recordings, how to start the modules under test and their variants, what
+//! counts as a pass per channel and field, optional Datalog assertions, and the baseline to compare with.
+//! Every error names the suite file and the key path.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_norway::Value;
+
+use crate::error::{Error, Result};
+
+/// Longest suite file read: a suite is a page of YAML, not a data file.
+pub const MAX_SUITE_BYTES: u64 = 1 << 20;
+/// Most variants in one suite (each multiplies the cases).
+pub const MAX_VARIANTS: usize = 1000;
+/// Most recordings after the globs are expanded.
+pub const MAX_RECORDINGS: usize = 100_000;
+
+/// Absolute and relative tolerance of a numeric field: `|new - baseline| <= abs + rel * |baseline|`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Tolerance {
+    /// Absolute tolerance, in the field's unit.
+    pub abs: f64,
+    /// Relative tolerance (0.01 = 1 %).
+    pub rel: f64,
+}
+
+impl Tolerance {
+    /// Whether `new` passes against `baseline` (two NaNs are equal; a NaN against a number is not).
+    pub fn admits(&self, baseline: f64, new: f64) -> bool {
+        if baseline.is_nan() || new.is_nan() {
+            return baseline.is_nan() && new.is_nan();
+        }
+        baseline == new || (new - baseline).abs() <= self.abs + self.rel * baseline.abs()
+    }
+}
+
+/// What a channel must meet to pass.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChannelExpect {
+    /// Tolerance of every numeric field not named in `fields`; `None`: the message must be byte-identical
+    /// (unless `fields` names tolerances, then the other fields must be equal).
+    pub default: Option<Tolerance>,
+    /// Per field path (array indices written `[]`: `poses[].position.x`).
+    pub fields: BTreeMap<String, Tolerance>,
+    /// Largest fraction of compared messages allowed to differ (0 to 1).
+    pub max_differing_fraction: f64,
+}
+
+impl ChannelExpect {
+    /// Whether messages must be byte-identical (no tolerance anywhere).
+    pub fn is_exact(&self) -> bool {
+        self.default.is_none() && self.fields.is_empty()
+    }
+}
+
+/// One set of launch arguments the modules run with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// Its name (part of each case's name).
+    pub name: String,
+    /// The launch file that starts the modules in step mode.
+    pub launch: PathBuf,
+    /// Launch arguments, `name:=value`.
+    pub arguments: BTreeMap<String, String>,
+}
+
+/// What the outputs are compared with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Baseline {
+    /// The recording itself (what the robot's software really did).
+    Recording,
+    /// The output folder of an earlier `lockstep test` run of the same cases (A/B: new version against old).
+    Run(PathBuf),
+}
+
+/// How each replay runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplaySettings {
+    /// Longest wait for one step's answer, milliseconds.
+    pub timeout_ms: u64,
+    /// How long to wait for the live modules to answer, milliseconds.
+    pub discovery_ms: u64,
+    /// `all` or a module name.
+    pub frames: String,
+}
+
+/// A suite file, checked.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// The suite file.
+    pub file: PathBuf,
+    /// Its name (the file name without extension): the JUnit test suite name.
+    pub name: String,
+    /// The recordings, globs expanded, sorted, each once.
+    pub recordings: Vec<PathBuf>,
+    /// The modules that must answer their step service (default: every module of the recording).
+    pub live: Option<Vec<String>>,
+    /// The variants, in the file's order (one named `default` when the file names none).
+    pub variants: Vec<Variant>,
+    /// Replay settings.
+    pub replay: ReplaySettings,
+    /// Per channel; channels not named must be byte-identical.
+    pub expect: BTreeMap<String, ChannelExpect>,
+    /// Assertion rules as (text, origin); every `violation` they derive fails the case.
+    pub rules: Vec<(String, String)>,
+    /// What the outputs are compared with.
+    pub baseline: Baseline,
+}
+
+/// A YAML node with the key path that leads to it, for errors.
+struct Node<'a> {
+    file: &'a Path,
+    key: String,
+    value: &'a Value,
+}
+
+impl<'a> Node<'a> {
+    fn err(&self, reason: impl Into<String>) -> Error {
+        Error::suite(self.file, &self.key, reason)
+    }
+
+    fn child(&self, key: &str, value: &'a Value) -> Node<'a> {
+        let key = if self.key.is_empty() {
+            key.to_owned()
+        } else if key.starts_with('[') {
+            format!("{}{key}", self.key)
+        } else {
+            format!("{}.{key}", self.key)
+        };
+        Node {
+            file: self.file,
+            key,
+            value,
+        }
+    }
+
+    /// The mapping's entries; unknown keys are an error naming the ones allowed.
+    fn mapping(&self, allowed: &[&str]) -> Result<Vec<(String, Node<'a>)>> {
+        let Value::Mapping(map) = self.value else {
+            return Err(self.err(format!("expected a mapping, found {}", kind(self.value))));
+        };
+        let mut out = Vec::with_capacity(map.len());
+        for (k, v) in map {
+            let Some(name) = k.as_str() else {
+                return Err(self.err(format!("keys must be text, found {}", kind(k))));
+            };
+            if !allowed.is_empty() && !allowed.contains(&name) {
+                return Err(self
+                    .child(name, v)
+                    .err(format!("unknown key (expected one of: {})", allowed.join(", "))));
+            }
+            out.push((name.to_owned(), self.child(name, v)));
+        }
+        Ok(out)
+    }
+
+    fn text(&self) -> Result<String> {
+        scalar_text(self.value).ok_or_else(|| self.err(format!("expected text, found {}", kind(self.value))))
+    }
+
+    fn list(&self) -> Result<Vec<Node<'a>>> {
+        match self.value {
+            Value::Sequence(items) => Ok(items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| self.child(&format!("[{i}]"), v))
+                .collect()),
+            other => Err(self.err(format!("expected a list, found {}", kind(other)))),
+        }
+    }
+
+    fn number(&self, range: (f64, f64)) -> Result<f64> {
+        let x = match self.value {
+            Value::Number(n) => n.as_f64(),
+            _ => None,
+        }
+        .ok_or_else(|| self.err(format!("expected a number, found {}", kind(self.value))))?;
+        if !(x.is_finite() && x >= range.0 && x <= range.1) {
+            return Err(self.err(format!("{x} is out of range [{}, {}]", range.0, range.1)));
+        }
+        Ok(x)
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+impl Suite {
+    /// Reads and checks the suite file `path` (paths in it are relative to its folder).
+    pub fn load(path: &Path) -> Result<Suite> {
+        let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
+        if size > MAX_SUITE_BYTES {
+            return Err(Error::suite(
+                path,
+                "(file)",
+                format!("{size} bytes, more than a suite file may hold ({MAX_SUITE_BYTES})"),
+            ));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Suite::parse(&text, path)
+    }
+
+    /// Checks the suite `text`, read from `file`.
+    pub fn parse(text: &str, file: &Path) -> Result<Suite> {
+        let value: Value = serde_norway::from_str(text).map_err(|e| {
+            let at = e
+                .location()
+                .map_or_else(|| "(file)".to_owned(), |l| format!("line {}", l.line()));
+            Error::suite(file, at, e.to_string())
+        })?;
+        let dir = file.parent().unwrap_or(Path::new(".")).to_owned();
+        let root = Node {
+            file,
+            key: String::new(),
+            value: &value,
+        };
+        let mut recordings = None;
+        let mut modules = None;
+        let mut replay = ReplaySettings {
+            timeout_ms: 2000,
+            discovery_ms: 60_000,
+            frames: "all".into(),
+        };
+        let mut expect = BTreeMap::new();
+        let mut rules = Vec::new();
+        let mut baseline = Baseline::Recording;
+        let top = ["recordings", "modules", "replay", "expect", "assert", "baseline"];
+        for (key, node) in root.mapping(&top)? {
+            match key.as_str() {
+                "recordings" => recordings = Some(parse_recordings(&node, &dir)?),
+                "modules" => modules = Some(parse_modules(&node, &dir)?),
+                "replay" => replay = parse_replay(&node, replay)?,
+                "expect" => expect = parse_expect(&node)?,
+                "assert" => rules = parse_assert(&node, &dir)?,
+                _ => {
+                    let text = node.text()?;
+                    baseline = if text == "recording" {
+                        Baseline::Recording
+                    } else {
+                        Baseline::Run(dir.join(text))
+                    };
+                }
+            }
+        }
+        let missing = |k: &str| Error::suite(file, k, "missing (required)");
+        let recordings = recordings.ok_or_else(|| missing("recordings"))?;
+        let (variants, live) = modules.ok_or_else(|| missing("modules"))?;
+        let name = file
+            .file_stem()
+            .map_or_else(|| "suite".into(), |s| s.to_string_lossy().into_owned());
+        Ok(Suite {
+            file: file.to_owned(),
+            name,
+            recordings,
+            live,
+            variants,
+            replay,
+            expect,
+            rules,
+            baseline,
+        })
+    }
+}
+
+fn parse_recordings(node: &Node<'_>, dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for item in node.list()? {
+        let pattern = item.text()?;
+        let full = dir.join(&pattern);
+        let full_text = full.to_string_lossy().into_owned();
+        let paths = glob::glob(&full_text)
+            .map_err(|e| item.err(format!("{pattern}: not a valid glob: {}", e.msg)))?;
+        let mut found: Vec<PathBuf> = paths
+            .filter_map(|p| p.ok())
+            .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "mcap" || e == "db3"))
+            .collect();
+        if found.is_empty() {
+            return Err(item.err(format!(
+                "{pattern}: matches no recording (bag directory or .mcap file)"
+            )));
+        }
+        found.sort();
+        for p in found {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        if out.len() > MAX_RECORDINGS {
+            return Err(item.err(format!("more than {MAX_RECORDINGS} recordings")));
+        }
+    }
+    if out.is_empty() {
+        return Err(node.err("names no recording"));
+    }
+    Ok(out)
+}
+
+type Modules = (Vec<Variant>, Option<Vec<String>>);
+
+fn parse_arguments(node: &Node<'_>) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for (name, value) in node.mapping(&[])? {
+        out.insert(name, value.text()?);
+    }
+    Ok(out)
+}
+
+fn parse_modules(node: &Node<'_>, dir: &Path) -> Result<Modules> {
+    let mut launch = None;
+    let mut arguments = BTreeMap::new();
+    let mut live = None;
+    let mut variant_nodes = Vec::new();
+    for (key, child) in node.mapping(&["launch", "arguments", "live", "variants"])? {
+        match key.as_str() {
+            "launch" => launch = Some(existing_file(&child, dir)?),
+            "arguments" => arguments = parse_arguments(&child)?,
+            "live" => {
+                let names = child.list()?.iter().map(Node::text).collect::<Result<Vec<_>>>()?;
+                live = Some(names);
+            }
+            _ => variant_nodes = child.mapping(&[])?,
+        }
+    }
+    let launch = launch.ok_or_else(|| node.child("launch", node.value).err("missing (required)"))?;
+    if variant_nodes.len() > MAX_VARIANTS {
+        return Err(node.err(format!("more than {MAX_VARIANTS} variants")));
+    }
+    let mut variants = Vec::new();
+    for (name, v) in variant_nodes {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        {
+            return Err(v.err("a variant's name is letters, digits, '_', '-' and '.' (it names files)"));
+        }
+        let mut variant = Variant {
+            name,
+            launch: launch.clone(),
+            arguments: arguments.clone(),
+        };
+        if !matches!(v.value, Value::Null) {
+            for (key, child) in v.mapping(&["arguments", "launch"])? {
+                if key == "launch" {
+                    variant.launch = existing_file(&child, dir)?;
+                } else {
+                    variant.arguments.extend(parse_arguments(&child)?);
+                }
+            }
+        }
+        variants.push(variant);
+    }
+    if variants.is_empty() {
+        variants.push(Variant {
+            name: "default".into(),
+            launch,
+            arguments,
+        });
+    }
+    Ok((variants, live))
+}
+
+fn existing_file(node: &Node<'_>, dir: &Path) -> Result<PathBuf> {
+    let text = node.text()?;
+    let path = dir.join(&text);
+    if !path.is_file() {
+        return Err(node.err(format!("{}: no such file", path.display())));
+    }
+    Ok(path)
+}
+
+fn parse_replay(node: &Node<'_>, mut settings: ReplaySettings) -> Result<ReplaySettings> {
+    for (key, child) in node.mapping(&["timeout_ms", "discovery_s", "frames"])? {
+        match key.as_str() {
+            "timeout_ms" => settings.timeout_ms = child.number((1.0, 3_600_000.0))? as u64,
+            "discovery_s" => settings.discovery_ms = (child.number((0.0, 3600.0))? * 1000.0) as u64,
+            _ => settings.frames = child.text()?,
+        }
+    }
+    Ok(settings)
+}
+
+fn parse_tolerance(node: &Node<'_>, into: &mut Tolerance) -> Result<bool> {
+    let mut any = false;
+    for (key, child) in node.mapping(&[])? {
+        match key.as_str() {
+            "abs_tol" => into.abs = child.number((0.0, f64::MAX))?,
+            "rel_tol" => into.rel = child.number((0.0, f64::MAX))?,
+            "exact" => {
+                if child.value != &Value::Bool(true) {
+                    return Err(
+                        child.err("only `exact: true` is meaningful (give abs_tol or rel_tol instead)")
+                    );
+                }
+            }
+            _ => continue,
+        }
+        any = true;
+    }
+    Ok(any)
+}
+
+fn parse_expect(node: &Node<'_>) -> Result<BTreeMap<String, ChannelExpect>> {
+    let mut out = BTreeMap::new();
+    for (channel, child) in node.mapping(&[])? {
+        if !channel.starts_with('/') {
+            return Err(child.err("a channel is a fully qualified topic name (starting with '/')"));
+        }
+        let mut expect = ChannelExpect::default();
+        if child.value == &Value::String("exact".into()) {
+            out.insert(channel, expect);
+            continue;
+        }
+        let allowed = ["exact", "abs_tol", "rel_tol", "max_differing_fraction", "fields"];
+        let mut tolerance = Tolerance::default();
+        for (key, grand) in child.mapping(&allowed)? {
+            match key.as_str() {
+                "max_differing_fraction" => expect.max_differing_fraction = grand.number((0.0, 1.0))?,
+                "fields" => {
+                    for (field, spec) in grand.mapping(&[])? {
+                        let mut t = Tolerance::default();
+                        if spec.value != &Value::String("exact".into()) {
+                            spec.mapping(&["exact", "abs_tol", "rel_tol"])?;
+                            parse_tolerance(&spec, &mut t)?;
+                        }
+                        expect.fields.insert(crate::compare::fold_indices(&field), t);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if parse_tolerance(&child, &mut tolerance)? && tolerance != Tolerance::default() {
+            expect.default = Some(tolerance);
+        }
+        out.insert(channel, expect);
+    }
+    Ok(out)
+}
+
+fn parse_assert(node: &Node<'_>, dir: &Path) -> Result<Vec<(String, String)>> {
+    let mut sources = Vec::new();
+    if let Value::String(text) = node.value {
+        sources.push((text.clone(), format!("{}", node.file.display())));
+    } else {
+        for (key, child) in node.mapping(&["rules", "files"])? {
+            if key == "rules" {
+                sources.push((child.text()?, format!("{} (assert.rules)", node.file.display())));
+                continue;
+            }
+            for item in child.list()? {
+                let path = existing_file(&item, dir)?;
+                let text = std::fs::read_to_string(&path).map_err(|e| item.err(e.to_string()))?;
+                sources.push((text, path.display().to_string()));
+            }
+        }
+    }
+    let borrowed: Vec<(&str, &str)> = sources.iter().map(|(t, o)| (t.as_str(), o.as_str())).collect();
+    let rules = lockstep_rules::RuleSet::parse_sources(&borrowed).map_err(|e| node.err(e.to_string()))?;
+    if !rules.derived_predicates().contains(&"violation") {
+        return Err(node.err("the rules derive no `violation`: write e.g. `violation(T) :- cmd_vel(T, \"linear.x\", V), V > 1.0.`"));
+    }
+    Ok(sources)
+}
