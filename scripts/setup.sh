@@ -49,8 +49,11 @@ if [ "$(cat "$venv/.lockstep-stamp" 2>/dev/null)" != "$req_hash" ]; then
     rm -rf "$venv"
     if [ "$ros_mode" = system ]; then
         "$python" -m venv --system-site-packages "$venv"
-        tools=$(grep -E '^(pytest|pytest-timeout|pytest-xdist|execnet|rosbags|mcap|zstandard|clingo|colcon-[a-z-]+)==' \
-            "$repo/scripts/requirements.txt")
+        # The test tools, colcon, and Ray (`lockstep test --ray`) with each of its dependencies, all at their pins.
+        names='pytest|pytest-timeout|pytest-xdist|execnet|rosbags|mcap|zstandard|clingo|colcon-[a-z-]+'
+        names+='|ray|click|filelock|jsonschema|jsonschema-specifications|referencing|rpds-py|attrs|msgpack|protobuf'
+        names+='|packaging|requests|certifi|charset-normalizer|idna|urllib3|grpcio|typing_extensions'
+        tools=$(grep -E "^($names)==" "$repo/scripts/requirements.txt")
         # shellcheck disable=SC2086
         "$venv/bin/pip" install -q --disable-pip-version-check $tools
     else

@@ -92,7 +92,9 @@ def test_colcon_test_runs_a_replay_suite_and_colcon_test_result_reports_its_case
         suite_yaml([str(bag)], '{as_recorded: {}, hold_2: {arguments: {hold: "2"}}}'))
 
     # find_program(lockstep) in the function takes the lockstep this suite tests.
-    env = dict(ros.env, PATH=f"{Path(os.environ['LOCKSTEP_BIN']).parent}{os.pathsep}{os.environ['PATH']}")
+    # COLCON_LOG_PATH: `colcon test-result` ignores --log-base and would log into the working directory.
+    env = dict(ros.env, PATH=f"{Path(os.environ['LOCKSTEP_BIN']).parent}{os.pathsep}{os.environ['PATH']}",
+               COLCON_LOG_PATH=str(tmp_path / "log"))
     base = ["--log-base", str(tmp_path / "log")]
     spaces = ["--build-base", str(tmp_path / "build"), "--install-base", str(tmp_path / "install")]
     # lockstep_suite and lockstep_ros (whose lockstep_cargo_build() lockstep_suite's CMakeLists.txt calls) are

@@ -72,11 +72,16 @@ pub fn run(
     }
     let status = child.wait().context("--ray: the driver")?;
     let errors = errors.join().unwrap_or_default();
+    if status.code() == Some(130) {
+        bail!("--ray {address}: interrupted (the outstanding cases were cancelled)");
+    }
     if !status.success() && given_up.is_empty() {
+        // The driver's own error line; Ray's core may print warnings of its own around it.
         let last = errors
             .iter()
             .rev()
-            .find(|l| !l.trim().is_empty())
+            .find(|l| l.starts_with("error: "))
+            .or_else(|| errors.iter().rev().find(|l| !l.trim().is_empty()))
             .map_or("(no message)", String::as_str);
         let last = last.strip_prefix("error: ").unwrap_or(last);
         bail!("--ray {address}: {last}");

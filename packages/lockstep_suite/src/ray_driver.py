@@ -26,7 +26,7 @@ import sys
 
 import ray
 
-# prctl(2) option: the signal the kernel sends a process when its parent dies.
+# prctl(2) option: the signal the kernel sends a process when its parent (thread) dies.
 PR_SET_PDEATHSIG = 1
 # How often Ray runs a case again whose worker or node died (a case that merely fails is not retried).
 MAX_RETRIES = 3
@@ -113,10 +113,20 @@ def main():
     def stop(signum, frame):
         raise KeyboardInterrupt
 
-    # Ctrl-C and SIGTERM end the run (exit 130), also when started from a shell that ignores SIGINT in background
-    # jobs, as the interpreter then does.
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    def catch_signals():
+        # Ctrl-C and SIGTERM end the run (exit 130), also when started from a shell that ignores SIGINT in
+        # background jobs (the interpreter then ignores it too). Again after ray.init, whose core installs a
+        # SIGTERM handler of its own that prints a stack dump and exits 1.
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+
+    catch_signals()
+    # The driver ends with the lockstep binary that started it, even one killed with SIGKILL: the kernel then sends
+    # it SIGTERM, which cancels the cases (else they would run on with nobody to collect them).
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        return 130  # it died before the request took effect
 
     reason = unreachable(args.address)
     if reason is None:
@@ -128,6 +138,7 @@ def main():
     if reason is not None:
         print(f"error: cannot reach the Ray cluster at {args.address}: {reason}", file=sys.stderr)
         return 2
+    catch_signals()
 
     pending = {}  # ObjectRef -> case id
     gave_up = False

@@ -204,11 +204,18 @@ fn spawn(mut command: Command, log: &Path, own_group: bool) -> Result<Child> {
     if own_group {
         command.process_group(0);
     }
-    // SAFETY: prctl is async-signal-safe; it asks the kernel to SIGTERM the child when this thread's
-    // process dies.
+    // SAFETY: prctl, sigemptyset, sigprocmask and signal are async-signal-safe. The child gets SIGTERM when
+    // this process dies, and starts with every signal deliverable and SIGINT/SIGTERM at their defaults: a
+    // Ray worker runs the case runner with signals blocked, and blocked or ignored signals survive exec, so
+    // the launcher and the nodes would never see the SIGINT that stops them.
     unsafe {
         command.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
             Ok(())
         });
     }
