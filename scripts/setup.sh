@@ -28,8 +28,9 @@ if [ -f "$system_ros/setup.bash" ]; then ros_mode=system; else ros_mode=wheels; 
 say "ROS 2 Jazzy from: $ros_mode"
 
 # 1. Debian packages: libclang for r2r's bindgen, cmake + a C++ compiler for the interface package, chromium
-#    (headless) for the test that looks at the demo's report.html.
-debs=(libclang-dev cmake g++ python3-venv chromium)
+#    (headless) for the test that looks at the demo's report.html, iproute2 (`ip`) for the Ray tests' network
+#    namespace.
+debs=(libclang-dev cmake g++ python3-venv chromium iproute2)
 missing=()
 for deb in "${debs[@]}"; do
     dpkg-query -W -f='${Status}' "$deb" 2>/dev/null | grep -q "install ok installed" || missing+=("$deb")

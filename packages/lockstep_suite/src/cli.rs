@@ -44,7 +44,7 @@ pub struct TestArgs {
     /// Print the cases and exit without running them.
     #[arg(long)]
     pub list: bool,
-    /// No progress bar, only the summary.
+    /// No progress bar and no line per passing case: only failing cases and the summary.
     #[arg(long, short)]
     pub quiet: bool,
     /// Run this one case into <output>/cases/ (what each Ray task runs).
@@ -291,6 +291,7 @@ fn write_outputs(
 /// A progress bar over the cases on a terminal; one line per finished case either way.
 struct Progress {
     bar: Option<ProgressBar>,
+    quiet: bool,
     total: usize,
     done: AtomicUsize,
 }
@@ -308,6 +309,7 @@ impl Progress {
         });
         Progress {
             bar,
+            quiet,
             total,
             done: AtomicUsize::new(0),
         }
@@ -322,6 +324,7 @@ impl Progress {
     fn finished(&self, report: &CaseReport) {
         let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         let line = match report.reason() {
+            None if self.quiet => return,
             None => format!(
                 "[{n}/{}] {} passed ({:.1} s)",
                 self.total, report.case, report.timings.total_s
