@@ -1,6 +1,7 @@
 //! A ROS_DOMAIN_ID of a case's own: each id is taken by an exclusive lock on a file in
 //! `$TMPDIR/lockstep-ros-domains/` (the same files the Python test harness locks), which the kernel drops
-//! when the holder ends, so cases running side by side, test runs and suites never share one while in use.
+//! when the holder ends, so cases running side by side, test runs and suites never share one while in use;
+//! and never the ROS_DOMAIN_ID of the shell that runs the suite, where its own nodes may be.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -33,8 +34,15 @@ impl Domain {
         let start = std::process::id()
             .wrapping_mul(7)
             .wrapping_add(salt.wrapping_mul(13));
+        // The domain this shell's own nodes use (a robot, a simulator) is never a case's.
+        let own: Option<u32> = std::env::var("ROS_DOMAIN_ID")
+            .ok()
+            .and_then(|d| d.trim().parse().ok());
         for k in 0..count {
             let id = DOMAIN_IDS.start() + (start.wrapping_add(k)) % count;
+            if own == Some(id) {
+                continue;
+            }
             let path = dir.join(format!("{id}.lock"));
             let file = std::fs::OpenOptions::new()
                 .create(true)

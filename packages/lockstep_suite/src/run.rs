@@ -24,6 +24,9 @@ use crate::suite::{Baseline, Suite};
 const IN_MEMORY_BYTES: u64 = 256 << 20;
 /// How long the modules get to stop after SIGINT before they are killed.
 const STOP_GRACE: Duration = Duration::from_secs(20);
+/// A case's processes find only peers on this machine: the same domain id on another host of the network
+/// (a robot, a colleague's suite) is never heard.
+const LOCAL_DISCOVERY: &str = "LOCALHOST";
 /// How often a running process is looked at.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -256,7 +259,8 @@ impl Launched {
             .arg("--color=never")
             .arg("--log-dir")
             .arg(dir.join("logs"))
-            .env("ROS_DOMAIN_ID", domain.to_string());
+            .env("ROS_DOMAIN_ID", domain.to_string())
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", LOCAL_DISCOVERY);
         let child = spawn(command, &log, true)?;
         Ok(Launched {
             child: Some(child),
@@ -325,7 +329,8 @@ fn replay(
         .arg(suite.replay.timeout_ms.to_string())
         .arg("--discovery-ms")
         .arg(suite.replay.discovery_ms.to_string())
-        .env("ROS_DOMAIN_ID", domain.to_string());
+        .env("ROS_DOMAIN_ID", domain.to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", LOCAL_DISCOVERY);
     if !live.is_empty() {
         command.arg("--modules").arg(live.join(","));
     }
