@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::plan::{cases, filter, Case};
-use crate::report::{html, junit, CaseReport, Summary, Timings};
+use crate::report::{html, junit, CaseReport, Summary};
 use crate::run::run_case;
 use crate::suite::{Baseline, Suite};
 
@@ -207,19 +207,8 @@ fn collected(case: &Case, cases_dir: &Path, given_up: &[(String, String)]) -> Ca
             |(_, reason)| format!("Ray gave the task up: {reason}"),
         );
         CaseReport {
-            case: case.id.clone(),
-            recording: case.recording.display().to_string(),
-            variant: case.variant.name.clone(),
-            launch: case.variant.launch.display().to_string(),
-            arguments: case.variant.arguments.clone(),
-            baseline: String::new(),
-            passed: false,
             error: Some(format!("no report: {why}")),
-            failures: Vec::new(),
-            channels: Default::default(),
-            violations: Vec::new(),
-            warnings: Vec::new(),
-            timings: Timings::default(),
+            ..CaseReport::for_case(case, String::new())
         }
     })
 }

@@ -2,7 +2,7 @@
 //! baseline's frame of the same module output (channel, epoch, sequence number), and passes when its message
 //! is byte-identical or, where the suite gives tolerances, when every field is within them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use lockstep_bag::cdr::{Leaf, Schema};
 use lockstep_replay::lockstep::{Frame, Recording};
@@ -11,8 +11,8 @@ pub use lockstep_replay::lockstep::fold_indices;
 
 use crate::suite::{ChannelExpect, Tolerance};
 
-/// Where a channel first differs.
-#[derive(Debug, Clone, PartialEq)]
+/// Where a channel first differs (as the case report holds it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FirstDifference {
     /// The module that computed the frame.
     pub module: String,
@@ -137,7 +137,7 @@ pub fn compare(
     let exact = ChannelExpect::default();
     let baseline_frames: BTreeMap<FrameKey<'_>, &Frame> =
         baseline.frames.iter().map(|f| (key(f), f)).collect();
-    let mut paired: BTreeMap<FrameKey<'_>, ()> = BTreeMap::new();
+    let mut paired: BTreeSet<FrameKey<'_>> = BTreeSet::new();
     let mut out: Comparison = BTreeMap::new();
     for frame in &new.frames {
         let channel = frame.header.channel_name.as_str();
@@ -150,7 +150,7 @@ pub fn compare(
             result.new_only += 1;
             continue;
         };
-        paired.insert(key(base), ());
+        paired.insert(key(base));
         result.compared += 1;
         // The header's log time: one per output (equal messages share their data's first log time).
         let t = frame.header_log_time_ns;
@@ -185,7 +185,7 @@ pub fn compare(
     }
     for frame in &baseline.frames {
         if let Some(result) = out.get_mut(frame.header.channel_name.as_str()) {
-            if !paired.contains_key(&key(frame)) {
+            if !paired.contains(&key(frame)) {
                 result.baseline_only += 1;
             }
         }

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::compare::{ChannelResult, Comparison};
+use crate::compare::{ChannelResult, Comparison, FirstDifference};
 use crate::error::{Error, Result};
+use crate::plan::Case;
 
 /// One case's report (`cases/<case>/report.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,29 +74,10 @@ pub struct ChannelReport {
     /// Outputs that could not be decoded where a tolerance needed their fields.
     pub undecodable: u64,
     /// The first differing output.
-    pub first_difference: Option<FirstDifferenceReport>,
+    pub first_difference: Option<FirstDifference>,
     /// Per field (array indices as `[]`) that differs anywhere: largest |difference| ("inf" when a value is
     /// missing on one side) and how many values were out of tolerance.
     pub fields: BTreeMap<String, FieldReport>,
-}
-
-/// The first differing output of a channel.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FirstDifferenceReport {
-    /// Module that computed it.
-    pub module: String,
-    /// Its sequence number on the channel.
-    pub sequence_num: u32,
-    /// The module process's epoch.
-    pub epoch: u64,
-    /// Log time, nanoseconds.
-    pub log_time_ns: u64,
-    /// First field out of tolerance.
-    pub field: Option<String>,
-    /// Its value in the baseline.
-    pub baseline: Option<String>,
-    /// Its value now.
-    pub new: Option<String>,
 }
 
 /// One field's differences.
@@ -119,15 +101,7 @@ impl ChannelReport {
             baseline_only: result.baseline_only,
             new_only: result.new_only,
             undecodable: result.undecodable,
-            first_difference: result.first_difference.as_ref().map(|d| FirstDifferenceReport {
-                module: d.module.clone(),
-                sequence_num: d.sequence_num,
-                epoch: d.epoch,
-                log_time_ns: d.log_time_ns,
-                field: d.field.clone(),
-                baseline: d.baseline.clone(),
-                new: d.new.clone(),
-            }),
+            first_difference: result.first_difference.clone(),
             fields: result
                 .fields
                 .iter()
@@ -161,6 +135,25 @@ pub fn channel_reports(comparison: &Comparison) -> (BTreeMap<String, ChannelRepo
 }
 
 impl CaseReport {
+    /// The report of `case` before it has run (not passed, nothing compared), against `baseline`.
+    pub fn for_case(case: &Case, baseline: String) -> CaseReport {
+        CaseReport {
+            case: case.id.clone(),
+            recording: case.recording.display().to_string(),
+            variant: case.variant.name.clone(),
+            launch: case.variant.launch.display().to_string(),
+            arguments: case.variant.arguments.clone(),
+            baseline,
+            passed: false,
+            error: None,
+            failures: Vec::new(),
+            channels: BTreeMap::new(),
+            violations: Vec::new(),
+            warnings: Vec::new(),
+            timings: Timings::default(),
+        }
+    }
+
     /// The first line that says why it did not pass.
     pub fn reason(&self) -> Option<String> {
         if self.passed {

@@ -17,7 +17,7 @@ use lockstep_replay::lockstep::{differences_figure_against, ChannelEvaluation, E
 use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::plan::Case;
-use crate::report::{channel_reports, CaseReport, Timings};
+use crate::report::{channel_reports, CaseReport};
 use crate::suite::{Baseline, Suite};
 
 /// Payload bytes a recording keeps in memory before reading the rest from the bag when needed.
@@ -48,24 +48,11 @@ pub fn run_case(
     let started = Instant::now();
     let attempt = cases_dir.join(format!(".{}.{}-{salt}.partial", case.id, std::process::id()));
     std::fs::create_dir_all(&attempt).map_err(|e| Error::io(&attempt, e))?;
-    let mut report = CaseReport {
-        case: case.id.clone(),
-        recording: case.recording.display().to_string(),
-        variant: case.variant.name.clone(),
-        launch: case.variant.launch.display().to_string(),
-        arguments: case.variant.arguments.clone(),
-        baseline: match &suite.baseline {
-            Baseline::Recording => "recording".into(),
-            Baseline::Run(dir) => baseline_bag(dir, &case.id).display().to_string(),
-        },
-        passed: false,
-        error: None,
-        failures: Vec::new(),
-        channels: Default::default(),
-        violations: Vec::new(),
-        warnings: Vec::new(),
-        timings: Timings::default(),
+    let baseline = match &suite.baseline {
+        Baseline::Recording => "recording".into(),
+        Baseline::Run(dir) => baseline_bag(dir, &case.id).display().to_string(),
     };
+    let mut report = CaseReport::for_case(case, baseline);
     if let Err(e) = run_in(suite, case, lockstep, &attempt, salt, &mut report) {
         report.error = Some(lockstep_bag::error_chain(&e));
         report.passed = false;
@@ -101,8 +88,8 @@ fn run_in(
     salt: u32,
     report: &mut CaseReport,
 ) -> Result<()> {
-    let baseline_path = match &suite.baseline {
-        Baseline::Recording => case.recording.clone(),
+    let baseline_run = match &suite.baseline {
+        Baseline::Recording => None,
         Baseline::Run(run) => {
             let bag = baseline_bag(run, &case.id);
             if !bag.exists() {
@@ -112,9 +99,10 @@ fn run_in(
                     case.id
                 )));
             }
-            bag
+            Some(bag)
         }
     };
+    // Read once, before anything starts: it names the modules to expect and is the default baseline.
     let recording = open_recording(&case.recording)?;
     let live: Vec<String> = match &suite.live {
         Some(names) => names.clone(),
@@ -128,7 +116,7 @@ fn run_in(
             names.into_iter().collect()
         }
     };
-    drop(recording);
+    let recording = baseline_run.is_none().then_some(recording);
     let domain = Domain::take(salt)?;
     let mut modules = Launched::start(lockstep, case, dir, domain.id)?;
     let replay_started = Instant::now();
@@ -144,7 +132,11 @@ fn run_in(
     drop(domain);
     let compare_started = Instant::now();
     let new = open_recording(&dir.join("replay"))?;
-    let baseline = open_recording(&baseline_path)?;
+    let baseline = match (recording, &baseline_run) {
+        (Some(recording), _) => recording,
+        (None, Some(bag)) => open_recording(bag)?,
+        (None, None) => unreachable!("the recording is kept when it is the baseline"),
+    };
     let comparison = crate::compare::compare(&baseline, &new, &suite.expect);
     if comparison.is_empty() {
         return Err(Error::Case(
