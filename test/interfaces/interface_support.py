@@ -33,6 +33,9 @@ from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT / "test"))  # also when run as a script
+
+from lockstep_testing.harness import RosTestContext, answer  # noqa: E402
 README_GLOB = "packages/*/README.md"
 
 MARKER = re.compile(r"^<!--\s*interface:\s*(\S+)((?:\s+[\w.]+:=\S*)*)\s*-->\s*$")
@@ -216,16 +219,9 @@ def _call(rclpy_node, srv_type, service: str, request, timeout: float):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"service {service} did not appear within {timeout} s")
             time.sleep(0.05)
-        # Parameter queries only: asked again every 5 s, since a reply can be lost (rmw_fastrtps drops it when
-        # the node has not yet discovered this client's response reader; see RosTestContext.call).
-        future, asked = client.call_async(request), time.monotonic()
-        while not future.done():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no answer from {service} within {timeout} s")
-            if time.monotonic() - asked > 5.0:
-                future, asked = client.call_async(request), time.monotonic()
-            time.sleep(0.02)
-        return future.result()
+        # Parameter queries only, so they may be asked again when a reply is lost (see `answer`).
+        return answer(client, request, max(deadline - time.monotonic(), 0.0), f"an answer from {service}",
+                      retry_every=RosTestContext.QUERY_RETRY_S)
     finally:
         rclpy_node.destroy_client(client)
 

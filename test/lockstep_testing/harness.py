@@ -109,6 +109,26 @@ def where_it_hangs(pid: int) -> str:
     return "\n".join(lines)
 
 
+def answer(client, request, timeout: float, what: str, retry_every: float | None = None,
+           check: Callable[[str], None] | None = None):
+    """The answer of a service `client` (whose node another thread spins) to `request` within `timeout` s. With
+    `retry_every`, the request is sent again each time that long passes without an answer: a reply can be lost
+    (rmw_fastrtps drops it when the server has not yet discovered the client's response reader), so only requests
+    that may be applied twice get it. `check(what)` runs while waiting (to fail early when a process died)."""
+    deadline = time.monotonic() + timeout
+    future, asked = client.call_async(request), time.monotonic()
+    while not future.done():
+        now = time.monotonic()
+        if now >= deadline:
+            raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
+        if check is not None:
+            check(what)
+        if retry_every and now - asked >= retry_every:
+            future, asked = client.call_async(request), now
+        time.sleep(0.02)
+    return future.result()
+
+
 def run_tool(command: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
     """`subprocess.run(command, capture_output=True, text=True)` that, when the tool outlives `timeout`, fails
     with what it printed so far and where each of its threads waits (instead of a bare TimeoutExpired)."""
@@ -293,11 +313,15 @@ class RosTestContext:
             value = predicate()
             if value:
                 return value
-            for p in [proc] if proc else self.processes:
-                if p is not None and not getattr(p, "stopped", False) and not p.alive():
-                    raise AssertionError(f"{p.name} exited with {p.popen.returncode} while waiting for {what}")
+            self._check_processes(what, proc)
             time.sleep(0.05)
         raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
+
+    def _check_processes(self, what: str, proc: NodeProcess | None = None) -> None:
+        """Fails when `proc` (or any process of the test) ended while waiting for `what`."""
+        for p in [proc] if proc else self.processes:
+            if p is not None and not getattr(p, "stopped", False) and not p.alive():
+                raise AssertionError(f"{p.name} exited with {p.popen.returncode} while waiting for {what}")
 
     def wait_for_topic(self, topic: str, timeout: float = 15.0, publishers: int = 1) -> None:
         topic = self._absolute(topic)
@@ -371,18 +395,7 @@ class RosTestContext:
         try:
             if not client.wait_for_service(timeout_sec=timeout):
                 raise TimeoutError(f"service {name} did not appear within {timeout} s")
-            deadline = time.monotonic() + timeout
-            future = client.call_async(request)
-            while True:
-                left = deadline - time.monotonic()
-                try:
-                    self.wait_until(future.done, min(left, retry) if retry else left, f"the answer of {name}")
-                    return future.result()
-                except TimeoutError:
-                    if retry is None or time.monotonic() >= deadline:
-                        raise TimeoutError(f"timed out after {timeout:.1f} s waiting for the answer of {name}") \
-                            from None
-                    future = client.call_async(request)
+            return answer(client, request, timeout, f"the answer of {name}", retry, self._check_processes)
         finally:
             self.node.destroy_client(client)
 
