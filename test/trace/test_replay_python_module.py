@@ -3,6 +3,7 @@
 `lockstep_recorder` and replayed over DDS by `lockstep replay` with live modules in step mode. The Python and Rust
 motion controllers are interchangeable on one recording, and a Python module refuses a bad step by name."""
 
+import threading
 from pathlib import Path
 
 from geometry_msgs.msg import PoseArray, PoseStamped, Twist
@@ -171,9 +172,23 @@ def test_a_python_module_in_a_namespace_and_on_simulated_time(ros):
     assert "use_sim_time" in answer.message and "1000000000005 ns" in answer.message, answer.message
     clock = ros.publisher(Clock, "/clock")
     ros.wait_for_matched(clock)
-    clock.publish(Clock(clock=frame.start_stamp))
     commands = ros.collect(Twist, "/robot1/cmd_vel")
-    answer = ros.call(Step, step, Step.Request(frame=frame, timeout_ms=10000), timeout=30)
+    # /clock is published over and over while the step waits, as a simulator or `lockstep replay` does: the
+    # match this side sees may precede the node's, and a single message sent before it is lost (seen under load).
+    stepped = threading.Event()
+
+    def tick():
+        while not stepped.is_set():
+            clock.publish(Clock(clock=frame.start_stamp))
+            stepped.wait(0.05)
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        answer = ros.call(Step, step, Step.Request(frame=frame, timeout_ms=10000), timeout=30)
+    finally:
+        stepped.set()
+        ticker.join()
     assert answer.success, answer.message
     assert answer.header.module_name == "robot1/motion_controller" and answer.header.start_stamp == frame.start_stamp
     ros.wait_for_messages(commands, 1, what="the command published on /robot1/cmd_vel")
