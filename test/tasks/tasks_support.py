@@ -59,18 +59,27 @@ class Manager:
     """lockstep_task_manager on `config` (a path), with /task_events and the actuators' goal statuses
     collected."""
 
-    def __init__(self, ros, config: Path, **params):
+    def __init__(self, ros, config: Path, servers: dict | None = None, **params):
         self.ros = ros
-        self.events = ros.collect(TaskEvent, "/task_events", reliable(depth=1000))
+        self.events = ros.collect(TaskEvent, "/task_events", reliable(depth=5000))
         # Per actuator: goal id -> [when this client first saw it (monotonic s), its latest status].
-        self.seen: dict = {kind: {} for kind in SERVERS}
+        servers = servers or SERVERS
+        self.seen: dict = {kind: {} for kind in servers}
         self.status_subscriptions = {
             kind: ros.node.create_subscription(GoalStatusArray, f"{server}/_action/status",
                                                lambda array, kind=kind: self._status(kind, array),
                                                reliable(depth=100, latched=True))
-            for kind, server in SERVERS.items()}
-        self.proc = ros.start("lockstep_task_manager", params={"config_file": str(config), **params})
+            for kind, server in servers.items()}
+        self.params = {"config_file": str(config), **params}
+        self.proc = ros.start("lockstep_task_manager", params=self.params)
         self.client = ros.action_client(ExecuteTask, "/execute_task", timeout=30)
+
+    def restart(self) -> None:
+        """Start the manager again with the same parameters (after its process ended)."""
+        self.proc = self.ros.start("lockstep_task_manager", params=self.params)
+
+    def events_of(self, kind: int, task_id: str | None = None) -> list:
+        return [e for e in list(self.events) if e.kind == kind and (task_id is None or e.task_id == task_id)]
 
     def wait_for_actuators(self, *kinds: str, timeout: float = 120.0) -> None:
         """Until this client hears the goal statuses of the actuators `kinds`: a goal's first-seen time is
@@ -78,8 +87,10 @@ class Manager:
         for kind in kinds:
             self.ros.wait_for_publishers(self.status_subscriptions[kind], timeout=timeout)
 
-    def send(self, task_type: str, params: dict, priority: int = 0, feedback: list | None = None):
-        goal = ExecuteTask.Goal(task_type=task_type, parameters_json=json.dumps(params), priority=priority)
+    def send(self, task_type: str, params: dict, priority: int = 0, feedback: list | None = None,
+             robot: str = ""):
+        goal = ExecuteTask.Goal(task_type=task_type, parameters_json=json.dumps(params), priority=priority,
+                                robot=robot)
         handle = self.ros.send_goal(self.client, goal, feedback)
         assert handle.accepted
         return handle

@@ -12,6 +12,7 @@
 //!     type: lockstep_interfaces/action/Navigate
 //!     goal: {route: route, speed_mps: speed} # goal field: parameter
 //!     blocked_by: obstacle(_)                # optional: held back and interrupted while this holds
+//!     pause: {pause: pause, resume: resume}  # optional: services that pause its goal along its path
 //! templates:
 //!   move_material:                           # a task type: a template at the first level
 //!     level: task
@@ -26,6 +27,9 @@
 //!     level: action
 //!     actuator: navigation                   # the last level drives one actuator
 //!     attributes: [{kind: delay, secs: 1.5}]
+//!     retry: {attempts: 2, backoff_s: 1.0}   # recovery, on a template or a child entry: see [`recovery`]
+//!     timeout_s: 60
+//!     fallback: {type: drive_around}
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,6 +37,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
+
+pub mod recovery;
+
+pub use recovery::{Retry, MAX_FALLBACK_CHAIN, MAX_SUBTASKS};
 
 /// A configuration that cannot be used, and where.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -75,8 +83,9 @@ pub enum Attribute {
     Interrupt { reason: String },
 }
 
-/// One child of a template: its template, and parameter values (templated from the parent's).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// One child of a template: its template, and parameter values (templated from the parent's). A `fallback`
+/// entry has the same form: the subtree that runs in place of a subtask that failed for good.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Child {
     #[serde(rename = "type")]
@@ -85,10 +94,19 @@ pub struct Child {
     pub parameters: BTreeMap<String, Value>,
     #[serde(default)]
     pub attributes: Vec<Attribute>,
+    /// Tries again after a failure; replaces the template's `retry`.
+    #[serde(default)]
+    pub retry: Option<Retry>,
+    /// Fails the subtask once it has run this long [s]; replaces the template's `timeout_s`.
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+    /// Runs in its place once it has failed for good; replaces the template's `fallback`.
+    #[serde(default)]
+    pub fallback: Option<Box<Child>>,
 }
 
 /// How a subtask of one type decomposes.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Template {
     /// The level this template's subtasks are at.
@@ -110,6 +128,16 @@ pub struct Template {
     /// At the last level: the actuator it drives (a key of `actuators`).
     #[serde(default)]
     pub actuator: Option<String>,
+    /// Every subtask of this type tries again after a failure (a child entry's `retry` replaces it).
+    #[serde(default)]
+    pub retry: Option<Retry>,
+    /// Every subtask of this type fails once it has run this long [s] (a child entry's replaces it).
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+    /// Runs in place of a subtask of this type that failed for good (a child entry's replaces it). Not on
+    /// task types: a task has no parent to run it in.
+    #[serde(default)]
+    pub fallback: Option<Box<Child>>,
 }
 
 /// One actuator kind: its action server, and how parameters fill the goal.
@@ -127,6 +155,18 @@ pub struct Actuator {
     /// every level) and no action goes to it; the task resumes by itself once the condition no longer holds.
     #[serde(default)]
     pub blocked_by: Option<String>,
+    /// The actuator pauses a goal along its path (an arm stopping within its joint limits) through these
+    /// services instead of having it cancelled when the task pauses; see [`crate::Conditions::pausable`].
+    #[serde(default)]
+    pub pause: Option<PauseServices>,
+}
+
+/// The services that pause and resume an actuator's goal (relative names resolve like its server's).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PauseServices {
+    pub pause: String,
+    pub resume: String,
 }
 
 fn default_levels() -> Vec<String> {
@@ -161,27 +201,11 @@ impl Config {
 
     /// Parse and check YAML text; `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<Self, ConfigError> {
-        let deserializer = serde_norway::Deserializer::from_str(text);
-        let config: Config = serde_path_to_error::deserialize(deserializer).map_err(|e| {
-            let key = e.path().to_string();
-            let inner = e.into_inner();
-            let line = inner.location().map(|l| l.line());
-            // The parser's message may repeat the key and the line, which the error shows already.
-            let mut reason = inner.to_string();
-            if let Some((head, rest)) = reason.split_once(": ") {
-                if key.starts_with(head) {
-                    reason = rest.to_owned();
-                }
-            }
-            if let Some(at) = reason.rfind(" at line ") {
-                reason.truncate(at);
-            }
-            ConfigError {
-                file: file.to_owned(),
-                line,
-                key,
-                reason,
-            }
+        let config: Config = crate::yaml::deserialize(text).map_err(|(line, key, reason)| ConfigError {
+            file: file.to_owned(),
+            line,
+            key,
+            reason,
         })?;
         config.check().map_err(|(key, reason)| ConfigError {
             file: file.to_owned(),
@@ -229,6 +253,13 @@ impl Config {
         for (name, actuator) in &self.actuators {
             if actuator.server.is_empty() {
                 return Err((format!("actuators.{name}.server"), "is empty".into()));
+            }
+            if let Some(pause) = &actuator.pause {
+                for (field, service) in [("pause", &pause.pause), ("resume", &pause.resume)] {
+                    if service.is_empty() {
+                        return Err((format!("actuators.{name}.pause.{field}"), "is empty".into()));
+                    }
+                }
             }
         }
         // Every template's level first: the checks of children rely on them.
@@ -314,8 +345,16 @@ impl Config {
                     ));
                 }
                 check_attributes(&child.attributes, &format!("{key}.children[{i}].attributes"))?;
+                recovery::check_entry(self, child, level + 1, &format!("{key}.children[{i}]"))?;
             }
             check_attributes(&t.attributes, &format!("{key}.attributes"))?;
+            if level == 0 && t.fallback.is_some() {
+                return Err((
+                    format!("{key}.fallback"),
+                    "a task type has no parent to run a fallback in: put it on its children".into(),
+                ));
+            }
+            recovery::check_own(self, t, level, &key)?;
         }
         if self.task_types().is_empty() {
             return Err((
@@ -326,11 +365,11 @@ impl Config {
                 ),
             ));
         }
-        Ok(())
+        recovery::check_sizes(self)
     }
 }
 
-fn check_attributes(attributes: &[Attribute], key: &str) -> Result<(), (String, String)> {
+pub(crate) fn check_attributes(attributes: &[Attribute], key: &str) -> Result<(), (String, String)> {
     for (i, a) in attributes.iter().enumerate() {
         match a {
             Attribute::Delay { secs } if !(secs.is_finite() && *secs >= 0.0) => {

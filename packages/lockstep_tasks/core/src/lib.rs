@@ -1,5 +1,8 @@
 //! Hierarchical task execution, without ROS.
 //!
+//! - [`map`]: a station map (stations, lanes with speed limits) from YAML; routes planned by travel time.
+//! - [`routes`]: the [`Planner`] interface, and `route: {from, to}` parameters turned into planned points.
+//! - [`fleet`]: which robot takes a task: the one that can start it soonest.
 //! - [`config`]: levels, decomposition templates, parameter compatibility rules, attributes and the actuator
 //!   mapping, from YAML; errors name the key path and line.
 //! - [`params`]: parameters templated from the parent's and merged by rule (min, max, parent, child,
@@ -9,13 +12,20 @@
 //! - [`tree`]: eager decomposition into per-level subtask lists; status changes checked against the table.
 
 pub mod config;
+pub mod fleet;
+pub mod map;
 pub mod params;
+pub mod routes;
 pub mod scheduler;
 pub mod status;
 pub mod tree;
+mod yaml;
 
-pub use config::{Attribute, Config, ConfigError, Merge};
+pub use config::{Attribute, Config, ConfigError, Merge, Retry};
+pub use fleet::{assign, AssignError, Assignment, RobotView, TaskNeeds};
+pub use map::{Lane, MapError, StationMap};
 pub use params::{ParamError, Params};
-pub use scheduler::{Conditions, Outcome, Output, Refused, Scheduler};
+pub use routes::{plan_routes, PlannedRoute, Planner, RouteError, RouteSpecError};
+pub use scheduler::{Conditions, Outcome, Output, Refused, RestoreError, Scheduler};
 pub use status::{EndReason, Status};
 pub use tree::{Change, DecomposeError, Id, Subtask, TransitionError, Tree};

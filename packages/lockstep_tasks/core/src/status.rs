@@ -12,7 +12,8 @@
 //! - sendable -> running: dispatched (a leaf's goal sent; a group's first children scheduled).
 //! - sendable -> delayed -> sendable: a delay attribute; the wait ends back in sendable, then dispatch.
 //! - running -> completed: a leaf's goal succeeded, or a group's children all completed.
-//! - -> interrupted: paused, an interrupt attribute, an obstacle; interrupted -> sendable: resumed.
+//! - -> interrupted: paused, an interrupt attribute, an obstacle, a retry (`retry k/N: <reason>`);
+//!   interrupted -> sendable: resumed, or tried again (then delayed for the retry's backoff).
 //! - -> ended: failed, cancelled or forced. Completed and ended are final.
 //!
 //! On top of the table, the tree enforces that a parent is never completed while a child is not.

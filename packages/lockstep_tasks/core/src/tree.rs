@@ -2,10 +2,15 @@
 //! level down to the actuator actions, kept in one list per level. Any template error rejects the task with
 //! the key path, before anything is dispatched. Status changes go through [`Tree::set_status`], which enforces
 //! the transition table and "a parent is never completed while a child is not".
+//!
+//! Fallbacks are decomposed with the task too, so a broken one rejects the task before anything runs. Until one
+//! takes over, it is on standby: in [`Tree::nodes`] (its path `<replaced path>~fallback`), in no level's list
+//! and in no parent's children. [`Tree::activate_fallback`] puts it in the slot of the subtask it replaces.
 
-use crate::config::{Attribute, Config};
+use crate::config::recovery::fallback_of;
+use crate::config::{Attribute, Child, Config, Retry, MAX_FALLBACK_CHAIN};
 use crate::params::{self, ParamError, Params};
-use crate::status::Status;
+use crate::status::{EndReason, Status};
 
 /// Index of a subtask in [`Tree::nodes`].
 pub type Id = usize;
@@ -27,13 +32,24 @@ pub struct Subtask {
     /// At the last level: the actuator it drives.
     pub actuator: Option<String>,
     pub status: Status,
+    /// Tries again after a failure (its entry's `retry`, else its template's).
+    pub retry: Option<Retry>,
+    /// Fails once it has run this long in one attempt [s] (its entry's `timeout_s`, else its template's).
+    pub timeout_s: Option<f64>,
+    /// The standby subtask that runs in its place once it has failed for good.
+    pub fallback: Option<Id>,
+    /// A fallback (or a subtask under one) that has not taken over: it is in no level's list and in no
+    /// parent's children, and is never dispatched; it stays sendable when the task ends.
+    pub standby: bool,
 }
 
 /// A decomposed task.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tree {
     pub nodes: Vec<Subtask>,
-    /// The subtasks of each level, in decomposition order (one list per level).
+    /// The subtasks of each level that are part of the task, in decomposition order (one list per level).
+    /// Standby fallbacks are not; one that takes over joins its levels right after the subtask it replaces
+    /// (which stays, ended).
     pub levels: Vec<Vec<Id>>,
 }
 
@@ -57,6 +73,19 @@ pub enum TransitionError {
         child: String,
         status: String,
     },
+}
+
+/// A subtask to add: its template, where it goes, and the entry (child or fallback) that made it.
+struct Made<'a> {
+    template: &'a str,
+    parent: Option<Id>,
+    path: String,
+    entry: Option<&'a Child>,
+    /// The entry's key path, for errors.
+    entry_key: String,
+    standby: bool,
+    /// Fallbacks in a row before this one.
+    chain: usize,
 }
 
 /// One status change, as published.
@@ -98,33 +127,30 @@ impl Tree {
             nodes: Vec::new(),
             levels: vec![Vec::new(); config.levels.len()],
         };
-        tree.add(
-            config,
-            task_type,
-            None,
-            config.levels[0].clone(),
-            goal,
-            &Params::new(),
-            &[],
-            "",
-        )?;
+        let root = Made {
+            template: task_type,
+            parent: None,
+            path: config.levels[0].clone(),
+            entry: None,
+            entry_key: String::new(),
+            standby: false,
+            chain: 0,
+        };
+        tree.add(config, root, goal)?;
         Ok(tree)
     }
 
-    /// Add a subtask of `template` under `parent` with what it inherits, its entry's values and attributes,
-    /// and (recursively) its children.
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        config: &Config,
-        template_name: &str,
-        parent: Option<Id>,
-        path: String,
-        inherited: &Params,
-        entry: &Params,
-        entry_attributes: &[Attribute],
-        entry_key: &str,
-    ) -> Result<Id, DecomposeError> {
+    /// Add the subtask `made` with what it inherits, and (recursively) its children and its fallback.
+    fn add(&mut self, config: &Config, made: Made<'_>, inherited: &Params) -> Result<Id, DecomposeError> {
+        let Made {
+            template: template_name,
+            parent,
+            path,
+            entry,
+            entry_key,
+            standby,
+            chain,
+        } = made;
         let template = &config.templates[template_name];
         let key = format!("templates.{template_name}");
         let at = |key: String| move |source: ParamError| DecomposeError { key, source };
@@ -134,7 +160,7 @@ impl Tree {
             let v = params::substitute(value, inherited).map_err(at(format!("{key}.parameters.{name}")))?;
             own.insert(name.clone(), v);
         }
-        for (name, value) in entry {
+        for (name, value) in entry.map(|e| &e.parameters).into_iter().flatten() {
             let v =
                 params::substitute(value, inherited).map_err(at(format!("{entry_key}.parameters.{name}")))?;
             own.insert(name.clone(), v);
@@ -144,7 +170,7 @@ impl Tree {
         let level = config.level_index(&template.level).unwrap_or_default();
         let id = self.nodes.len();
         let mut attributes = template.attributes.clone();
-        attributes.extend_from_slice(entry_attributes);
+        attributes.extend_from_slice(entry.map(|e| e.attributes.as_slice()).unwrap_or_default());
         self.nodes.push(Subtask {
             path: path.clone(),
             level,
@@ -156,23 +182,48 @@ impl Tree {
             attributes,
             actuator: template.actuator.clone(),
             status: Status::Sendable,
+            retry: entry.and_then(|e| e.retry).or(template.retry),
+            timeout_s: entry.and_then(|e| e.timeout_s).or(template.timeout_s),
+            fallback: None,
+            standby,
         });
-        self.levels[level].push(id);
+        if !standby {
+            self.levels[level].push(id);
+        }
         for (i, child) in template.children.iter().enumerate() {
             let child_level = &config.levels[level + 1];
-            let child_path = format!("{path}/{child_level}[{i}]");
-            let child_key = format!("{key}.children[{i}]");
-            let child_id = self.add(
-                config,
-                &child.template,
-                Some(id),
-                child_path,
-                &merged,
-                &child.parameters,
-                &child.attributes,
-                &child_key,
-            )?;
+            let made = Made {
+                template: &child.template,
+                parent: Some(id),
+                path: format!("{path}/{child_level}[{i}]"),
+                entry: Some(child),
+                entry_key: format!("{key}.children[{i}]"),
+                standby,
+                chain: 0,
+            };
+            let child_id = self.add(config, made, &merged)?;
             self.nodes[id].children.push(child_id);
+        }
+        // What runs in its place: with the same parent and what it inherits. Not for the task itself; a
+        // configuration that was not checked cannot make an endless chain.
+        let fallback = entry
+            .and_then(|e| fallback_of(config, e))
+            .filter(|_| chain < MAX_FALLBACK_CHAIN);
+        if let (Some(fallback), Some(entry)) = (fallback, entry.filter(|_| parent.is_some())) {
+            let made = Made {
+                template: &fallback.template,
+                parent,
+                path: format!("{path}~fallback"),
+                entry: Some(fallback),
+                entry_key: match entry.fallback {
+                    Some(_) => format!("{entry_key}.fallback"),
+                    None => format!("templates.{}.fallback", entry.template),
+                },
+                standby: true,
+                chain: chain + 1,
+            };
+            let fallback_id = self.add(config, made, inherited)?;
+            self.nodes[id].fallback = Some(fallback_id);
         }
         Ok(id)
     }
@@ -187,7 +238,9 @@ impl Tree {
         self.nodes.iter().position(|n| n.path == path)
     }
 
-    /// The leaves (actuator actions) in decomposition order.
+    /// The leaves (actuator actions) in decomposition order: those of the task, not those of standby
+    /// fallbacks; a fallback's leaves once it has taken over (right after the leaves of the subtask it
+    /// replaced).
     pub fn leaves(&self) -> impl Iterator<Item = Id> + '_ {
         self.levels.last().into_iter().flatten().copied()
     }
@@ -222,5 +275,131 @@ impl Tree {
             old,
             new: to,
         })
+    }
+}
+
+impl Tree {
+    /// Whether `id` is `ancestor` or under it (through the parents: also under a subtask it replaced).
+    pub fn is_under(&self, id: Id, ancestor: Id) -> bool {
+        let mut at = Some(id);
+        while let Some(n) = at {
+            if n == ancestor {
+                return true;
+            }
+            at = self.nodes.get(n).and_then(|node| node.parent);
+        }
+        false
+    }
+
+    /// `id` and every subtask under it through the children, parents before children.
+    pub fn subtree(&self, id: Id) -> Vec<Id> {
+        let mut all = vec![id];
+        let mut i = 0;
+        while i < all.len() {
+            all.extend_from_slice(&self.nodes[all[i]].children);
+            i += 1;
+        }
+        all
+    }
+
+    /// `id`'s standby fallback takes over: it goes in `id`'s slot among its parent's children, and it and the
+    /// subtasks under it join their levels right after `id`'s own (`id` stays in its level, with its status:
+    /// the caller ends it). `None` when `id` has no fallback, or it has taken over already. No status changes.
+    pub fn activate_fallback(&mut self, id: Id) -> Option<Id> {
+        let fallback = self.nodes.get(id)?.fallback?;
+        let parent = self.nodes[id].parent?;
+        if !self.nodes[fallback].standby {
+            return None;
+        }
+        let slot = self.nodes[parent].children.iter().position(|&c| c == id)?;
+        self.nodes[parent].children[slot] = fallback;
+        let mut joining = self.subtree(fallback);
+        // Decomposition order: a subtask was added before the ones under it, and siblings in order.
+        joining.sort_unstable();
+        for &n in &joining {
+            self.nodes[n].standby = false;
+        }
+        for level in 0..self.levels.len() {
+            let new: Vec<Id> = joining
+                .iter()
+                .copied()
+                .filter(|&n| self.nodes[n].level == level)
+                .collect();
+            if new.is_empty() {
+                continue;
+            }
+            let list = &self.levels[level];
+            let at = (list.iter())
+                .rposition(|&n| self.is_under(n, id))
+                .map_or(list.len(), |i| i + 1);
+            self.levels[level].splice(at..at, new);
+        }
+        Some(fallback)
+    }
+
+    /// Rebuild the statuses of a task from what had completed before the manager restarted: statuses are set
+    /// directly, as a state and not as transitions (no [`Change`]s). Every subtask becomes sendable; each
+    /// leaf of `completed` completed; a standby fallback holding one of them takes over from the subtask it
+    /// replaces, which ends failed (what had not completed under it, forced); then every group all of whose
+    /// children are completed, completed. The statuses keep "a parent is never completed while a child is
+    /// not". `completed` should hold leaves of this tree (others are ignored).
+    pub fn restore(&mut self, completed: &[Id]) {
+        for node in &mut self.nodes {
+            node.status = Status::Sendable;
+        }
+        let completed: Vec<Id> = (completed.iter().copied())
+            .filter(|&id| id < self.nodes.len() && self.nodes[id].children.is_empty())
+            .collect();
+        let mut replaced = Vec::new();
+        for &leaf in &completed {
+            self.take_over_for(leaf, &mut replaced);
+        }
+        for &leaf in &completed {
+            self.nodes[leaf].status = Status::Completed;
+        }
+        for &gone in &replaced {
+            for n in 0..self.nodes.len() {
+                if self.nodes[n].status == Status::Sendable
+                    && !self.nodes[n].standby
+                    && self.is_under(n, gone)
+                {
+                    self.nodes[n].status = Status::Ended(EndReason::Forced);
+                }
+            }
+            self.nodes[gone].status = Status::Ended(EndReason::Failed);
+        }
+        for level in (0..self.levels.len()).rev() {
+            for i in 0..self.levels[level].len() {
+                let id = self.levels[level][i];
+                let node = &self.nodes[id];
+                let done = !node.children.is_empty()
+                    && node.status == Status::Sendable
+                    && (node.children.iter()).all(|&c| self.nodes[c].status == Status::Completed);
+                if done {
+                    self.nodes[id].status = Status::Completed;
+                }
+            }
+        }
+    }
+
+    /// Make standby `id` part of the task: the fallbacks it is in take over (outermost first); the subtasks
+    /// they replace are added to `replaced`.
+    fn take_over_for(&mut self, id: Id, replaced: &mut Vec<Id>) {
+        if !self.nodes[id].standby {
+            return;
+        }
+        match self.nodes.iter().position(|n| n.fallback == Some(id)) {
+            Some(owner) => {
+                self.take_over_for(owner, replaced);
+                if self.activate_fallback(owner).is_some() {
+                    replaced.push(owner);
+                }
+            }
+            None => {
+                if let Some(parent) = self.nodes[id].parent {
+                    self.take_over_for(parent, replaced);
+                }
+            }
+        }
     }
 }

@@ -9,11 +9,14 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use lockstep_tasks::config::Actuator;
 use lockstep_tasks::Params;
-use r2r::lockstep_interfaces::action::{Display, Lift, Load, Localize, Navigate, Prompt, Roll};
+use r2r::lockstep_interfaces::action::{Display, Lift, Load, Localize, MovePlay, Navigate, Prompt, Roll};
+use r2r::lockstep_interfaces::srv::{PauseMotion, ResumeMotion};
+
+use crate::fleet::Robot;
 use serde_json::Value;
 
 /// The action types the manager can drive (their goals are type-checked before sending).
-pub const KNOWN_TYPES: [&str; 7] = [
+pub const KNOWN_TYPES: [&str; 8] = [
     "lockstep_interfaces/action/Navigate",
     "lockstep_interfaces/action/Localize",
     "lockstep_interfaces/action/Lift",
@@ -21,6 +24,7 @@ pub const KNOWN_TYPES: [&str; 7] = [
     "lockstep_interfaces/action/Load",
     "lockstep_interfaces/action/Display",
     "lockstep_interfaces/action/Prompt",
+    "lockstep_interfaces/action/MovePlay",
 ];
 
 /// Goal requests sent before an actuator is given up on (each waits `server_wait_s` for its response).
@@ -195,22 +199,25 @@ where
     }))
 }
 
-/// Make the clients of every actuator, checking each goal mapping against its goal type. Errors name the
-/// configuration key (`actuators.navigation.type`, `actuators.navigation.goal.rout`).
+/// Make `robot`'s clients of every actuator, checking each goal mapping against its goal type. Errors name
+/// the configuration key (`actuators.navigation.type`, `actuators.navigation.goal.rout`).
 pub fn clients(
     node: &mut r2r::Node,
     actuators: &BTreeMap<String, Actuator>,
+    robot: &Robot,
 ) -> Result<BTreeMap<String, Box<dyn Client>>, String> {
     let mut out = BTreeMap::new();
     for (name, actuator) in actuators {
+        let server = robot.server(&actuator.server);
         let made = match actuator.action_type.as_str() {
-            "lockstep_interfaces/action/Navigate" => typed::<Navigate::Action>(node, &actuator.server),
-            "lockstep_interfaces/action/Localize" => typed::<Localize::Action>(node, &actuator.server),
-            "lockstep_interfaces/action/Lift" => typed::<Lift::Action>(node, &actuator.server),
-            "lockstep_interfaces/action/Roll" => typed::<Roll::Action>(node, &actuator.server),
-            "lockstep_interfaces/action/Load" => typed::<Load::Action>(node, &actuator.server),
-            "lockstep_interfaces/action/Display" => typed::<Display::Action>(node, &actuator.server),
-            "lockstep_interfaces/action/Prompt" => typed::<Prompt::Action>(node, &actuator.server),
+            "lockstep_interfaces/action/Navigate" => typed::<Navigate::Action>(node, &server),
+            "lockstep_interfaces/action/Localize" => typed::<Localize::Action>(node, &server),
+            "lockstep_interfaces/action/Lift" => typed::<Lift::Action>(node, &server),
+            "lockstep_interfaces/action/Roll" => typed::<Roll::Action>(node, &server),
+            "lockstep_interfaces/action/Load" => typed::<Load::Action>(node, &server),
+            "lockstep_interfaces/action/Display" => typed::<Display::Action>(node, &server),
+            "lockstep_interfaces/action/Prompt" => typed::<Prompt::Action>(node, &server),
+            "lockstep_interfaces/action/MovePlay" => typed::<MovePlay::Action>(node, &server),
             other => {
                 return Err(format!(
                     "actuators.{name}.type: `{other}` is not an action type the manager drives (known: {})",
@@ -218,7 +225,7 @@ pub fn clients(
                 ))
             }
         };
-        let client = made.map_err(|e| format!("actuators.{name}.server: `{}`: {e}", actuator.server))?;
+        let client = made.map_err(|e| format!("actuators.{name}.server: `{server}`: {e}"))?;
         let fields = client.goal_fields();
         for field in actuator.goal.keys() {
             if !fields.contains(field) {
@@ -232,6 +239,87 @@ pub fn clients(
         out.insert(name.clone(), client);
     }
     Ok(out)
+}
+
+/// An actuator that pauses along its path (the interpolation player's `pause` and `resume` services)
+/// instead of having its goal cancelled when the task pauses.
+#[derive(Clone)]
+pub struct Pauser {
+    pause: std::sync::Arc<r2r::Client<PauseMotion::Service>>,
+    resume: std::sync::Arc<r2r::Client<ResumeMotion::Service>>,
+    names: (String, String),
+}
+
+impl Pauser {
+    /// The pause and resume clients of `robot`'s actuator, if it names its services.
+    pub fn new(node: &mut r2r::Node, actuator: &Actuator, robot: &Robot) -> r2r::Result<Option<Self>> {
+        let Some(services) = &actuator.pause else {
+            return Ok(None);
+        };
+        let names = (robot.server(&services.pause), robot.server(&services.resume));
+        Ok(Some(Self {
+            pause: std::sync::Arc::new(
+                node.create_client::<PauseMotion::Service>(&names.0, lockstep_ros::qos::reliable(10))?,
+            ),
+            resume: std::sync::Arc::new(
+                node.create_client::<ResumeMotion::Service>(&names.1, lockstep_ros::qos::reliable(10))?,
+            ),
+            names,
+        }))
+    }
+
+    /// Pause (the shortest stop within every joint limit); the answer is logged; `failed` is called with the
+    /// reason when the actuator could not pause (its goal is then cancelled instead).
+    pub fn pause(&self, wait: Duration, failed: Box<dyn FnOnce(String) + Send>) {
+        let client = self.pause.clone();
+        let name = self.names.0.clone();
+        tokio::spawn(async move {
+            let answer = call(&client, PauseMotion::Request { stop_time_secs: 0.0 }, wait).await;
+            match answer {
+                Ok(r) if r.success => r2r::log_info!(
+                    "lockstep_task_manager",
+                    "{name}: pausing along the path in {:.2} s",
+                    r.stop_time_secs
+                ),
+                Ok(r) => failed(format!("{name} refused to pause: {}", r.message)),
+                Err(e) => failed(format!("{name}: {e}")),
+            }
+        });
+    }
+
+    /// Resume at the speed before the pause; `failed` as for [`Self::pause`].
+    pub fn resume(&self, wait: Duration, failed: Box<dyn FnOnce(String) + Send>) {
+        let client = self.resume.clone();
+        let name = self.names.1.clone();
+        tokio::spawn(async move {
+            let request = ResumeMotion::Request {
+                start_time_secs: 0.0,
+                speed_factor: 0.0,
+            };
+            match call(&client, request, wait).await {
+                Ok(r) if r.success => {}
+                Ok(r) => failed(format!("{name} refused to resume: {}", r.message)),
+                Err(e) => failed(format!("{name}: {e}")),
+            }
+        });
+    }
+}
+
+/// Call a service: wait for it (at most `wait`), ask, and wait for the answer (at most `wait`).
+async fn call<S>(client: &r2r::Client<S>, request: S::Request, wait: Duration) -> Result<S::Response, String>
+where
+    S: r2r::WrappedServiceTypeSupport + 'static,
+{
+    let available = r2r::Node::is_available(client).map_err(|e| e.to_string())?;
+    tokio::time::timeout(wait, available)
+        .await
+        .map_err(|_| format!("no service within {} s", wait.as_secs_f64()))?
+        .map_err(|e| e.to_string())?;
+    let answer = client.request(&request).map_err(|e| e.to_string())?;
+    tokio::time::timeout(wait, answer)
+        .await
+        .map_err(|_| format!("no answer within {} s", wait.as_secs_f64()))?
+        .map_err(|e| e.to_string())
 }
 
 /// The goal (JSON) of an action at `path` for `actuator`: each mapped goal field takes its parameter's value.

@@ -6,7 +6,7 @@
 //! `condition :- <query>.` derives `condition` from the rules and facts in force.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use lockstep_rules::{Engine, RuleSet};
@@ -85,13 +85,15 @@ pub struct Environment {
     answers: RefCell<BTreeMap<String, bool>>,
     /// Problems evaluating a query, reported once each by the node.
     pub errors: RefCell<Vec<String>>,
-    /// Actuator name (configuration key) -> its action server.
-    pub servers: BTreeMap<String, String>,
+    /// (Robot, actuator name) -> its action server, fully qualified (as /actuator_states names it).
+    pub servers: BTreeMap<(String, String), String>,
     /// Actuator name -> the condition that blocks it (`blocked_by`).
     pub blocked_by: BTreeMap<String, String>,
+    /// Actuators that pause along their path instead of being cancelled when their task pauses (an arm).
+    pub pausable: BTreeSet<String>,
     /// Action server -> (busy seconds left, when that was reported).
     busy: BTreeMap<String, (f64, Instant)>,
-    /// Actuator name -> when each goal cancelled on it and not yet ended was cancelled.
+    /// Action server -> when each goal cancelled on it and not yet ended was cancelled.
     draining: BTreeMap<String, Vec<Instant>>,
     /// How long a cancelled goal may take to end before its actuator is used again anyway.
     pub drain_timeout: std::time::Duration,
@@ -151,17 +153,17 @@ impl Environment {
             .collect()
     }
 
-    /// A goal on `actuator` was cancelled: hold its next goal back until this one ends.
-    pub fn draining(&mut self, actuator: &str) {
+    /// A goal on `server` was cancelled: hold its next goal back until this one ends.
+    pub fn draining(&mut self, server: &str) {
         self.draining
-            .entry(actuator.to_owned())
+            .entry(server.to_owned())
             .or_default()
             .push(Instant::now());
     }
 
-    /// A cancelled goal on `actuator` ended.
-    pub fn drained(&mut self, actuator: &str) {
-        if let Some(started) = self.draining.get_mut(actuator) {
+    /// A cancelled goal on `server` ended.
+    pub fn drained(&mut self, server: &str) {
+        if let Some(started) = self.draining.get_mut(server) {
             if !started.is_empty() {
                 started.remove(0);
             }
@@ -187,8 +189,19 @@ impl Environment {
     }
 }
 
-impl Conditions for Environment {
-    fn holds(&self, query: &str) -> bool {
+impl Environment {
+    /// What `robot`'s tasks see: the shared facts, and the states of that robot's actuators.
+    pub fn for_robot<'a>(&'a self, robot: &'a str) -> RobotEnv<'a> {
+        RobotEnv { env: self, robot }
+    }
+
+    /// The action server of `robot`'s `actuator`, fully qualified.
+    pub fn server(&self, robot: &str, actuator: &str) -> Option<&str> {
+        (self.servers.get(&(robot.to_owned(), actuator.to_owned()))).map(String::as_str)
+    }
+
+    /// Whether a condition holds over the rules and the facts in force.
+    pub fn holds(&self, query: &str) -> bool {
         if let Some(answer) = self.answers.borrow().get(query) {
             return *answer;
         }
@@ -199,17 +212,34 @@ impl Conditions for Environment {
         self.answers.borrow_mut().insert(query.to_owned(), answer);
         answer
     }
+}
+
+/// The environment as one robot's tasks see it.
+pub struct RobotEnv<'a> {
+    env: &'a Environment,
+    robot: &'a str,
+}
+
+impl Conditions for RobotEnv<'_> {
+    fn holds(&self, query: &str) -> bool {
+        self.env.holds(query)
+    }
 
     fn available(&self, actuator: &str) -> bool {
-        let drained = (self.draining.get(actuator))
-            .is_none_or(|started| started.iter().all(|t| t.elapsed() >= self.drain_timeout));
-        drained && self.blocked(actuator).is_none()
+        let drained = (self.env.server(self.robot, actuator))
+            .and_then(|server| self.env.draining.get(server))
+            .is_none_or(|started| started.iter().all(|t| t.elapsed() >= self.env.drain_timeout));
+        drained && self.env.blocked(actuator).is_none()
     }
 
     fn busy_secs(&self, actuator: &str) -> Option<f64> {
-        let (remaining, at) = self.busy.get(self.servers.get(actuator)?)?;
+        let (remaining, at) = self.env.busy.get(self.env.server(self.robot, actuator)?)?;
         let left = remaining - at.elapsed().as_secs_f64();
         (left > 0.0).then_some(left)
+    }
+
+    fn pausable(&self, actuator: &str) -> bool {
+        self.env.pausable.contains(actuator)
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use lockstep_tasks::map::StationMap;
+use lockstep_tasks::routes::plan_routes;
 use lockstep_tasks::{Attribute, Id, Params, Tree};
 use r2r::lockstep_interfaces::action::ExecuteTask;
 use serde_json::Value;
@@ -14,17 +16,44 @@ use crate::manager::Event;
 use crate::task::{LeafGoal, Task};
 use crate::Loaded;
 
-/// Decompose and check every action's goal, before anything is accepted or sent.
-pub fn decompose(loaded: &Loaded, wanted: &ExecuteTask::Goal) -> Result<Tree, String> {
+/// The goal's parameters (a JSON object), or why they are not.
+pub fn goal_parameters(wanted: &ExecuteTask::Goal) -> Result<Params, String> {
     let text = if wanted.parameters_json.trim().is_empty() {
         "{}"
     } else {
         wanted.parameters_json.as_str()
     };
-    let params: Params =
-        serde_json::from_str(text).map_err(|e| format!("parameters_json is not a JSON object: {e}"))?;
+    serde_json::from_str(text).map_err(|e| format!("parameters_json is not a JSON object: {e}"))
+}
+
+/// Decompose a task for `robot` and check every action's goal, before anything is accepted or sent. Routes
+/// given as `{from, to}` stations are planned on the station map (the speed meets each lane's limit).
+pub fn decompose(
+    loaded: &Loaded,
+    task_type: &str,
+    params: &Params,
+    robot: &str,
+    map: Option<&StationMap>,
+) -> Result<Tree, String> {
     let config = &loaded.config;
-    let tree = Tree::decompose(config, &wanted.task_type, &params).map_err(|e| e.to_string())?;
+    let mut tree = Tree::decompose(config, task_type, params).map_err(|e| e.to_string())?;
+    match map {
+        Some(map) => plan_routes(&mut tree, map, "speed").map_err(|e| e.to_string())?,
+        None => {
+            if let Some(node) =
+                (tree.nodes.iter()).find(|n| n.params.get("route").is_some_and(Value::is_object))
+            {
+                return Err(format!(
+                    "{}: route: a route between stations needs a station map (parameter 'map_file')",
+                    node.path
+                ));
+            }
+        }
+    }
+    let clients = loaded
+        .clients
+        .get(robot)
+        .ok_or_else(|| format!("no robot `{robot}`"))?;
     for node in &tree.nodes {
         for attribute in &node.attributes {
             if let Attribute::Condition { query } = attribute {
@@ -35,7 +64,7 @@ pub fn decompose(loaded: &Loaded, wanted: &ExecuteTask::Goal) -> Result<Tree, St
         let (actuator, client) = config
             .actuators
             .get(name)
-            .zip(loaded.clients.get(name))
+            .zip(clients.get(name))
             .ok_or_else(|| format!("{}: actuator `{name}` is not configured", node.path))?;
         let goal = actuators::goal(&node.path, actuator, &node.params)?;
         client
@@ -46,11 +75,13 @@ pub fn decompose(loaded: &Loaded, wanted: &ExecuteTask::Goal) -> Result<Tree, St
 }
 
 /// Send a leaf's goal; its events come back tagged with the task, leaf and generation.
+#[allow(clippy::too_many_arguments)]
 pub fn send_goal(
     task: &mut Task,
     leaf: Id,
     path: &str,
     actuator: &str,
+    server: &str,
     params: &Params,
     tx: &mpsc::UnboundedSender<Event>,
     wait: Duration,
@@ -60,7 +91,7 @@ pub fn send_goal(
         .config
         .actuators
         .get(actuator)
-        .zip(loaded.clients.get(actuator))
+        .zip(loaded.clients.get(&task.robot).and_then(|c| c.get(actuator)))
         .ok_or_else(|| format!("actuator `{actuator}` is not configured"))?;
     let mut goal = actuators::goal(path, config, params)?;
     if let (Some(fields), Value::Object(goal)) = (task.resume_with.remove(&leaf), &mut goal) {
@@ -76,6 +107,7 @@ pub fn send_goal(
             cancel_pending: false,
             feedback: None,
             actuator: actuator.to_owned(),
+            server: server.to_owned(),
         },
     );
     let tx = tx.clone();
@@ -101,8 +133,8 @@ pub fn cancel_goal(task: &mut Task, leaf: Id, env: &mut Environment) {
     let Some(g) = task.goals.get_mut(&leaf) else {
         return;
     };
-    task.cancelled.insert(g.generation, g.actuator.clone());
-    env.draining(&g.actuator);
+    task.cancelled.insert(g.generation, g.server.clone());
+    env.draining(&g.server);
     let remaining = g
         .feedback
         .as_ref()
@@ -119,5 +151,28 @@ pub fn cancel_goal(task: &mut Task, leaf: Id, env: &mut Environment) {
             task.goals.remove(&leaf);
         }
         None => g.cancel_pending = true,
+    }
+}
+
+/// Pause a pausable actuator's goal along its path; if it cannot pause, the manager hears
+/// [`Event::PauseFailed`] and cancels the goal instead.
+pub fn pause_goal(task: &Task, leaf: Id, tx: &mpsc::UnboundedSender<Event>, wait: Duration, resume: bool) {
+    let Some(g) = task.goals.get(&leaf) else { return };
+    let Some(pauser) = (task.loaded.pausers.get(&task.robot)).and_then(|p| p.get(&g.actuator)) else {
+        return;
+    };
+    let tx = tx.clone();
+    let id = task.id.clone();
+    let failed: Box<dyn FnOnce(String) + Send> = Box::new(move |reason| {
+        let _ = tx.send(Event::PauseFailed {
+            task: id,
+            leaf,
+            reason,
+        });
+    });
+    if resume {
+        pauser.resume(wait, failed);
+    } else {
+        pauser.pause(wait, failed);
     }
 }

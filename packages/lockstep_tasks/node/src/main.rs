@@ -1,41 +1,47 @@
-//! `lockstep_task_manager`: hierarchical task execution as a ROS 2 node.
+//! `lockstep_task_manager`: hierarchical task execution as a ROS 2 node, for one robot or a fleet.
 //!
-//! - Action `execute_task` (lockstep_interfaces/ExecuteTask): task type + parameters (JSON) + priority. The
-//!   task is decomposed at once from the configuration (`config_file`), then scheduled level by level down to
-//!   one goal per action on its actuator's action server. Feedback: per-level counts and the running paths.
-//!   Result: a summary and, on failure, the failing subtask's path. Cancel reaches every live actuator goal;
-//!   the goal ends CANCELED on the status topic. A goal that cannot run (unknown task type, bad
-//!   `parameters_json`, a goal field of the wrong type) is rejected in the goal response; the log says why.
-//!   The action servers are [`lockstep_tasks_node::action_server`]'s (r2r 0.9.7's stops at CANCELING).
-//! - Topic `/task_events` (TaskEvent): every status change (path, old, new, reason), group-completion reports,
-//!   interrupts (one per level, leaf to root) and each task's end.
-//! - Services: `list_tasks` (ListTasks: running and queued tasks, then the last `keep_finished` finished
-//!   ones), `pause_task` (PauseTask), `resume_task` (ResumeTask), `add_attribute` (AddAttribute), `~/reload`
-//!   (std_srvs/Trigger: re-read `config_file`; a configuration that fails to load is refused with the key
-//!   path and the old one stays).
-//! - Inputs: `/task_facts` (std_msgs/String: Datalog facts, the latest message in force) for condition
-//!   attributes, over the rule files `rules_files` (a message that does not parse is dropped, with a log line
-//!   at a bounded rate); `/actuator_states` (ActuatorState): a busy actuator
-//!   gives the action about to be sent to it a delay of the remaining busy time.
+//! - Action `execute_task` (lockstep_interfaces/ExecuteTask): task type + parameters (JSON) + priority +
+//!   robot. The task is assigned to a robot (the one named, else the one that can start it soonest),
+//!   decomposed at once from the configuration (`config_file`; routes between stations planned on
+//!   `map_file`), then scheduled level by level down to one goal per action on that robot's actuator. Feedback:
+//!   per-level counts and the running paths. Result: a summary and, on failure, the failing subtask's path.
+//!   Cancel reaches every live actuator goal. A goal that cannot run (unknown task type, bad
+//!   `parameters_json`, an unreachable station, a goal field of the wrong type) is rejected in the goal
+//!   response; the log says why. The action servers are [`lockstep_tasks_node::action_server`]'s.
+//! - Topic `task_events` (TaskEvent): every status change, group-completion reports, interrupts (one per
+//!   level, leaf to root), retries, time-outs, fallbacks, restored tasks and each task's end.
+//! - Services: `list_tasks` (ListTasks: tasks and robots), `pause_task`, `resume_task`, `add_attribute`,
+//!   `~/reload` (std_srvs/Trigger: re-read `config_file`; a configuration that fails to load is refused with
+//!   the key path and the old one stays).
+//! - Inputs: `task_facts` (std_msgs/String: Datalog facts, the latest message in force) for condition
+//!   attributes, over the rule files `rules_files`; `actuator_states` (ActuatorState), and each robot's
+//!   `<robot>/actuator_states`: a busy actuator gives the action about to be sent to it a delay.
+//! - `state_file`: unfinished tasks survive a restart (reported interrupted; `resume_task` runs them on
+//!   without running their completed actions again).
 //!
-//! The logic (configuration, decomposition, scheduling, statuses) is `lockstep_tasks`; this crate wires it.
+//! Every name is relative, so `__ns` moves the manager and its robots together.
+//! The logic (configuration, decomposition, scheduling, statuses, routes, assignment) is `lockstep_tasks`.
 
 mod actuators;
 mod environment;
+mod fleet;
 mod goals;
+mod journal;
+mod loaded;
 mod manager;
+mod queue;
 mod refusals;
+mod services;
 mod task;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::{future, StreamExt as _};
 use lockstep_ros::{lock, qos, Int, ParamRule, ParamRules, Real, SharedNode};
-use lockstep_tasks::{Attribute, Config};
+use lockstep_tasks::map::StationMap;
 use r2r::lockstep_interfaces::action::ExecuteTask;
 use r2r::lockstep_interfaces::msg::{ActuatorState, TaskEvent};
 use r2r::lockstep_interfaces::srv::{AddAttribute, ListTasks, PauseTask, ResumeTask};
@@ -44,23 +50,35 @@ use r2r::std_srvs::srv::Trigger;
 use tokio::sync::{mpsc, oneshot};
 
 use environment::Environment;
+use loaded::Loaded;
 use lockstep_tasks_node::action_server::create_action_server;
-use manager::{Event, Manager, Reply};
+use manager::{Event, Manager};
+use services::{attribute, serve};
 
 /// Parameters of the task manager; each doc string is what `ros2 param describe` shows.
 #[derive(r2r::RosParams, Debug, Clone)]
 struct ManagerParams {
     /// The task configuration (YAML): levels, templates, parameter rules, attributes, actuators.
     config_file: String,
-    /// Comma-separated Datalog rule files the condition attributes are evaluated over (with /task_facts).
+    /// Comma-separated Datalog rule files the condition attributes are evaluated over (with task_facts).
     rules_files: String,
-    /// Seconds between two scheduling steps (delays and conditions are checked this often; actuator
-    /// outcomes are handled at once).
+    /// Seconds between two scheduling steps (delays, conditions and time-outs are checked this often;
+    /// actuator outcomes are handled at once).
     step_period_s: f64,
     /// How long an action waits for its actuator's action server before it fails [s].
     server_wait_s: f64,
     /// Finished tasks `list_tasks` keeps listing (the most recent ones; older ones are forgotten).
     keep_finished: i64,
+    /// The station map (YAML: stations, lanes with length and speed limit); "" for none. Routes given as
+    /// {from, to} stations are planned on it, shortest by time.
+    map_file: String,
+    /// Comma-separated robot names, each a namespace holding its actuators (robot1,robot2); "" for one
+    /// robot whose actuators are in the manager's own namespace.
+    robots: String,
+    /// Comma-separated stations the robots start at, in the order of `robots`; "" if unknown.
+    start_stations: String,
+    /// Where unfinished tasks are kept across restarts (JSON, rewritten atomically); "" to keep none.
+    state_file: String,
 }
 
 /// What each parameter may hold (`lockstep_ros::ParamRules`).
@@ -85,42 +103,11 @@ impl Default for ManagerParams {
             step_period_s: 0.01,
             server_wait_s: 5.0,
             keep_finished: 100,
+            map_file: String::new(),
+            robots: String::new(),
+            start_stations: String::new(),
+            state_file: String::new(),
         }
-    }
-}
-
-/// A loaded configuration and its actuator clients.
-pub struct Loaded {
-    pub config: Config,
-    pub clients: BTreeMap<String, Box<dyn actuators::Client>>,
-}
-
-impl Loaded {
-    fn load(node: &SharedNode, path: &Path) -> anyhow::Result<Self> {
-        let config = Config::read(path)?;
-        for (name, actuator) in &config.actuators {
-            if let Some(query) = &actuator.blocked_by {
-                environment::check_query(query)
-                    .map_err(|e| anyhow::anyhow!("{}: actuators.{name}.blocked_by: {e}", path.display()))?;
-            }
-        }
-        let clients = actuators::clients(&mut *lock(node)?, &config.actuators)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        Ok(Self { config, clients })
-    }
-
-    /// Actuator name -> action server.
-    pub fn servers(&self) -> BTreeMap<String, String> {
-        (self.config.actuators.iter())
-            .map(|(name, a)| (name.clone(), a.server.clone()))
-            .collect()
-    }
-
-    /// Actuator name -> the condition that blocks it.
-    pub fn blocked_by(&self) -> BTreeMap<String, String> {
-        (self.config.actuators.iter())
-            .filter_map(|(name, a)| Some((name.clone(), a.blocked_by.clone()?)))
-            .collect()
     }
 }
 
@@ -146,7 +133,25 @@ fn setup(
         .map_err(|_| anyhow::anyhow!("parameter 'keep_finished' = {}: does not fit", p.keep_finished))?;
     let logger = lockstep_ros::logger_name(&node)?;
     let config_path = PathBuf::from(&p.config_file);
-    let loaded = Rc::new(Loaded::load(&node, &config_path)?);
+    let map = match p.map_file.trim() {
+        "" => None,
+        file => {
+            Some(StationMap::read(std::path::Path::new(file)).map_err(|e| anyhow::anyhow!("map_file: {e}"))?)
+        }
+    };
+    let robots = fleet::robots(
+        &lockstep_ros::param_list(&p.robots),
+        &lockstep_ros::param_list(&p.start_stations),
+        map.as_ref(),
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
+    let state_file = (!p.state_file.trim().is_empty()).then(|| PathBuf::from(p.state_file.trim()));
+    // Read before anything runs: a state file that cannot be read stops the node and is left as it is.
+    let saved = match &state_file {
+        Some(path) => journal::read(path).map_err(|e| anyhow::anyhow!(e))?,
+        None => None,
+    };
+    let loaded = Rc::new(Loaded::load(&node, &config_path, &robots)?);
     let mut rules = Vec::new();
     for file in lockstep_ros::param_list(&p.rules_files) {
         let text = std::fs::read_to_string(&file).with_context(|| format!("rules_files: reading {file}"))?;
@@ -155,18 +160,26 @@ fn setup(
     let mut env = Environment::new(rules);
     env.set_facts(String::new())
         .map_err(|e| anyhow::anyhow!("rules_files: {e}"))?;
-    env.servers = loaded.servers();
+    env.servers = loaded.servers.clone();
     env.blocked_by = loaded.blocked_by();
+    env.pausable = loaded.pausable();
     env.drain_timeout = server_wait;
 
     let mut n = lock(&node)?;
     let goals = create_action_server::<ExecuteTask::Action>(&mut n, "execute_task")?;
     let events = manager::Events {
-        publisher: n.create_publisher::<TaskEvent>("/task_events", qos::reliable(1000))?,
+        publisher: n.create_publisher::<TaskEvent>("task_events", qos::reliable(1000))?,
         clock: n.get_ros_clock(),
     };
-    let facts = n.subscribe::<StringMsg>("/task_facts", qos::reliable(10))?;
-    let states = n.subscribe::<ActuatorState>("/actuator_states", qos::reliable(100))?;
+    let facts = n.subscribe::<StringMsg>("task_facts", qos::reliable(10))?;
+    let mut state_topics: Vec<String> = robots.values().map(|r| r.topic("actuator_states")).collect();
+    state_topics.push("actuator_states".into());
+    state_topics.sort();
+    state_topics.dedup();
+    let mut states = Vec::new();
+    for topic in &state_topics {
+        states.push(n.subscribe::<ActuatorState>(topic, qos::reliable(100))?);
+    }
     let list = n.create_service::<ListTasks::Service>("list_tasks", qos::reliable(10))?;
     let pause = n.create_service::<PauseTask::Service>("pause_task", qos::reliable(10))?;
     let resume = n.create_service::<ResumeTask::Service>("resume_task", qos::reliable(10))?;
@@ -175,19 +188,21 @@ fn setup(
     drop(n);
     r2r::log_info!(
         &logger,
-        "{}: levels [{}], task types [{}], actuators [{}]",
+        "{}: levels [{}], task types [{}], robots [{}], actuators [{}]",
         config_path.display(),
         loaded.config.levels.join(", "),
         loaded.config.task_types().join(", "),
-        loaded.servers().values().cloned().collect::<Vec<_>>().join(", ")
+        robots.keys().cloned().collect::<Vec<_>>().join(", "),
+        loaded.server_list()
     );
 
     let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
     let reloader = {
         let node = node.clone();
         let path = config_path.clone();
+        let robots = robots.clone();
         Box::new(move || {
-            Loaded::load(&node, &path)
+            Loaded::load(&node, &path, &robots)
                 .map(Rc::new)
                 .map_err(|e| format!("{e:#}"))
         })
@@ -202,6 +217,12 @@ fn setup(
         reloader,
     );
     manager.keep_finished = keep_finished;
+    manager.robots = robots;
+    manager.map = map;
+    manager.state_file = state_file;
+    if let Some(saved) = saved {
+        manager.restore(saved);
+    }
 
     // Every input becomes an event for the manager's loop.
     let goals_task = {
@@ -220,7 +241,7 @@ fn setup(
     };
     let states_task = {
         let tx = tx.clone();
-        states.for_each(move |msg| {
+        futures::stream::select_all(states).for_each(move |msg| {
             let _ = tx.send(Event::ActuatorState {
                 server: msg.server,
                 busy: msg.busy,
@@ -236,8 +257,12 @@ fn setup(
             async move {
                 let (reply, answer) = oneshot::channel();
                 let _ = tx.send(Event::List(reply));
-                let (tasks, actuators) = answer.await.unwrap_or_default();
-                let _ = req.respond(ListTasks::Response { tasks, actuators });
+                let (tasks, actuators, robots) = answer.await.unwrap_or_default();
+                let _ = req.respond(ListTasks::Response {
+                    tasks,
+                    actuators,
+                    robots,
+                });
             }
         })
     };
@@ -318,56 +343,6 @@ fn setup(
         );
         Ok(())
     })
-}
-
-/// Serve a request/answer service through the manager: `event` makes the event (with the reply channel),
-/// `response` the answer from (success, message).
-async fn serve<S, E, R>(
-    requests: impl futures::Stream<Item = r2r::ServiceRequest<S>> + Unpin,
-    tx: mpsc::UnboundedSender<Event>,
-    event: E,
-    response: R,
-) where
-    S: r2r::WrappedServiceTypeSupport + 'static,
-    E: Fn(S::Request, Reply) -> Event,
-    R: Fn(bool, String) -> S::Response,
-{
-    let mut requests = requests;
-    while let Some(req) = requests.next().await {
-        let (reply, answer) = oneshot::channel();
-        let _ = tx.send(event(req.message.clone(), reply));
-        let (success, message) = match answer.await {
-            Ok(Ok(message)) => (true, message),
-            Ok(Err(message)) => (false, message),
-            Err(_) => (false, "the manager stopped".to_owned()),
-        };
-        let _ = req.respond(response(success, message));
-    }
-}
-
-/// The attribute an AddAttribute request asks for, or why it is not one.
-fn attribute(m: &AddAttribute::Request) -> Result<Attribute, String> {
-    match m.kind.as_str() {
-        "delay" if m.delay_s >= 0.0 && m.delay_s.is_finite() => Ok(Attribute::Delay { secs: m.delay_s }),
-        "delay" => Err(format!(
-            "delay_s must be a finite number >= 0 (got {})",
-            m.delay_s
-        )),
-        "condition" if !m.query.trim().is_empty() => Ok(Attribute::Condition {
-            query: m.query.clone(),
-        }),
-        "condition" => Err("a condition needs a query (a Datalog rule body, e.g. clear(dock_b))".into()),
-        "interrupt" => Ok(Attribute::Interrupt {
-            reason: if m.reason.is_empty() {
-                "operator".into()
-            } else {
-                m.reason.clone()
-            },
-        }),
-        other => Err(format!(
-            "kind `{other}` is not one of delay, condition, interrupt"
-        )),
-    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,11 @@
 //!   the goal is accepted as a task; any error rejects the goal (the goal response says not accepted) and
 //!   the log says why, with the key path or subtask path.
 //! - Finished tasks stay listed (ListTasks) until `keep_finished` tasks have finished after them.
-//! - One task runs at a time (one robot); others queue by priority, then arrival. A task of higher priority
-//!   than the running one preempts it (pause, run, resume).
+//! - Each robot runs one task at a time; its other tasks queue by priority, then arrival. A task of higher
+//!   priority than the robot's running one preempts it (pause, run, resume). A new task goes to the robot it
+//!   names, else to the one that can start it soonest ([`crate::queue`]).
+//! - Retries, time-outs and fallbacks are the scheduler's; each is published on `task_events`.
+//! - With `state_file`, the unfinished tasks are written after each change and restored at start.
 //! - Cancels reach every live actuator goal; a goal not yet accepted is cancelled the moment it is.
 //! - An interrupted navigation is sent again with the route it had left (its last feedback).
 
@@ -14,15 +17,18 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt as _;
-use lockstep_tasks::{Attribute, Conditions as _, Id, Outcome, Output, Scheduler};
+use lockstep_tasks::map::StationMap;
+use lockstep_tasks::{Attribute, Conditions as _, Id, Outcome, Output};
+use std::path::PathBuf;
+
+use crate::fleet::Robot;
 use r2r::lockstep_interfaces::action::ExecuteTask;
-use r2r::lockstep_interfaces::msg::{ActuatorState, TaskEvent, TaskInfo};
+use r2r::lockstep_interfaces::msg::{ActuatorState, RobotInfo, TaskEvent, TaskInfo};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::actuators::LeafEvent;
 use crate::environment::{check_query, Environment};
-use crate::goals::{cancel_goal, decompose, send_goal};
+use crate::goals::{cancel_goal, pause_goal, send_goal};
 use crate::refusals::Refusals;
 use crate::task::{State, Task};
 use crate::Loaded;
@@ -54,7 +60,13 @@ pub enum Event {
         attribute: Attribute,
         reply: Reply,
     },
-    List(oneshot::Sender<(Vec<TaskInfo>, Vec<ActuatorState>)>),
+    List(oneshot::Sender<(Vec<TaskInfo>, Vec<ActuatorState>, Vec<RobotInfo>)>),
+    /// A pausable actuator could not pause or resume its goal: cancel it (it is sent again on resume).
+    PauseFailed {
+        task: String,
+        leaf: Id,
+        reason: String,
+    },
     Reload(Reply),
     Facts(String),
     ActuatorState {
@@ -87,10 +99,17 @@ pub struct Manager {
     pub rejected_goals: Refusals,
     pub refused_facts: Refusals,
     /// Cancelled actuator goals of tasks forgotten before those goals ended: (task, generation) -> actuator.
-    orphans: BTreeMap<(String, u64), String>,
-    next_seq: u64,
-    next_end: u64,
-    epoch: Instant,
+    pub(crate) orphans: BTreeMap<(String, u64), String>,
+    pub(crate) next_seq: u64,
+    pub(crate) next_end: u64,
+    pub(crate) epoch: Instant,
+    /// The robots, by name ("" alone: the manager's own namespace).
+    pub robots: BTreeMap<String, Robot>,
+    pub map: Option<StationMap>,
+    /// Where unfinished tasks are kept across restarts.
+    pub state_file: Option<PathBuf>,
+    /// Something a restart must know changed since the state file was last written.
+    pub(crate) unsaved: bool,
 }
 
 impl Manager {
@@ -119,6 +138,16 @@ impl Manager {
             next_seq: 0,
             next_end: 0,
             epoch: Instant::now(),
+            robots: BTreeMap::from([(
+                String::new(),
+                Robot {
+                    name: String::new(),
+                    station: None,
+                },
+            )]),
+            map: None,
+            state_file: None,
+            unsaved: false,
         }
     }
 
@@ -150,13 +179,16 @@ impl Manager {
                 let mut all: Vec<&Task> = self.tasks.values().collect();
                 all.sort_by_key(|t| (t.is_finished(), -t.priority, t.seq));
                 let tasks = all.into_iter().map(Task::info).collect();
-                let _ = reply.send((tasks, self.env.actuator_states(&self.events.clock)));
+                let robots = self.robot_infos();
+                let _ = reply.send((tasks, self.env.actuator_states(&self.events.clock), robots));
             }
+            Event::PauseFailed { task, leaf, reason } => self.pause_failed(&task, leaf, &reason),
             Event::Reload(reply) => {
                 let answer = (self.reload)().map(|loaded| {
                     let types = loaded.config.task_types().join(", ");
-                    self.env.servers = loaded.servers();
+                    self.env.servers = loaded.servers.clone();
                     self.env.blocked_by = loaded.blocked_by();
+                    self.env.pausable = loaded.pausable();
                     self.loaded = loaded;
                     format!("reloaded: task types {types}; running tasks keep the configuration they started with")
                 });
@@ -181,58 +213,12 @@ impl Manager {
         for e in self.env.errors.borrow_mut().drain(..) {
             r2r::log_warn!(&self.logger, "{e}");
         }
-    }
-
-    /// Start the next task if none holds the robot, step the running one, send feedback where it changed.
-    fn step(&mut self) {
-        let holder = self
-            .tasks
-            .values()
-            .any(|t| matches!(t.state, State::Running | State::Paused));
-        if !holder {
-            let next = self
-                .tasks
-                .values()
-                .filter(|t| matches!(t.state, State::Queued | State::Preempted))
-                .min_by_key(|t| (-t.priority, t.seq))
-                .map(|t| t.id.clone());
-            if let Some(task) = next.and_then(|id| self.tasks.get_mut(&id)) {
-                let id = task.id.clone();
-                let was = std::mem::replace(&mut task.state, State::Running);
-                task.dirty = true;
-                r2r::log_info!(&self.logger, "{id}: {} -> running", was.name());
-                if was == State::Preempted {
-                    let out = task.sched.resume().unwrap_or_default();
-                    self.apply(&id, out);
-                }
-            }
-        }
-        let now = self.epoch.elapsed().as_secs_f64();
-        let running: Vec<String> = self
-            .tasks
-            .values()
-            .filter(|t| t.state == State::Running)
-            .map(|t| t.id.clone())
-            .collect();
-        for id in running {
-            self.check_blocked(&id);
-            let out = match self.tasks.get_mut(&id) {
-                Some(task) => task.sched.step(now, &self.env),
-                None => continue,
-            };
-            self.apply(&id, out);
-        }
-        for task in self.tasks.values_mut().filter(|t| t.dirty) {
-            task.dirty = false;
-            if let Some(goal) = &task.goal {
-                let _ = goal.publish_feedback(task.feedback());
-            }
-        }
+        self.save();
     }
 
     /// An actuator's `blocked_by` condition (an obstacle reported, say) interrupts the action it runs, with
     /// one report per level; once no such condition holds any more, the task resumes by itself.
-    fn check_blocked(&mut self, id: &str) {
+    pub(crate) fn check_blocked(&mut self, id: &str) {
         let Some(task) = self.tasks.get_mut(id) else {
             return;
         };
@@ -265,98 +251,8 @@ impl Manager {
         self.apply(id, out);
     }
 
-    fn new_goal(&mut self, request: ActionServerGoalRequest<ExecuteTask::Action>) {
-        let wanted = request.goal.clone();
-        let began = Instant::now();
-        let checked = decompose(&self.loaded, &wanted);
-        let decompose_ms = began.elapsed().as_secs_f64() * 1e3;
-        // Judged at once: a goal that cannot run is rejected in the goal response, never accepted.
-        let tree = match checked {
-            Ok(tree) => tree,
-            Err(reason) => {
-                let uuid = request.uuid;
-                let reason = format!("goal {uuid} (task type `{}`): {reason}", wanted.task_type);
-                if let Some(line) = self.rejected_goals.refused(&reason, Instant::now()) {
-                    r2r::log_warn!(&self.logger, "{line}");
-                }
-                if let Err(e) = request.reject() {
-                    r2r::log_warn!(&self.logger, "could not answer goal {uuid} (rejected): {e}");
-                }
-                return;
-            }
-        };
-        self.next_seq += 1;
-        let seq = self.next_seq;
-        let id = format!("task-{seq}");
-        let (goal, mut cancels) = match request.accept() {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                r2r::log_error!(
-                    &self.logger,
-                    "could not answer goal {id} ({e}); dropped unstarted: the client may send it again"
-                );
-                return;
-            }
-        };
-        let tx = self.tx.clone();
-        let cancel_id = id.clone();
-        tokio::spawn(async move {
-            while let Some(request) = cancels.next().await {
-                request.accept();
-                if tx.send(Event::Cancel(cancel_id.clone())).is_err() {
-                    return;
-                }
-            }
-        });
-        let leaves = tree.leaves().count();
-        let preempt = self
-            .tasks
-            .values()
-            .find(|t| t.state == State::Running && t.priority < wanted.priority)
-            .map(|t| t.id.clone());
-        r2r::log_info!(
-            &self.logger,
-            "{id}: {} (priority {}), {} subtasks, {leaves} actions, decomposed and checked in {decompose_ms:.3} ms{}",
-            wanted.task_type,
-            wanted.priority,
-            tree.nodes.len(),
-            preempt.as_ref().map(|p| format!("; preempts {p}")).unwrap_or_default()
-        );
-        self.tasks.insert(
-            id.clone(),
-            Task {
-                id: id.clone(),
-                task_type: wanted.task_type.clone(),
-                priority: wanted.priority,
-                seq,
-                sched: Scheduler::new(tree),
-                state: State::Queued,
-                loaded: self.loaded.clone(),
-                goal: Some(goal),
-                goals: BTreeMap::new(),
-                cancelled: BTreeMap::new(),
-                blocked: None,
-                generation: 0,
-                resume_with: BTreeMap::new(),
-                group_reports: 0,
-                leaves_executed: 0,
-                dirty: true,
-                started: Instant::now(),
-                ended: 0,
-            },
-        );
-        if let Some(low) = preempt {
-            if let Some(task) = self.tasks.get_mut(&low) {
-                let out = task.sched.pause("preempted").unwrap_or_default();
-                task.state = State::Preempted;
-                task.dirty = true;
-                self.apply(&low, out);
-            }
-        }
-    }
-
     /// Carry out what a scheduler asked for.
-    fn apply(&mut self, id: &str, out: Vec<Output>) {
+    pub(crate) fn apply(&mut self, id: &str, out: Vec<Output>) {
         let Some(task) = self.tasks.get_mut(id) else {
             return;
         };
@@ -368,6 +264,7 @@ impl Manager {
             let mut event = TaskEvent {
                 stamp: stamp.clone(),
                 task_id: task.id.clone(),
+                robot: task.robot.clone(),
                 ..Default::default()
             };
             match o {
@@ -391,21 +288,80 @@ impl Manager {
                     event.level = level as u32;
                     event.reason = reason;
                 }
+                Output::Retry {
+                    path,
+                    level,
+                    attempt,
+                    attempts,
+                    after_s,
+                    reason,
+                } => {
+                    event.kind = TaskEvent::RETRY as u8;
+                    event.path = path;
+                    event.level = level as u32;
+                    event.reason = format!("attempt {attempt}/{attempts} in {after_s} s: {reason}");
+                    r2r::log_info!(&self.logger, "{}: {} {}", task.id, event.path, event.reason);
+                }
+                Output::TimedOut { path, level, after_s } => {
+                    event.kind = TaskEvent::TIMED_OUT as u8;
+                    event.path = path;
+                    event.level = level as u32;
+                    event.reason = format!("timed out after {after_s} s");
+                }
+                Output::Fallback {
+                    path,
+                    level,
+                    fallback_path,
+                    reason,
+                } => {
+                    event.kind = TaskEvent::FALLBACK as u8;
+                    event.path = path;
+                    event.level = level as u32;
+                    event.reason = format!("{fallback_path}: {reason}");
+                    r2r::log_info!(
+                        &self.logger,
+                        "{}: {} failed, fallback {}",
+                        task.id,
+                        event.path,
+                        event.reason
+                    );
+                }
                 Output::SendGoal {
                     leaf,
                     path,
                     actuator,
                     params,
                 } => {
-                    if let Err(reason) =
-                        send_goal(task, leaf, &path, &actuator, &params, &self.tx, self.server_wait)
-                    {
+                    let server = self
+                        .env
+                        .server(&task.robot, &actuator)
+                        .unwrap_or_default()
+                        .to_owned();
+                    let sent = send_goal(
+                        task,
+                        leaf,
+                        &path,
+                        &actuator,
+                        &server,
+                        &params,
+                        &self.tx,
+                        self.server_wait,
+                    );
+                    if let Err(reason) = sent {
                         follow_up.extend(task.sched.leaf_failed(leaf, &reason));
                     }
                     continue;
                 }
                 Output::CancelGoal { leaf, .. } => {
                     cancel_goal(task, leaf, &mut self.env);
+                    continue;
+                }
+                Output::PauseGoal { leaf, .. } => {
+                    pause_goal(task, leaf, &self.tx, self.server_wait, false);
+                    continue;
+                }
+                Output::ResumeGoal { leaf, .. } => {
+                    pause_goal(task, leaf, &self.tx, self.server_wait, true);
                     continue;
                 }
                 Output::Finished(outcome) => {
@@ -424,6 +380,7 @@ impl Manager {
                         };
                     }
                     task.state = State::Finished(outcome);
+                    self.unsaved = true;
                     self.next_end += 1;
                     task.ended = self.next_end;
                     finished = true;
@@ -448,8 +405,8 @@ impl Manager {
                 // Cancelled before it was accepted, and its task forgotten since: cancel it now.
                 LeafEvent::Accepted(handle) if self.orphans.contains_key(&key) => handle.cancel(),
                 _ if ended => {
-                    if let Some(actuator) = self.orphans.remove(&key) {
-                        self.env.drained(&actuator);
+                    if let Some(server) = self.orphans.remove(&key) {
+                        self.env.drained(&server);
                     }
                 }
                 _ => {}
@@ -457,8 +414,8 @@ impl Manager {
             return;
         };
         if ended {
-            if let Some(actuator) = task.cancelled.remove(&generation) {
-                self.env.drained(&actuator);
+            if let Some(server) = task.cancelled.remove(&generation) {
+                self.env.drained(&server);
             }
         }
         let current = task.goals.get(&leaf).is_some_and(|g| g.generation == generation);
@@ -485,7 +442,7 @@ impl Manager {
                 if g.cancel_pending {
                     return;
                 }
-                let reason = match self.env.busy_secs(&g.actuator) {
+                let reason = match self.env.for_robot(&task.robot).busy_secs(&g.actuator) {
                     Some(secs) => format!("{reason} (it reports busy for another {secs:.2} s)"),
                     None => reason,
                 };
@@ -493,8 +450,15 @@ impl Manager {
             }
             LeafEvent::Done { success, message } if current => {
                 task.goals.remove(&leaf);
+                self.unsaved = true;
                 if success {
                     task.leaves_executed += 1;
+                    // A drive that completed leaves the robot at the route's last station.
+                    let arrived = (task.sched.tree().nodes[leaf].params.get("route_stations"))
+                        .and_then(|s| s.as_array()?.last()?.as_str().map(str::to_owned));
+                    if let (Some(station), Some(robot)) = (arrived, self.robots.get_mut(&task.robot)) {
+                        robot.station = Some(station);
+                    }
                     task.sched.leaf_succeeded(leaf)
                 } else {
                     task.sched.leaf_failed(leaf, &message)
@@ -516,7 +480,10 @@ impl Manager {
     }
 
     fn pause(&mut self, id: &str, reason: &str) -> Result<String, String> {
-        let task = self.task(id)?;
+        self.task(id)?;
+        let Some(task) = self.tasks.get_mut(id) else {
+            return Err(format!("no task `{id}`"));
+        };
         if task.state != State::Running {
             return Err(format!(
                 "{id} is {}: only a running task pauses",
@@ -524,20 +491,32 @@ impl Manager {
             ));
         }
         let reason = if reason.is_empty() { "paused" } else { reason };
-        let out = task.sched.pause(reason).map_err(|e| e.to_string())?;
+        let out =
+            (task.sched.pause_with(reason, &self.env.for_robot(&task.robot))).map_err(|e| e.to_string())?;
         task.state = State::Paused;
+        self.unsaved = true;
         let cancelled = out
             .iter()
-            .filter(|o| matches!(o, Output::CancelGoal { .. }))
+            .filter(|o| matches!(o, Output::CancelGoal { .. } | Output::PauseGoal { .. }))
             .count();
         self.apply(id, out);
         Ok(format!(
-            "{id} paused ({reason}); {cancelled} actuator goal(s) cancelled"
+            "{id} paused ({reason}); {cancelled} actuator goal(s) cancelled or paused"
         ))
     }
 
     fn resume(&mut self, id: &str) -> Result<String, String> {
         let task = self.task(id)?;
+        if task.state == State::Restored {
+            // Queued on its robot; its scheduler resumes when the robot starts it.
+            task.state = State::Queued;
+            task.resume_pending = true;
+            task.dirty = true;
+            self.unsaved = true;
+            return Ok(format!(
+                "{id} resumed: queued on its robot; its completed actions do not run again"
+            ));
+        }
         // Paused by an operator, or running but interrupted by an interrupt attribute.
         if !matches!(task.state, State::Paused | State::Running) {
             return Err(format!(
@@ -548,6 +527,7 @@ impl Manager {
         let out = task.sched.resume().map_err(|e| e.to_string())?;
         task.state = State::Running;
         task.blocked = None;
+        self.unsaved = true;
         self.apply(id, out);
         Ok(format!("{id} resumed"))
     }
@@ -584,10 +564,31 @@ impl Manager {
         let excess = finished.len().saturating_sub(self.keep_finished);
         for (_, id) in finished.into_iter().take(excess) {
             if let Some(task) = self.tasks.remove(&id) {
-                for (generation, actuator) in task.cancelled {
-                    self.orphans.insert((id.clone(), generation), actuator);
+                for (generation, server) in task.cancelled {
+                    self.orphans.insert((id.clone(), generation), server);
                 }
             }
         }
+    }
+
+    /// A pausable actuator could not pause (or resume) its goal: cancel the goal instead; the leaf is sent
+    /// again when the task resumes.
+    fn pause_failed(&mut self, id: &str, leaf: Id, reason: &str) {
+        let Some(task) = self.tasks.get_mut(id) else {
+            return;
+        };
+        r2r::log_warn!(&self.logger, "{id}: {reason}; cancelling its goal instead");
+        if !task.goals.contains_key(&leaf) {
+            return;
+        }
+        if task.sched.is_paused() {
+            cancel_goal(task, leaf, &mut self.env);
+            task.sched.forget_live(leaf);
+            return;
+        }
+        // It did not resume: its action fails (a retry or fallback may take over).
+        cancel_goal(task, leaf, &mut self.env);
+        let out = task.sched.leaf_failed(leaf, reason);
+        self.apply(id, out);
     }
 }

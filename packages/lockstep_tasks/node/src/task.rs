@@ -9,6 +9,7 @@ use r2r::lockstep_interfaces::msg::TaskInfo;
 use serde_json::Value;
 
 use crate::actuators::CancelHandle;
+use crate::journal::TaskRecord;
 use crate::Loaded;
 use lockstep_tasks_node::action_server::ActionServerGoal;
 
@@ -22,6 +23,8 @@ pub enum State {
     Paused,
     /// Paused by a task of higher priority; resumes when that one ends.
     Preempted,
+    /// Found unfinished in the state file after a restart; waits for `resume_task`.
+    Restored,
     Finished(Outcome),
 }
 
@@ -32,6 +35,7 @@ impl State {
             State::Running => "running",
             State::Paused => "paused",
             State::Preempted => "preempted",
+            State::Restored => "interrupted",
             State::Finished(Outcome::Completed) => "completed",
             State::Finished(Outcome::Failed { .. }) => "failed",
             State::Finished(Outcome::Cancelled) => "cancelled",
@@ -51,11 +55,19 @@ pub struct LeafGoal {
     pub feedback: Option<Value>,
     /// The actuator (configuration key) it went to.
     pub actuator: String,
+    /// Its action server, fully qualified.
+    pub server: String,
 }
 
 pub struct Task {
     pub id: String,
     pub task_type: String,
+    /// The goal's parameters with what the manager added (`robot`, `at`): what a restart decomposes again.
+    pub parameters: serde_json::Map<String, Value>,
+    /// The robot it runs on ("" for the manager's own namespace).
+    pub robot: String,
+    /// Resume the scheduler when the robot starts it (a restored task that was resumed).
+    pub resume_pending: bool,
     pub priority: i32,
     /// Arrival order (ties between equal priorities).
     pub seq: u64,
@@ -65,7 +77,7 @@ pub struct Task {
     pub loaded: Rc<Loaded>,
     pub goal: Option<ActionServerGoal<ExecuteTask::Action>>,
     pub goals: BTreeMap<Id, LeafGoal>,
-    /// Goals cancelled and not yet ended: generation -> actuator.
+    /// Goals cancelled and not yet ended: generation -> action server.
     pub cancelled: BTreeMap<u64, String>,
     /// Interrupted because this actuator condition (`blocked_by`) held; resumes by itself when it does not.
     pub blocked: Option<String>,
@@ -86,6 +98,26 @@ impl Task {
         matches!(self.state, State::Finished(_))
     }
 
+    /// What the state file keeps of it (an unfinished task).
+    pub fn record(&self) -> TaskRecord {
+        let tree = self.sched.tree();
+        TaskRecord {
+            id: self.id.clone(),
+            seq: self.seq,
+            task_type: self.task_type.clone(),
+            parameters: self.parameters.clone(),
+            priority: self.priority,
+            robot: self.robot.clone(),
+            state: self.state.name().to_owned(),
+            completed: self.sched.completed_leaves(),
+            in_flight: self
+                .goals
+                .keys()
+                .map(|&leaf| tree.nodes[leaf].path.clone())
+                .collect(),
+        }
+    }
+
     /// Per-level counts and running paths, as ExecuteTask feedback.
     pub fn feedback(&self) -> ExecuteTask::Feedback {
         let tree = self.sched.tree();
@@ -93,6 +125,7 @@ impl Task {
             task_id: self.id.clone(),
             state: self.state.name().to_owned(),
             level_names: self.loaded.config.levels.clone(),
+            robot: self.robot.clone(),
             ..Default::default()
         };
         for level in &tree.levels {
@@ -117,6 +150,8 @@ impl Task {
         let tree = self.sched.tree();
         let leaves: Vec<Id> = tree.leaves().collect();
         TaskInfo {
+            robot: self.robot.clone(),
+            last_completed_leaf: self.sched.last_completed_leaf().unwrap_or_default(),
             task_id: self.id.clone(),
             task_type: self.task_type.clone(),
             priority: self.priority,
@@ -137,6 +172,7 @@ impl Task {
             task_id: self.id.clone(),
             leaves_executed: self.leaves_executed,
             group_reports: self.group_reports,
+            robot: self.robot.clone(),
             ..Default::default()
         };
         match outcome {

@@ -1,5 +1,5 @@
 //! Whether the actuator is busy (occupied through `~/occupy`, or a goal reserved or running), and the
-//! `/actuator_states` publisher that reports it at 10 Hz and on every change.
+//! `actuator_states` publisher that reports it at 10 Hz and on every change.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -10,7 +10,7 @@ use lockstep_interfaces::srv::Occupy;
 use r2r::lockstep_interfaces;
 use tokio::sync::Notify;
 
-/// Period of the `/actuator_states` messages when nothing changes.
+/// Period of the `actuator_states` messages when nothing changes.
 pub const STATE_PERIOD: Duration = Duration::from_millis(100);
 
 #[derive(Default)]
@@ -144,7 +144,7 @@ pub async fn publish_states(
         };
         if let Err(e) = publisher.publish(&msg) {
             if !failed_once {
-                r2r::log_warn!(&logger, "could not publish on /actuator_states: {e}");
+                r2r::log_warn!(&logger, "could not publish on actuator_states: {e}");
                 failed_once = true;
             }
         }

@@ -26,7 +26,7 @@
 //!   log names the field. With `fail`, every goal ends aborted with success false and
 //!   "simulated failure (parameter fail)" after its normal duration (navigation: at once).
 //! - Service `~/occupy` (lockstep_interfaces/Occupy): busy for `duration_s` from now (0: free again).
-//! - Topic `/actuator_states` (lockstep_interfaces/ActuatorState, reliable, depth 10): the action server's
+//! - Topic `actuator_states` (lockstep_interfaces/ActuatorState, reliable, depth 10): the action server's
 //!   fully qualified name, busy, busy_remaining_s (the occupation, the timed goal's remaining duration, or
 //!   the remaining route over the speed), stamped with the node's clock; at 10 Hz and on every change.
 //!
@@ -35,7 +35,7 @@
 //! `waypoint_tolerance_m`, `approach_decel_mps2`, `pose_timeout_s`. An unknown or missing `kind` (or a bad
 //! number) stops the process with one error line.
 //!
-//! Modules: [`params`], [`busy`] (busy state, `/actuator_states`, `~/occupy`), [`serve`] (goal requests,
+//! Modules: [`params`], [`busy`] (busy state, `actuator_states`, `~/occupy`), [`serve`] (goal requests,
 //! acceptance, ending goals), [`timed`], [`control`] (the route follower), [`navigation`], [`hmi`].
 
 mod busy;
@@ -94,7 +94,7 @@ fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), loc
     let namespace = n.namespace()?;
     let server_name = p.server_name(kind);
     let server = qualified(&namespace, &server_name);
-    let states = n.create_publisher::<ActuatorState>("/actuator_states", qos::reliable(10))?;
+    let states = n.create_publisher::<ActuatorState>("actuator_states", qos::reliable(10))?;
     let occupy = n.create_service::<Occupy::Service>("~/occupy", qos::reliable(10))?;
     let clock = n.get_ros_clock();
     let status = Status::default();
@@ -103,6 +103,7 @@ fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), loc
         status: status.clone(),
         logger: logger.clone(),
         server: server.clone(),
+        ended: std::sync::atomic::AtomicI64::new(0),
     });
     let goals: Task = match kind {
         Kind::Navigation => {

@@ -12,6 +12,9 @@ pub struct ActuatorParams {
     pub server: String,
     /// Every goal ends aborted (success false, "simulated failure (parameter fail)") after its normal duration; navigation aborts at once.
     pub fail: bool,
+    /// Timed kinds: the first this many goals end aborted as with `fail`, the later ones succeed (an actuator
+    /// that recovers: retries).
+    pub fail_first: i64,
     /// Wall time to wait before accepting each goal [s] (a late acceptance); 0 = at once.
     pub accept_delay_s: f64,
     /// Timed kinds (localization, lift, roller, loader, display): wall time each goal takes [s].
@@ -38,6 +41,7 @@ impl Default for ActuatorParams {
             kind: String::new(),
             server: String::new(),
             fail: false,
+            fail_first: 0,
             accept_delay_s: 0.0,
             duration_s: 1.0,
             control_rate_hz: 20.0,
@@ -65,6 +69,7 @@ const RULES: &[ParamRule] = &[
             "hmi",
         ],
     ),
+    ParamRule::int("fail_first", lockstep_ros::Int::closed(0, 1_000_000, "goals")),
     ParamRule::real("accept_delay_s", Real::closed(0.0, 3600.0, "s")),
     ParamRule::real("duration_s", Real::closed(0.0, 3600.0, "s")),
     ParamRule::real("control_rate_hz", Real::above(0.0, 1000.0, "Hz")),
@@ -157,16 +162,7 @@ impl ActuatorParams {
     }
 }
 
-/// `name` resolved against the node's namespace, as ROS resolves a relative name (no remapping).
-pub fn qualified(namespace: &str, name: &str) -> String {
-    if name.starts_with('/') {
-        name.to_owned()
-    } else if namespace.is_empty() || namespace == "/" {
-        format!("/{name}")
-    } else {
-        format!("{}/{name}", namespace.trim_end_matches('/'))
-    }
-}
+pub use lockstep_tasks_node::qualified;
 
 #[cfg(test)]
 mod tests {

@@ -30,6 +30,8 @@ pub struct Common {
     pub logger: String,
     /// The action server's fully qualified name (e.g. `/load`).
     pub server: String,
+    /// Goals that ended so far (for `fail_first`).
+    pub ended: std::sync::atomic::AtomicI64,
 }
 
 /// How a goal ends.

@@ -147,7 +147,8 @@ pub async fn run_timed<A: Timed>(mut goal: ActionServerGoal<A>, cancels: Cancels
     }
     let _ = goal.publish_feedback(A::feedback(1.0, 0.0));
     let took = elapsed();
-    if common.params.fail {
+    let nth = common.ended.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if common.params.fail || nth < common.params.fail_first {
         r2r::log_warn!(&common.logger, "{server}: {what}: {SIMULATED_FAILURE}");
         let result = A::result(false, SIMULATED_FAILURE.to_owned(), took);
         end(&mut goal, End::Aborted, result, &common);

@@ -9,91 +9,51 @@
 //!   - `interrupt`: it becomes interrupted, and one report goes up per ancestor, leaf to root.
 //! - A leaf's dispatch is a goal for its actuator. A leaf that succeeds is completed; a group whose subtasks
 //!   are all completed completes its parent (one group-completion report each), up to the task.
-//! - A failed leaf ends the task: the other live goals are cancelled and the rest ends as forced.
-//! - Pause interrupts the live leaves (their goals are cancelled) and everything above them; resume makes
-//!   every interrupted subtask sendable again. Completed leaves are never sent again.
+//! - A failure (a leaf's goal failed, or a subtask ran past its `timeout_s`) is taken by the nearest subtask
+//!   from there up with a `retry` left, which runs again from where it failed, or with a `fallback`, which
+//!   runs in its place; with neither, the task fails: the other live goals are cancelled and the rest ends
+//!   as forced. See [`recovery`](self#recovery).
+//! - Pause interrupts the live leaves (their goals are cancelled, or paused on a pausable actuator) and
+//!   everything above them; resume makes every interrupted subtask sendable again. Completed leaves are never
+//!   sent again.
 //! - Cancel cancels every live goal, including one sent but not yet accepted, and ends everything.
+//! - A task that ran before the manager restarted is rebuilt from its completed leaves
+//!   ([`Scheduler::restore`]).
+//!
+//! # Recovery
+//! - `retry: {attempts: N, backoff_s: S}`: the subtask may be tried N more times after its first failure,
+//!   each try S seconds after the failure (from the first step after it). A try goes on from where it
+//!   failed: the failed leaf and the subtasks above it up to the retried one go interrupted
+//!   (`retry k/N: <reason>`) then sendable, the retried one delayed for S; actions already completed under
+//!   it are not sent again. Other goals still out under it (parallel branches) are cancelled and sent
+//!   again. Attempts are counted per subtask over the whole task: a group's retry does not give the
+//!   subtasks under it new attempts.
+//! - `timeout_s: T`: a subtask that has been running T seconds in one attempt (at a step at or after that)
+//!   fails with "timed out after T s"; its live goals are cancelled first. The clock runs only while it is
+//!   running: paused or interrupted time does not count (a resumed subtask keeps what it had used), and a
+//!   retry starts it again from 0.
+//! - `fallback`: once the subtask has failed for good (no retry left), it ends failed (what is left under it,
+//!   forced) and the fallback, decomposed with the task, runs in its slot among its parent's children; a
+//!   fallback that completes completes its parent as the subtask would have. A fallback has its own retry,
+//!   timeout and fallback. Fallbacks that never run stay standby and sendable when the task ends (no status
+//!   change is reported for them).
+//! - The task fails only when nothing takes the failure; [`Outcome::Failed`] names the leaf (or the subtask
+//!   that timed out) whose failure ended it, and its reason what was tried: `route blocked (after 3
+//!   attempts)`, `<first reason>; fallback task/duty[0]/message[1]~fallback failed: <its reason>`.
+
+mod io;
+mod pause;
+mod recovery;
+mod restore;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::Attribute;
-use crate::params::Params;
 use crate::status::{EndReason, Status};
-use crate::tree::{Change, Id, Tree};
+use crate::tree::{Id, Tree};
 
-/// What the caller must do or publish, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Output {
-    /// A status change (path, old, new; the reason is in the status).
-    Status(Change),
-    /// Send this leaf's goal to its actuator.
-    SendGoal {
-        leaf: Id,
-        path: String,
-        actuator: String,
-        params: Params,
-    },
-    /// Cancel this leaf's goal (sent, whether or not accepted yet).
-    CancelGoal { leaf: Id, path: String },
-    /// Every subtask of the group under `path` completed (a report to the level above).
-    GroupCompleted { path: String, level: usize },
-    /// `path` (at `level`) is interrupted for `reason`: one per subtask from the interrupted one to the root.
-    Interrupted {
-        path: String,
-        level: usize,
-        reason: String,
-    },
-    /// The task is over.
-    Finished(Outcome),
-}
-
-/// How a task ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    Completed,
-    Failed { path: String, reason: String },
-    Cancelled,
-}
-
-/// What the environment says at dispatch time: `condition` attributes (a Datalog query over facts from topics,
-/// evaluated in the node) and whether an actuator is busy.
-pub trait Conditions {
-    fn holds(&self, query: &str) -> bool;
-
-    /// Seconds `actuator` stays busy (e.g. an arm in use), if it is: the action about to be sent to
-    /// it gets a delay attribute of that length instead.
-    fn busy_secs(&self, _actuator: &str) -> Option<f64> {
-        None
-    }
-
-    /// Whether `actuator` may take a goal now. An action whose actuator may not stays sendable (no attribute,
-    /// no status change) and is considered again at the next step: the node holds dispatch back while a
-    /// goal it cancelled on that actuator has not ended yet.
-    fn available(&self, _actuator: &str) -> bool {
-        true
-    }
-}
-
-impl<F: Fn(&str) -> bool> Conditions for F {
-    fn holds(&self, query: &str) -> bool {
-        self(query)
-    }
-}
-
-/// Why an operator's request is refused.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum Refused {
-    #[error("no subtask `{0}` in this task")]
-    UnknownPath(String),
-    #[error("`{path}` is {status}: attributes apply to subtasks that have not finished")]
-    Finished { path: String, status: String },
-    #[error("`{0}` is an action already running: a delay or condition has nothing left to hold back (an interrupt does)")]
-    RunningLeaf(String),
-    #[error("the task is over")]
-    Over,
-    #[error("the task is not paused")]
-    NotPaused,
-}
+pub use io::{Conditions, Outcome, Output, Refused};
+pub use restore::RestoreError;
 
 /// One task being scheduled.
 #[derive(Debug, Clone)]
@@ -109,6 +69,34 @@ pub struct Scheduler {
     outcome: Option<Outcome>,
     /// Leaves in the order their goals were sent (a resumed leaf appears again).
     pub sent: Vec<Id>,
+    /// Leaves whose goals are paused (pausable actuators), with what came back for them meanwhile.
+    held: BTreeMap<Id, Held>,
+    /// Retries used, per subtask.
+    attempts: BTreeMap<Id, u32>,
+    /// Running time in this attempt, per subtask with a timeout.
+    clock: BTreeMap<Id, Clock>,
+    /// Retry waits to start at the next step [s].
+    backoff: BTreeMap<Id, f64>,
+    /// Fallbacks that took over: what the subtask they replaced failed with.
+    replaced: BTreeMap<Id, String>,
+    /// The time of the latest step.
+    now: f64,
+    last_completed: Option<Id>,
+}
+
+/// A paused goal, and its result if it came while paused (applied on resume).
+#[derive(Debug, Clone, PartialEq)]
+enum Held {
+    Paused,
+    Succeeded,
+    Failed(String),
+}
+
+/// Time running so far in this attempt: `spent`, plus since `since` if running now.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Clock {
+    spent: f64,
+    since: Option<f64>,
 }
 
 impl Scheduler {
@@ -121,6 +109,13 @@ impl Scheduler {
             paused: false,
             outcome: None,
             sent: Vec::new(),
+            held: BTreeMap::new(),
+            attempts: BTreeMap::new(),
+            clock: BTreeMap::new(),
+            backoff: BTreeMap::new(),
+            replaced: BTreeMap::new(),
+            now: 0.0,
+            last_completed: None,
         }
     }
 
@@ -136,20 +131,29 @@ impl Scheduler {
         self.paused
     }
 
-    /// Leaves with a goal out.
+    /// Leaves with a goal out (paused ones included).
     pub fn live(&self) -> impl Iterator<Item = Id> + '_ {
         self.live.iter().copied()
     }
 
     /// Schedule at time `now_secs`: top-down, each level's running subtasks dispatch what may go.
+    /// Subtasks running past their `timeout_s` fail first.
     pub fn step(&mut self, now_secs: f64, conditions: &dyn Conditions) -> Vec<Output> {
         let mut out = Vec::new();
+        self.now = now_secs;
         // An interrupt reaches the root: while the task is interrupted nothing is dispatched.
         if self.paused
             || self.outcome.is_some()
             || matches!(self.tree.nodes[0].status, Status::Interrupted(_))
         {
             return out;
+        }
+        self.check_timeouts(now_secs, &mut out);
+        if self.outcome.is_some() {
+            return out;
+        }
+        for (id, secs) in std::mem::take(&mut self.backoff) {
+            self.until.insert(id, now_secs + secs);
         }
         if matches!(self.tree.nodes[0].status, Status::Sendable | Status::Delayed) {
             self.consider(0, now_secs, conditions, &mut out);
@@ -252,13 +256,25 @@ impl Scheduler {
         }
     }
 
-    /// A leaf's goal succeeded: complete it and every group it completes, up to the task.
+    /// A leaf's goal succeeded: complete it and every group it completes, up to the task. For a paused goal,
+    /// on resume.
     pub fn leaf_succeeded(&mut self, leaf: Id) -> Vec<Output> {
         let mut out = Vec::new();
         if !self.live.remove(&leaf) {
             return out;
         }
-        self.set(leaf, Status::Completed, &mut out);
+        if let Some(held) = self.held.get_mut(&leaf) {
+            *held = Held::Succeeded;
+            return out;
+        }
+        self.complete_leaf(leaf, &mut out);
+        out
+    }
+
+    /// Complete running `leaf` and every group it completes, up to the task.
+    fn complete_leaf(&mut self, leaf: Id, out: &mut Vec<Output>) {
+        self.set(leaf, Status::Completed, out);
+        self.last_completed = Some(leaf);
         let mut child = leaf;
         while let Some(parent) = self.tree.nodes[child].parent {
             let done = self.tree.nodes[parent]
@@ -272,37 +288,26 @@ impl Scheduler {
                 path: self.tree.nodes[parent].path.clone(),
                 level: self.tree.nodes[parent].level,
             });
-            self.set(parent, Status::Completed, &mut out);
+            self.set(parent, Status::Completed, out);
             child = parent;
         }
         if self.tree.nodes[0].status == Status::Completed {
-            self.finish(Outcome::Completed, &mut out);
+            self.finish(Outcome::Completed, out);
         }
-        out
     }
 
-    /// A leaf's goal failed (or was rejected): the task ends with the leaf's path.
+    /// A leaf's goal failed (or was rejected): the nearest subtask from the leaf up with a retry left or a
+    /// fallback takes it; with none, the task ends with the leaf's path. For a paused goal, on resume.
     pub fn leaf_failed(&mut self, leaf: Id, reason: &str) -> Vec<Output> {
         let mut out = Vec::new();
         if !self.live.remove(&leaf) {
             return out;
         }
-        self.set(leaf, Status::Ended(EndReason::Failed), &mut out);
-        let mut up = self.tree.nodes[leaf].parent;
-        while let Some(id) = up {
-            self.set(id, Status::Ended(EndReason::Failed), &mut out);
-            up = self.tree.nodes[id].parent;
+        if let Some(held) = self.held.get_mut(&leaf) {
+            *held = Held::Failed(reason.to_owned());
+            return out;
         }
-        self.cancel_live(&mut out);
-        self.end_rest(EndReason::Forced, &mut out);
-        let path = self.tree.nodes[leaf].path.clone();
-        self.finish(
-            Outcome::Failed {
-                path,
-                reason: reason.to_owned(),
-            },
-            &mut out,
-        );
+        self.fail(leaf, reason.to_owned(), &mut out);
         out
     }
 
@@ -315,41 +320,6 @@ impl Scheduler {
         self.cancel_live(&mut out);
         self.end_rest(EndReason::Cancelled, &mut out);
         self.finish(Outcome::Cancelled, &mut out);
-        Ok(out)
-    }
-
-    /// Pause at the leaf boundary: live goals are cancelled and their leaves, with everything above them,
-    /// interrupted for `reason`. Nothing is dispatched until [`Self::resume`].
-    pub fn pause(&mut self, reason: &str) -> Result<Vec<Output>, Refused> {
-        if self.outcome.is_some() {
-            return Err(Refused::Over);
-        }
-        let mut out = Vec::new();
-        self.paused = true;
-        // From the first live leaf: its branch up to the root, then every other live leaf.
-        if let Some(&first) = self.live.iter().next() {
-            self.interrupt_branch(first, reason, &mut out);
-        }
-        Ok(out)
-    }
-
-    /// Resume: every interrupted subtask is sendable again and scheduling goes on (at the next step).
-    /// Completed leaves stay completed; an interrupted leaf is sent again.
-    pub fn resume(&mut self) -> Result<Vec<Output>, Refused> {
-        if self.outcome.is_some() {
-            return Err(Refused::Over);
-        }
-        let interrupted: Vec<Id> = (0..self.tree.nodes.len())
-            .filter(|&id| matches!(self.tree.nodes[id].status, Status::Interrupted(_)))
-            .collect();
-        if !self.paused && interrupted.is_empty() {
-            return Err(Refused::NotPaused);
-        }
-        self.paused = false;
-        let mut out = Vec::new();
-        for id in interrupted {
-            self.set(id, Status::Sendable, &mut out);
-        }
         Ok(out)
     }
 
@@ -381,6 +351,7 @@ impl Scheduler {
             Attribute::Interrupt { reason } => {
                 // From a live leaf under it (one report per level from there), else from the group itself.
                 let from = self
+                    .tree
                     .subtree(id)
                     .into_iter()
                     .find(|l| self.live.contains(l))
@@ -412,21 +383,11 @@ impl Scheduler {
             .collect()
     }
 
-    /// `id` and everything under it.
-    fn subtree(&self, id: Id) -> Vec<Id> {
-        let mut all = vec![id];
-        let mut i = 0;
-        while i < all.len() {
-            all.extend_from_slice(&self.tree.nodes[all[i]].children);
-            i += 1;
-        }
-        all
-    }
-
     /// Interrupt `id` (cancelling its goal if it is a live leaf) and every ancestor not yet interrupted, one
     /// report per subtask from `id` up to the root; then every other live leaf (its goal cancelled).
+    /// A paused goal stays out (paused).
     fn interrupt_branch(&mut self, id: Id, reason: &str, out: &mut Vec<Output>) {
-        if self.live.remove(&id) {
+        if !self.held.contains_key(&id) && self.live.remove(&id) {
             out.push(Output::CancelGoal {
                 leaf: id,
                 path: self.tree.nodes[id].path.clone(),
@@ -447,21 +408,39 @@ impl Scheduler {
         }
         // The task is interrupted up to its root: nothing of it may run on (a parallel branch's goal would
         // otherwise complete a group under an interrupted parent). Resume sends these again.
-        for leaf in self.cancel_live(out) {
-            self.set(leaf, Status::Interrupted(reason.to_owned()), out);
+        let held: Vec<Id> = self.held.keys().copied().collect();
+        for leaf in self.cancel_where(|_| true, false, out).into_iter().chain(held) {
+            let status = &self.tree.nodes[leaf].status;
+            if !status.is_final() && !matches!(status, Status::Interrupted(_)) {
+                self.set(leaf, Status::Interrupted(reason.to_owned()), out);
+            }
         }
     }
 
-    /// Cancel every goal out; the leaves whose goals they were.
+    /// Cancel every goal out, paused ones included; the leaves whose goals they were.
     fn cancel_live(&mut self, out: &mut Vec<Output>) -> BTreeSet<Id> {
-        let live = std::mem::take(&mut self.live);
-        for &leaf in &live {
+        self.cancel_where(|_| true, true, out)
+    }
+
+    /// Cancel the goals out of the leaves `which` takes (paused ones only `with_held`); those leaves.
+    fn cancel_where(
+        &mut self,
+        which: impl Fn(Id) -> bool,
+        with_held: bool,
+        out: &mut Vec<Output>,
+    ) -> BTreeSet<Id> {
+        let cancelled: BTreeSet<Id> = (self.live.iter().copied())
+            .filter(|&l| which(l) && (with_held || !self.held.contains_key(&l)))
+            .collect();
+        for &leaf in &cancelled {
+            self.live.remove(&leaf);
+            self.held.remove(&leaf);
             out.push(Output::CancelGoal {
                 leaf,
                 path: self.tree.nodes[leaf].path.clone(),
             });
         }
-        live
+        cancelled
     }
 
     /// End everything not yet final, leaves first so no parent ends before its subtasks.
@@ -484,7 +463,19 @@ impl Scheduler {
     /// A status change the scheduler makes; the table allows every one it asks for.
     fn set(&mut self, id: Id, to: Status, out: &mut Vec<Output>) {
         match self.tree.set_status(id, to) {
-            Ok(change) => out.push(Output::Status(change)),
+            Ok(change) => {
+                if self.tree.nodes[id].timeout_s.is_some() {
+                    let clock = self.clock.entry(id).or_default();
+                    if let (Status::Running, Some(since)) = (&change.old, clock.since) {
+                        clock.spent += self.now - since;
+                        clock.since = None;
+                    }
+                    if change.new == Status::Running {
+                        clock.since = Some(self.now);
+                    }
+                }
+                out.push(Output::Status(change));
+            }
             // A bug in this file, not the caller's input: loud in tests, ignored in a running node.
             Err(e) if cfg!(debug_assertions) => panic!("scheduler asked for a refused transition: {e}"),
             Err(_) => {}
