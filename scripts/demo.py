@@ -449,7 +449,7 @@ def stage_task(demo: Demo) -> str:
     ts.actuator(ros, "navigation")
     ts.actuator(ros, "loader", duration_s=0.5)
     ts.actuator(ros, "roller", duration_s=0.5)
-    manager = ts.Manager(ros, ts.WAREHOUSE)
+    manager = ts.Manager(ros, ts.WAREHOUSE, map_file=str(ts.WAREHOUSE_MAP), start_stations="A")
     started = time.monotonic()
     result = manager.result(manager.send(*TASK), timeout=180)
     wall = time.monotonic() - started

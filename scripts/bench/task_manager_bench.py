@@ -6,7 +6,9 @@ client: a task of 1,000 leaf actions (10 duties x 10 messages x 10 actions) agai
   leaf's completion to the next leaf's running, stamps of /task_events);
 - memory per queued task: the manager's resident memory with 20 more 1,000-leaf tasks queued behind a paused one;
 - 1,000 AddAttribute calls (delay 0, on actions not yet started, last first) during a 1,000-leaf run: answers,
-  time per call, each applied exactly once (one "delayed" status per accepted call), and the run completes.
+  time per call, each applied exactly once (one "delayed" status per accepted call), and the run completes;
+- a fleet of 3 robots (each an instant display actuator in its namespace), one 1,000-leaf task per robot at
+  the same time: the manager's dispatch overhead per leaf across the three, and the wall time.
 Run by scripts/bench/task_manager.sh."""
 
 from __future__ import annotations
@@ -44,6 +46,49 @@ def config() -> str:
             f"  duty: {{level: duty, children: {kids('message')}}}\n"
             f"  message: {{level: message, children: {kids('action')}}}\n"
             f"  action: {{level: action, actuator: display}}\n")
+
+
+def fleet_config() -> str:
+    return config().replace("server: /display", "server: display")
+
+
+def gaps_of(events, task_id: str) -> list:
+    """Per leaf of `task_id`: ms from a leaf's completion to the next leaf's running (/task_events stamps)."""
+    gaps, done_at = [], None
+    for e in events:
+        if e.task_id != task_id or e.kind != TaskEvent.STATUS or e.level != 3:
+            continue
+        if e.new_status == "completed":
+            done_at = secs(e.stamp)
+        elif e.new_status == "running" and done_at is not None:
+            gaps.append((secs(e.stamp) - done_at) * 1e3)
+    return gaps
+
+
+def fleet_figures(tmp: Path) -> tuple:
+    """Three robots, one 1,000-leaf task each, all at once: (dispatch gaps in ms, wall s)."""
+    (tmp / "fleet.yaml").write_text(fleet_config())
+    robots = ["robot1", "robot2", "robot3"]
+    ros = RosTestContext(domain_id=allocate_domain_id(), log_dir=tmp)
+    try:
+        events = ros.collect(TaskEvent, "/task_events", reliable(depth=100000))
+        for r in robots:
+            ros.start("lockstep_actuator", params={"kind": "display", "duration_s": 0.0},
+                      remaps={"__ns": f"/{r}"})
+        ros.start("lockstep_task_manager", params={"config_file": str(tmp / "fleet.yaml"),
+                                                   "robots": ",".join(robots)})
+        client = ros.action_client(ExecuteTask, "/execute_task", timeout=30)
+        t0 = time.monotonic()
+        handles = [ros.send_goal(client, ExecuteTask.Goal(task_type="big", parameters_json="{}", robot=r))
+                   for r in robots]
+        results = [ros.result(h, timeout=600).result for h in handles]
+        wall = time.monotonic() - t0
+        assert all(r.success and r.leaves_executed == N ** 3 for r in results), results
+        assert sorted(r.robot for r in results) == robots, [r.robot for r in results]
+        gaps = [g for r in results for g in gaps_of(list(events), r.task_id)]
+    finally:
+        ros.close()
+    return gaps, wall
 
 
 def secs(stamp) -> float:
@@ -131,6 +176,7 @@ def main() -> None:
             once = sorted(delayed) == sorted(accepted)
         finally:
             ros.close()
+        fleet_gaps, fleet_wall = fleet_figures(tmp)
 
     print("### Task manager over DDS (release builds; rclpy client; instant display actuator)\n")
     print("| figure | value |")
@@ -147,6 +193,10 @@ def main() -> None:
           f"({', '.join(f'{v} {k}' for k, v in sorted(refused.items())) or '-'}) |")
     print(f"| each accepted attribute applied exactly once | {'yes' if once else 'NO'} "
           f"({len(delayed)} delayed statuses) |")
+    print(f"| 3 robots, one 1,000-leaf task each at once: dispatch overhead per leaf | median "
+          f"{statistics.median(fleet_gaps):.3f} ms, p99 {pct(fleet_gaps, 0.99):.3f} ms, max {max(fleet_gaps):.3f} ms "
+          f"({len(fleet_gaps)} leaves) |")
+    print(f"| 3 robots: wall time for the 3,000 leaves | {fleet_wall:.2f} s |")
     if not once:
         sys.exit(1)
 

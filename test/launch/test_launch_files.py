@@ -31,6 +31,8 @@ EXPECTED: dict[str, list[str]] = {
     "everything.launch.xml": ["/lockstep_sim_node", *ACTUATORS, "/lockstep_task_manager",
                               *("/pipeline" + n for n in PIPELINE),
                               "/lockstep_recorder", "/lockstep_calibrator", *PLAYBACK, "/lockstep_view"],
+    "fleet.launch.xml": [f"/robot{i}/{n}" for i in (1, 2, 3)
+                         for n in ("lockstep_sim_node", "navigation", "loader", "roller")] + ["/lockstep_task_manager"],
     "interpolation_player.launch.xml": ["/lockstep_interpolation_player"],
     "mock_joints.launch.xml": ["/lockstep_mock_joints"],
     "pipeline.launch.xml": PIPELINE,

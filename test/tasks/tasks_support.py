@@ -15,6 +15,8 @@ from lockstep_interfaces.msg import TaskEvent
 from lockstep_testing.harness import REPO_ROOT, reliable
 
 WAREHOUSE = REPO_ROOT / "config/tasks/warehouse.yaml"
+# Its station map; the vehicle of sim_params starts at A.
+WAREHOUSE_MAP = REPO_ROOT / "config/tasks/warehouse_map.yaml"
 
 # A task on timed actuators only (no simulator): load, raise; lower, unload.
 TIMED = """levels: [task, duty, message, action]

@@ -5,6 +5,8 @@ runs it on without running any completed action again."""
 
 from __future__ import annotations
 
+import re
+
 from lockstep_interfaces.msg import TaskEvent
 from lockstep_interfaces.srv import ListTasks, ResumeTask
 from std_msgs.msg import String
@@ -149,3 +151,30 @@ def test_a_damaged_state_file_stops_the_manager_and_is_left_untouched(ros, tmp_p
     assert code != 0
     assert "state.json: line 2" in proc.log() and "left as it is" in proc.log(), proc.log()
     assert state.read_text() == '{"version": 1,\n "next_seq": oops}'
+
+
+def test_a_manager_killed_while_an_action_runs_learns_how_it_ended_and_never_runs_it_twice(ros, tmp_path):
+    state = tmp_path / "state.json"
+    m = start(ros, tmp_path, manager_params={"state_file": str(state)}, lift={"duration_s": 4.0})
+    m.send("shuttle", {"from": "A", "to": "B"})
+    raise_ = f"{PICK}/action[1]"
+    m.wait_status(raise_, "running", timeout=60)
+    # Killed once the raise's goal is accepted and its id is in the state file.
+    ros.wait_until(lambda: state.exists() and re.search(r'"goal_id": "[0-9a-f]{32}"', state.read_text()), 30,
+                   "the raise's goal id in the state file")
+    m.proc.kill9()
+    m.restart()
+    # The lift goes on with the raise meanwhile; the restarted manager asks it how that goal ended.
+    ros.wait_until(lambda: "succeeded while the manager was down" in m.proc.log(), 60,
+                   "the raise found completed", proc=m.proc)
+    listed = ros.call(ListTasks, "/list_tasks", ListTasks.Request(), timeout=60, retry_every=5.0)
+    info = next(t for t in listed.tasks if t.task_id == "task-1")
+    assert info.state == "interrupted" and info.last_completed_leaf == raise_ and info.leaves_completed == 2, info
+    answer = ros.call(ResumeTask, "/resume_task", ResumeTask.Request(task_id="task-1"))
+    assert answer.success, answer.message
+    end = ros.wait_until(lambda: m.finished("task-1"), 60, "task-1 finished after the restart", proc=m.proc)
+    assert end[0].reason == "completed", end[0]
+    ros.wait_until(lambda: m.succeeded("roller") == 1, 10, "the roller's goal succeeded")
+    # The raise ran once, across the kill: two lift goals in all (raise, lower).
+    assert len(m.goals("loader")) == 1 and len(m.goals("lift")) == 2 and len(m.goals("roller")) == 1
+    assert m.succeeded("lift") == 2

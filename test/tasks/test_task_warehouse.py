@@ -4,19 +4,19 @@ actuator driving the simulator vehicle over cmd_vel along routes planned on the 
 
 from __future__ import annotations
 
+import json
 import math
 
+from action_msgs.msg import GoalStatus, GoalStatusArray
 from geometry_msgs.msg import PoseStamped
-from lockstep_interfaces.action import Navigate
+from lockstep_interfaces.action import ExecuteTask, Navigate
 from lockstep_interfaces.msg import TaskEvent
 from lockstep_interfaces.srv import PauseTask, ResumeTask
 from nav_msgs.msg import Path
 from std_msgs.msg import String
 
 from lockstep_testing.harness import REPO_ROOT, reliable
-from tasks_support import CANCELLED, WAREHOUSE, Manager, actuator, secs, sim_params
-
-MAP = REPO_ROOT / "config/tasks/warehouse_map.yaml"
+from tasks_support import CANCELLED, WAREHOUSE, WAREHOUSE_MAP as MAP, Manager, actuator, secs, sim_params
 DRIVE = "task/duty[0]/message[1]/action[1]"  # the drive from the load's station to the drop's
 
 TIME_SCALE = 1.0
@@ -110,8 +110,6 @@ def test_a_station_off_the_map_or_out_of_reach_is_rejected_naming_both(ros, tmp_
     island = tmp_path / "map.yaml"
     island.write_text(MAP.read_text().replace("stations:\n", "stations:\n  X: {x: 10.5, y: 10.5}\n", 1))
     m = Manager(ros, WAREHOUSE, map_file=str(island), start_stations="A")
-    from lockstep_interfaces.action import ExecuteTask
-    import json
     for to, words in [("Z", "`Z`"), ("X", "no route from A to X")]:
         goal = ExecuteTask.Goal(task_type="move_material", parameters_json=json.dumps({"from": "A", "to": to,
                                                                                         "speed": 1.0}))
@@ -187,3 +185,30 @@ def test_an_obstacle_fact_interrupts_the_drive_until_it_is_gone(ros):
     result = m.result(handle, timeout=120)
     assert result.success and result.leaves_executed == 4, result
     assert len(m.status_events(path=drive, new="running")) == 2
+
+
+def test_pick_and_deliver_picks_with_the_arm_between_the_drives(ros):
+    """warehouse.yaml's pick_and_deliver: drive to A, the arm plays config/moves/pick.csv (the interpolation
+    player on mock joints with config/joint_limits.yaml), drive to B, unload."""
+    limits = REPO_ROOT / "config/joint_limits.yaml"
+    alarms = ros.collect(String, "/lockstep_mock_joints/alarm")
+    ros.start("lockstep_mock_joints", params={"joints": "shoulder,elbow", "initial_positions": "0,0",
+                                              "limits_file": str(limits)})
+    ros.start("lockstep_interpolation_player", params={"roots": str(REPO_ROOT / "config/moves"),
+                                                       "limits_file": str(limits)})
+    m, truth, _ = start(ros)
+    arm = {}
+    sub = ros.node.create_subscription(
+        GoalStatusArray, "/move_play/_action/status",
+        lambda a: arm.update({bytes(s.goal_info.goal_id.uuid): s.status for s in a.status_list}),
+        reliable(depth=100, latched=True))
+    ros.wait_for_publishers(sub, timeout=120)
+    result = m.result(m.send("pick_and_deliver", {**A_TO_B, "arm_file": "pick.csv"}), timeout=180)
+    assert result.success and result.leaves_executed == 4, result
+    picked = m.status_events(result.task_id, "task/duty[0]/message[1]/action[0]", "completed")
+    carried = m.status_events(result.task_id, "task/duty[0]/message[2]/action[0]", "running")
+    assert picked and carried and secs(picked[0].stamp) <= secs(carried[0].stamp), "the drive waits for the arm"
+    ros.wait_until(lambda: list(arm.values()) == [GoalStatus.STATUS_SUCCEEDED], 10, "the arm's one goal succeeded")
+    assert not alarms, [a.data for a in alarms]
+    end = truth[-1].pose.position
+    assert math.hypot(end.x - B[0], end.y - B[1]) < 0.3, (end.x, end.y)

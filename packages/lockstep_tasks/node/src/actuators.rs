@@ -42,12 +42,16 @@ pub enum LeafEvent {
     Done { success: bool, message: String },
 }
 
-/// Sends a cancel request for an accepted goal.
-pub struct CancelHandle(Box<dyn Fn() + Send>);
+/// Sends a cancel request for an accepted goal; `goal_id` is the goal's UUID (kept in the state file, so a
+/// restarted manager can ask the actuator how the goal ended).
+pub struct CancelHandle {
+    cancel: Box<dyn Fn() + Send>,
+    pub goal_id: [u8; 16],
+}
 
 impl CancelHandle {
     pub fn cancel(&self) {
-        (self.0)();
+        (self.cancel)();
     }
 }
 
@@ -62,11 +66,52 @@ pub trait Client: Send {
     fn check(&self, goal: &Value) -> Result<(), String>;
     /// Wait (at most `wait`) for the server, send `goal`, and report what becomes of it.
     fn send(&self, goal: Value, wait: Duration, report: Report);
+    /// Ask the server how the goal `goal_id` (sent by an earlier life of the manager) ends: its result
+    /// (`Done`, once the goal has ended), or `Refused` when the server does not know the goal or does not
+    /// answer within `wait`.
+    fn result_of(&self, goal_id: [u8; 16], wait: Duration, report: Report);
 }
 
 struct Typed<T: r2r::WrappedActionTypeSupport> {
     client: r2r::ActionClient<T>,
+    /// The action's get_result service, for goals of an earlier life of the manager.
+    get_result: std::sync::Arc<r2r::Client<T::GetResult>>,
     server: String,
+}
+
+/// Wait (at most `wait`) until the action server is there; why not otherwise.
+async fn server_ready(
+    available: r2r::Result<impl std::future::Future<Output = r2r::Result<()>>>,
+    wait: Duration,
+    server: &str,
+) -> Result<(), String> {
+    let available = available.map_err(|e| format!("{server}: {e}"))?;
+    match tokio::time::timeout(wait, available).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(format!(
+            "no action server {server} within {} s",
+            wait.as_secs_f64()
+        )),
+    }
+}
+
+/// ROS 2's GoalStatus values (action_msgs/GoalStatus).
+const STATUS_UNKNOWN: i8 = 0;
+const STATUS_SUCCEEDED: i8 = 4;
+
+/// A goal's end as the manager hears it: success needs the status SUCCEEDED and no `success: false` in the
+/// result; the message is the result's, else the status.
+fn done(server: &str, succeeded: bool, status: &str, result: Value) -> LeafEvent {
+    let message = (result.get("message").and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_owned();
+    let success = succeeded && result.get("success").and_then(Value::as_bool).unwrap_or(true);
+    let message = if success || !message.is_empty() {
+        message
+    } else {
+        format!("{server}: goal {status}")
+    };
+    LeafEvent::Done { success, message }
 }
 
 impl<T> Client for Typed<T>
@@ -75,6 +120,8 @@ where
     T::Goal: serde::de::DeserializeOwned + serde::Serialize + Default + Clone + Send,
     T::Result: serde::Serialize + Send,
     T::Feedback: serde::Serialize + Send,
+    <T::GetResult as r2r::WrappedServiceTypeSupport>::Request: Send,
+    <T::GetResult as r2r::WrappedServiceTypeSupport>::Response: Send,
 {
     fn goal_fields(&self) -> Vec<String> {
         match serde_json::to_value(T::Goal::default()) {
@@ -97,15 +144,8 @@ where
                 Ok(goal) => goal,
                 Err(e) => return report(LeafEvent::Refused(format!("goal for {server}: {e}"))),
             };
-            let available = match r2r::Node::is_available(&client) {
-                Ok(future) => tokio::time::timeout(wait, future).await,
-                Err(e) => return report(LeafEvent::Refused(format!("{server}: {e}"))),
-            };
-            if !matches!(available, Ok(Ok(()))) {
-                return report(LeafEvent::Refused(format!(
-                    "no action server {server} within {} s",
-                    wait.as_secs_f64()
-                )));
+            if let Err(reason) = server_ready(r2r::Node::is_available(&client), wait, &server).await {
+                return report(LeafEvent::Refused(reason));
             }
             // A lost goal response (the server could not answer: it had not discovered this client's reader
             // yet) leaves the goal unstarted there; sending it again is what a ROS 2 client does.
@@ -139,16 +179,20 @@ where
             };
             let cancel_handle = handle.clone();
             let cancel_server = server.clone();
-            report(LeafEvent::Accepted(CancelHandle(Box::new(move || {
-                match cancel_handle.cancel() {
-                    Ok(answer) => {
-                        // The answer (accepted, or already finished) matters less than the goal's end,
-                        // which comes as its result.
-                        tokio::spawn(answer);
+            let goal_id = *handle.uuid.as_bytes();
+            report(LeafEvent::Accepted(CancelHandle {
+                cancel: Box::new(move || {
+                    match cancel_handle.cancel() {
+                        Ok(answer) => {
+                            // The answer (accepted, or already finished) matters less than the goal's end,
+                            // which comes as its result.
+                            tokio::spawn(answer);
+                        }
+                        Err(e) => r2r::log_warn!("lockstep_task_manager", "cancel to {cancel_server}: {e}"),
                     }
-                    Err(e) => r2r::log_warn!("lockstep_task_manager", "cancel to {cancel_server}: {e}"),
-                }
-            }))));
+                }),
+                goal_id,
+            }));
             let report = std::sync::Arc::new(report);
             let feedback_report = report.clone();
             // Drained always, so the client's channel never fills; the manager keeps the latest.
@@ -160,26 +204,47 @@ where
                 }
             });
             let event = match result.await {
-                Ok((status, result)) => {
-                    let result = serde_json::to_value(result).unwrap_or(Value::Null);
-                    let message = result
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned();
-                    let success = status == r2r::GoalStatus::Succeeded
-                        && result.get("success").and_then(Value::as_bool).unwrap_or(true);
-                    let message = if success || !message.is_empty() {
-                        message
-                    } else {
-                        format!("{server}: goal {status:?}")
-                    };
-                    LeafEvent::Done { success, message }
-                }
+                Ok((status, result)) => done(
+                    &server,
+                    status == r2r::GoalStatus::Succeeded,
+                    &format!("{status:?}"),
+                    serde_json::to_value(result).unwrap_or(Value::Null),
+                ),
                 Err(e) => LeafEvent::Done {
                     success: false,
                     message: format!("{server}: no result ({e})"),
                 },
+            };
+            report(event);
+        });
+    }
+
+    fn result_of(&self, goal_id: [u8; 16], wait: Duration, report: Report) {
+        let client = self.get_result.clone();
+        let server = self.server.clone();
+        tokio::spawn(async move {
+            if let Err(reason) = server_ready(r2r::Node::is_available(&*client), wait, &server).await {
+                return report(LeafEvent::Refused(reason));
+            }
+            let uuid = r2r::unique_identifier_msgs::msg::UUID {
+                uuid: goal_id.to_vec(),
+            };
+            let answer = match client.request(&T::make_result_request_msg(uuid)) {
+                Ok(answer) => answer.await,
+                Err(e) => return report(LeafEvent::Refused(format!("{server}: {e}"))),
+            };
+            // The answer comes once the goal has ended (a goal still running is waited for).
+            let event = match answer.map(T::destructure_result_response_msg) {
+                Ok((STATUS_UNKNOWN, _)) => {
+                    LeafEvent::Refused(format!("{server} does not know the goal (any more)"))
+                }
+                Ok((status, result)) => done(
+                    &server,
+                    status == STATUS_SUCCEEDED,
+                    &format!("status {status}"),
+                    serde_json::to_value(result).unwrap_or(Value::Null),
+                ),
+                Err(e) => LeafEvent::Refused(format!("{server}: {e}")),
             };
             report(event);
         });
@@ -192,9 +257,16 @@ where
     T::Goal: serde::de::DeserializeOwned + serde::Serialize + Default + Clone + Send,
     T::Result: serde::Serialize + Send,
     T::Feedback: serde::Serialize + Send,
+    <T::GetResult as r2r::WrappedServiceTypeSupport>::Request: Send,
+    <T::GetResult as r2r::WrappedServiceTypeSupport>::Response: Send,
 {
+    let get_result = node.create_client::<T::GetResult>(
+        &format!("{server}/_action/get_result"),
+        lockstep_ros::qos::reliable(10),
+    )?;
     Ok(Box::new(Typed::<T> {
         client: node.create_action_client::<T>(server)?,
+        get_result: std::sync::Arc::new(get_result),
         server: server.to_owned(),
     }))
 }

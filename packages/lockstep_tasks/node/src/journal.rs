@@ -34,7 +34,34 @@ pub struct TaskRecord {
     pub completed: Vec<String>,
     /// Actions whose goal was out when this was written (they may have finished after it).
     #[serde(default)]
-    pub in_flight: Vec<String>,
+    pub in_flight: Vec<InFlight>,
+}
+
+/// An action whose goal was out: a restarted manager asks its actuator how that goal ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InFlight {
+    pub path: String,
+    pub actuator: String,
+    /// The goal's UUID (32 hex digits); "" when the actuator had not accepted it yet.
+    pub goal_id: String,
+}
+
+/// 32 hex digits.
+pub fn hex(id: &[u8; 16]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The goal id of 32 hex digits, if it is one.
+pub fn unhex(text: &str) -> Option<[u8; 16]> {
+    if text.len() != 32 || !text.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
 }
 
 /// The whole state.
@@ -138,6 +165,17 @@ mod tests {
         assert_eq!(read(&path), Ok(Some(state)));
         let leftovers: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file left beside it");
+    }
+
+    #[test]
+    fn goal_ids_read_back() {
+        let id = [
+            0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0, 1, 2, 3, 4, 5, 6, 0xff,
+        ];
+        assert_eq!(hex(&id), "123456789abcdef000010203040506ff");
+        assert_eq!(unhex(&hex(&id)), Some(id));
+        assert_eq!(unhex("12"), None);
+        assert_eq!(unhex("zz3456789abcdef000010203040506ff"), None);
     }
 
     #[test]

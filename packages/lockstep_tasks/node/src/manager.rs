@@ -61,6 +61,14 @@ pub enum Event {
         reply: Reply,
     },
     List(oneshot::Sender<(Vec<TaskInfo>, Vec<ActuatorState>, Vec<RobotInfo>)>),
+    /// How an action whose goal was out when the manager stopped ended, as its actuator says: `Some(true)`
+    /// succeeded, `Some(false)` did not, `None` unknown (the actuator forgot it, or did not answer).
+    Recovered {
+        task: String,
+        path: String,
+        outcome: Option<bool>,
+        reason: String,
+    },
     /// A pausable actuator could not pause or resume its goal: cancel it (it is sent again on resume).
     PauseFailed {
         task: String,
@@ -183,6 +191,12 @@ impl Manager {
                 let _ = reply.send((tasks, self.env.actuator_states(&self.events.clock), robots));
             }
             Event::PauseFailed { task, leaf, reason } => self.pause_failed(&task, leaf, &reason),
+            Event::Recovered {
+                task,
+                path,
+                outcome,
+                reason,
+            } => self.recovered(&task, &path, outcome, &reason),
             Event::Reload(reply) => {
                 let answer = (self.reload)().map(|loaded| {
                     let types = loaded.config.task_types().join(", ");
@@ -422,7 +436,11 @@ impl Manager {
         let out = match event {
             LeafEvent::Accepted(handle) => {
                 match task.goals.get_mut(&leaf).filter(|_| current) {
-                    Some(g) if !g.cancel_pending => g.handle = Some(handle),
+                    Some(g) if !g.cancel_pending => {
+                        g.handle = Some(handle);
+                        // Its goal id goes into the state file: a restart asks the actuator how it ended.
+                        self.unsaved = true;
+                    }
                     // Cancelled before it was accepted (or a goal of an earlier send): cancel it now.
                     _ => {
                         handle.cancel();
@@ -507,6 +525,14 @@ impl Manager {
 
     fn resume(&mut self, id: &str) -> Result<String, String> {
         let task = self.task(id)?;
+        if task.state == State::Restored && !task.recovering.is_empty() {
+            let waiting: Vec<&str> = task.recovering.iter().map(String::as_str).collect();
+            return Err(format!(
+                "{id}: still asking the actuators how {} ended (their goals were out when the manager stopped); \
+                 resume once that is known",
+                waiting.join(", ")
+            ));
+        }
         if task.state == State::Restored {
             // Queued on its robot; its scheduler resumes when the robot starts it.
             task.state = State::Queued;

@@ -14,11 +14,12 @@ use std::time::Instant;
 
 use futures::StreamExt as _;
 use lockstep_tasks::fleet::{assign, RobotView, TaskNeeds};
-use lockstep_tasks::{Scheduler, Tree};
+use lockstep_tasks::{Outcome, Output, Scheduler, Tree};
 use r2r::lockstep_interfaces::action::ExecuteTask;
 use r2r::lockstep_interfaces::msg::{RobotInfo, TaskEvent};
 use serde_json::Value;
 
+use crate::actuators::LeafEvent;
 use crate::goals::{decompose, goal_parameters};
 use crate::journal::{self, TaskRecord};
 use crate::manager::{Event, Manager};
@@ -198,6 +199,8 @@ impl Manager {
                 ..task
             },
         );
+        // Queued tasks are in the state file too: a restart finds them.
+        self.unsaved = true;
         self.preempt_for(&id);
     }
 
@@ -218,6 +221,7 @@ impl Manager {
             parameters: parameters.into_iter().collect(),
             robot,
             resume_pending: false,
+            recovering: Default::default(),
             priority,
             seq,
             sched: Scheduler::new(tree),
@@ -397,10 +401,8 @@ impl Manager {
             let in_flight = if record.in_flight.is_empty() {
                 String::new()
             } else {
-                format!(
-                    "; running when the manager stopped: {}",
-                    record.in_flight.join(", ")
-                )
+                let paths: Vec<&str> = record.in_flight.iter().map(|f| f.path.as_str()).collect();
+                format!("; running when the manager stopped: {}", paths.join(", "))
             };
             r2r::log_info!(
                 &self.logger,
@@ -422,6 +424,7 @@ impl Manager {
             );
             task.sched = sched;
             task.state = State::Restored;
+            self.recover(&mut task, &record);
             let stamp = lockstep_ros::time::clock_stamp(&self.events.clock);
             let _ = self.events.publisher.publish(&TaskEvent {
                 stamp,
@@ -437,5 +440,84 @@ impl Manager {
             self.tasks.insert(record.id, task);
         }
         self.unsaved = true;
+    }
+
+    /// Ask the actuators how the goals that were out when the manager stopped ended; each answer comes back
+    /// as [`Event::Recovered`]. A goal the actuator had not accepted (no id) is unknown at once.
+    fn recover(&self, task: &mut Task, record: &TaskRecord) {
+        for flight in &record.in_flight {
+            let client = (task.loaded.clients.get(&task.robot)).and_then(|c| c.get(&flight.actuator));
+            let (Some(client), Some(goal_id)) = (client, journal::unhex(&flight.goal_id)) else {
+                r2r::log_warn!(
+                    &self.logger,
+                    "{}: {} had no accepted goal when the manager stopped: it runs again on resume",
+                    task.id,
+                    flight.path
+                );
+                continue;
+            };
+            task.recovering.insert(flight.path.clone());
+            let tx = self.tx.clone();
+            let (id, path) = (task.id.clone(), flight.path.clone());
+            client.result_of(
+                goal_id,
+                self.server_wait,
+                Box::new(move |event| {
+                    let (outcome, reason) = match event {
+                        LeafEvent::Done { success, message } => (Some(success), message),
+                        LeafEvent::Refused(reason) => (None, reason),
+                        _ => return,
+                    };
+                    let _ = tx.send(Event::Recovered {
+                        task: id.clone(),
+                        path: path.clone(),
+                        outcome,
+                        reason,
+                    });
+                }),
+            );
+        }
+    }
+
+    /// An action of a restored task whose goal was out: completed if its actuator says it succeeded (it never
+    /// runs again), else it runs again on resume.
+    pub(crate) fn recovered(&mut self, id: &str, path: &str, outcome: Option<bool>, reason: &str) {
+        let Some(task) = self.tasks.get_mut(id) else {
+            return;
+        };
+        if !task.recovering.remove(path) || task.state != State::Restored {
+            return;
+        }
+        match outcome {
+            Some(true) => {
+                let mut completed = task.sched.completed_leaves();
+                completed.push(path.to_owned());
+                match Scheduler::restore(task.sched.tree().clone(), &completed) {
+                    Ok(sched) => {
+                        task.sched = sched;
+                        task.leaves_executed += 1;
+                        self.unsaved = true;
+                        r2r::log_info!(
+                            &self.logger,
+                            "{id}: {path} succeeded while the manager was down: completed, it does not run again"
+                        );
+                        if task.sched.outcome().is_some() {
+                            // That was its last action: the task is over.
+                            task.state = State::Running;
+                            self.apply(id, vec![Output::Finished(Outcome::Completed)]);
+                        }
+                    }
+                    Err(e) => r2r::log_error!(&self.logger, "{id}: {path}: {e}"),
+                }
+            }
+            Some(false) => r2r::log_info!(
+                &self.logger,
+                "{id}: {path} did not succeed while the manager was down ({reason}): it runs again on resume"
+            ),
+            None => r2r::log_warn!(
+                &self.logger,
+                "{id}: how {path} ended is unknown ({reason}): it runs again on resume"
+            ),
+        }
     }
 }

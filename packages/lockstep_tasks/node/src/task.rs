@@ -9,7 +9,7 @@ use r2r::lockstep_interfaces::msg::TaskInfo;
 use serde_json::Value;
 
 use crate::actuators::CancelHandle;
-use crate::journal::TaskRecord;
+use crate::journal::{hex, InFlight, TaskRecord};
 use crate::Loaded;
 use lockstep_tasks_node::action_server::ActionServerGoal;
 
@@ -68,6 +68,9 @@ pub struct Task {
     pub robot: String,
     /// Resume the scheduler when the robot starts it (a restored task that was resumed).
     pub resume_pending: bool,
+    /// Restored: actions whose goal was out when the manager stopped, and whose end is being asked of their
+    /// actuators; the task does not resume until each is known.
+    pub recovering: std::collections::BTreeSet<String>,
     pub priority: i32,
     /// Arrival order (ties between equal priorities).
     pub seq: u64,
@@ -110,10 +113,12 @@ impl Task {
             robot: self.robot.clone(),
             state: self.state.name().to_owned(),
             completed: self.sched.completed_leaves(),
-            in_flight: self
-                .goals
-                .keys()
-                .map(|&leaf| tree.nodes[leaf].path.clone())
+            in_flight: (self.goals.iter())
+                .map(|(&leaf, g)| InFlight {
+                    path: tree.nodes[leaf].path.clone(),
+                    actuator: g.actuator.clone(),
+                    goal_id: g.handle.as_ref().map(|h| hex(&h.goal_id)).unwrap_or_default(),
+                })
                 .collect(),
         }
     }
