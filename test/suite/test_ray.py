@@ -103,6 +103,11 @@ def test_a_killed_ray_worker_has_its_case_run_again_and_reported_once(ros, tmp_p
         time.sleep(0.05)
     assert runners, f"no case runner seen within 300 s (exit {proc.poll()})"
     pid, killed_case = sorted(runners.items())[0]
+    # Killed once its runner has begun writing the case (its folder exists): seen at exec, it could be killed
+    # before it made the folder, and nothing would show it was interrupted. (The folder is named with the
+    # runner's pid inside the cluster's own pid namespace, not the one seen here.)
+    ros.wait_until(lambda: list((output / "cases").glob(f".{killed_case}.*.partial")), 60,
+                   f"the case folder of {killed_case}")
     worker = parent_of(pid)
     os.kill(worker, signal.SIGKILL)
     rc, out, err = finish(proc)
@@ -117,5 +122,5 @@ def test_a_killed_ray_worker_has_its_case_run_again_and_reported_once(ros, tmp_p
     # The killed attempt left only its unfinished folder, which no report counts; its case ran again.
     assert got[killed_case]["passed"]
     partial = [p.name for p in (output / "cases").iterdir() if p.name.startswith(f".{killed_case}.")]
-    assert partial, f"the case {killed_case} was not interrupted (its worker {worker} was killed too late?)"
+    assert partial, f"the case {killed_case} was not interrupted (its worker {worker} was killed after it finished?)"
     assert not case_runners(output), "a case runner outlived the run"
