@@ -253,6 +253,13 @@ impl Calibrator {
         self.std
     }
 
+    /// The current uncertainty (standard deviation) of each parameter given all the evidence gathered so
+    /// far, accepted or not: radius (m), track width (m), delay (s), beta; infinite for a parameter no
+    /// driving has determined yet. What a calibration drive watches to know when to stop.
+    pub fn uncertainty(&self) -> [f64; 4] {
+        self.std.map(|s| if s > 0.0 { s } else { f64::INFINITY })
+    }
+
     /// What the windows looked at since start or reset had of the driving each parameter needs.
     pub fn drive(&self) -> &DriveSummary {
         &self.drive

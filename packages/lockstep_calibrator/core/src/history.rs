@@ -40,6 +40,9 @@ pub struct PoseSample {
     pub t_secs: f64,
     /// Pose in the map frame.
     pub pose: Pose,
+    /// The pose's own noise when its message carries a covariance (weights this sample in the fit);
+    /// `None`: the configured noise.
+    pub noise: Option<crate::fit::PoseNoise>,
 }
 
 /// Wheel motion between two consecutive odometry samples.
@@ -459,6 +462,7 @@ mod tests {
         PoseSample {
             t_secs: t,
             pose: Pose::default(),
+            noise: None,
         }
     }
 

@@ -19,6 +19,10 @@ pub struct ModelParams {
     pub delay_secs: f64,
     /// Centripetal factor beta (s^2/m in the reconstruction `omega / (1 + beta * |v * omega|)`).
     pub centripetal_factor: f64,
+    /// Difference of the wheel radii as a fraction of the mean: the left wheel's radius is
+    /// `wheel_radius_m * (1 - a)`, the right one's `wheel_radius_m * (1 + a)` (0: equal wheels). Unequal
+    /// wheels make a base that drives its wheels at one speed curve.
+    pub wheel_radius_asymmetry: f64,
 }
 
 impl Default for ModelParams {
@@ -28,6 +32,7 @@ impl Default for ModelParams {
             wheel_radius_m: 0.05,
             delay_secs: 0.0,
             centripetal_factor: 0.0,
+            wheel_radius_asymmetry: 0.0,
         }
     }
 }
@@ -58,6 +63,16 @@ pub fn arc(distance_m: f64, theta_rad: f64, straight: bool) -> (f64, f64, f64) {
 }
 
 impl ModelParams {
+    /// The left wheel's radius (m).
+    pub fn left_radius_m(&self) -> f64 {
+        self.wheel_radius_m * (1.0 - self.wheel_radius_asymmetry)
+    }
+
+    /// The right wheel's radius (m).
+    pub fn right_radius_m(&self) -> f64 {
+        self.wheel_radius_m * (1.0 + self.wheel_radius_asymmetry)
+    }
+
     /// The yaw rate the ground delivers for a kinematic `(v, omega)` (the reconstruction).
     pub fn slipped_yaw_rate(&self, v_mps: f64, w_radps: f64) -> f64 {
         w_radps / (1.0 + self.centripetal_factor * (v_mps * w_radps).abs())
@@ -66,8 +81,8 @@ impl ModelParams {
     /// Motion in the start frame `(x, y, theta)` while the wheels turn `d_left_rad` and `d_right_rad`
     /// over `dt_secs`: wheel travel from the radius, heading change from the track width, slip from beta.
     pub fn motion(&self, d_left_rad: f64, d_right_rad: f64, dt_secs: f64) -> (f64, f64, f64) {
-        let l = d_left_rad * self.wheel_radius_m;
-        let r = d_right_rad * self.wheel_radius_m;
+        let l = d_left_rad * self.left_radius_m();
+        let r = d_right_rad * self.right_radius_m();
         let distance = 0.5 * (l + r);
         let straight = (r - l).abs() < STRAIGHT_EPSILON_M;
         let mut theta = if straight {
@@ -102,8 +117,8 @@ impl ModelParams {
     pub fn wheel_speeds(&self, v_mps: f64, w_radps: f64) -> (f64, f64) {
         let half = 0.5 * self.track_width_m * w_radps;
         (
-            (v_mps - half) / self.wheel_radius_m,
-            (v_mps + half) / self.wheel_radius_m,
+            (v_mps - half) / self.left_radius_m(),
+            (v_mps + half) / self.right_radius_m(),
         )
     }
 
@@ -112,8 +127,8 @@ impl ModelParams {
     pub fn wheel_angles(&self, distance_m: f64, theta_rad: f64) -> (f64, f64) {
         let half = 0.5 * self.track_width_m * theta_rad;
         (
-            (distance_m - half) / self.wheel_radius_m,
-            (distance_m + half) / self.wheel_radius_m,
+            (distance_m - half) / self.left_radius_m(),
+            (distance_m + half) / self.right_radius_m(),
         )
     }
 }

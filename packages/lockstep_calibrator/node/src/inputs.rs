@@ -40,6 +40,7 @@ pub fn observed(t_secs: f64, p: &r2r::geometry_msgs::msg::Pose) -> PoseSample {
     PoseSample {
         t_secs,
         pose: pose(p),
+        noise: None,
     }
 }
 

@@ -25,6 +25,7 @@ impl From<&VehicleParams> for ModelParams {
             wheel_radius_m: v.wheel_radius_m,
             delay_secs: v.delay_secs,
             centripetal_factor: v.centripetal_factor,
+            wheel_radius_asymmetry: 0.0,
         }
     }
 }

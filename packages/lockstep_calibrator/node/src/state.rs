@@ -129,6 +129,7 @@ mod tests {
         PoseSample {
             t_secs: t,
             pose: Pose::default(),
+            noise: None,
         }
     }
 

@@ -304,6 +304,7 @@ pub(crate) fn read(reader: &BagReader, sources: &[Source; 3], mut tick: impl FnM
                         y_m: b,
                         yaw_rad: c,
                     },
+                    noise: None,
                 }),
             }
         })

@@ -31,6 +31,7 @@ pub fn model(p: &DiffDriveParams) -> ModelParams {
         wheel_radius_m: p.wheel_radius_m,
         delay_secs: p.delay_secs,
         centripetal_factor: p.centripetal_factor,
+        wheel_radius_asymmetry: 0.0,
     }
 }
 
@@ -228,6 +229,7 @@ pub fn simulate_with_change(
                         y_m: s.pose.y_m,
                         yaw_rad: s.pose.yaw_rad,
                     },
+                    noise: None,
                 });
             }
         }
