@@ -1,6 +1,7 @@
 """`lockstep calibrate <bag>` on short drives written here with the Python `rosbags` (nobody here wrote it):
-its exit code, its report and calibration.yaml when the drive determines nothing, and when it determines
-only some parameters. The `lockstep` binary: $LOCKSTEP_BIN, else target/debug/lockstep."""
+its exit code, its report, calibration.yaml and diff_drive_controller.yaml when the drive determines
+nothing, and when it determines only some parameters; the held-out check at the end of the bag. The
+`lockstep` binary: $LOCKSTEP_BIN, else target/debug/lockstep."""
 
 import math
 import os
@@ -80,8 +81,8 @@ def write_straight_drive(path: Path, speed_mps: float, slam_scale: float, secs: 
             writer.write(connections[topic], ns, ts.serialize_cdr(msg, msgtype))
 
 
-def calibrate(lockstep: str, bag: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([lockstep, "calibrate", str(bag), "--output", str(out), "--quiet"],
+def calibrate(lockstep: str, bag: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run([lockstep, "calibrate", str(bag), "--output", str(out), "--quiet", *options],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -89,6 +90,18 @@ def vehicle(out: Path) -> dict:
     """calibration.yaml read as a ROS 2 parameter file: the simulator node's nominal_vehicle."""
     params = yaml.safe_load((out / "calibration.yaml").read_text())
     return params["lockstep_sim_node"]["ros__parameters"]["nominal_vehicle"]
+
+
+def controller(out: Path, node: str = "diff_drive_controller") -> dict:
+    """diff_drive_controller.yaml read as a ROS 2 parameter file: the controller's three multipliers, each a
+    double (an integer would not set a double parameter)."""
+    params = yaml.safe_load((out / "diff_drive_controller.yaml").read_text())
+    assert list(params) == [node], params
+    multipliers = params[node]["ros__parameters"]
+    assert sorted(multipliers) == ["left_wheel_radius_multiplier", "right_wheel_radius_multiplier",
+                                   "wheel_separation_multiplier"], multipliers
+    assert all(isinstance(m, float) for m in multipliers.values()), multipliers
+    return multipliers
 
 
 def test_standing_still_exits_2_saying_nothing_could_be_estimated_and_what_driving_each_parameter_needs(
@@ -118,6 +131,12 @@ def test_standing_still_exits_2_saying_nothing_could_be_estimated_and_what_drivi
     assert "# Nothing could be estimated: no window of the drive determined any parameter" in text, text
     assert "#   delay: needs command steps" in text, text
     assert (out / "trajectories.png").is_file()
+    assert controller(out) == {"wheel_separation_multiplier": 1.0, "left_wheel_radius_multiplier": 1.0,
+                                "right_wheel_radius_multiplier": 1.0}
+    # 20 s is too short to keep the last 20 s out of the calibration: no held-out check, and the report says so.
+    assert "note: no held-out check: the bag's 20.0 s are less than twice --holdout-secs 20 s" in proc.stdout, \
+        proc.stdout
+    assert "\nheld-out " not in proc.stdout and not (out / "holdout.png").exists()
 
 
 def test_straight_runs_estimate_the_radius_and_exit_0_naming_what_the_rest_need(lockstep, tmp_path):
@@ -137,3 +156,41 @@ def test_straight_runs_estimate_the_radius_and_exit_0_naming_what_the_rest_need(
     text = (out / "calibration.yaml").read_text()
     assert "track_width_m: 0.400000    # not estimated, kept nominal (see above)" in text, text
     assert "#   track width: needs turns in place" in text, text
+    # The controller's multipliers: the radius over the nominal one on both sides, the track width not
+    # estimated and so 1.0, which the file says.
+    multipliers = controller(out)
+    assert multipliers["wheel_separation_multiplier"] == 1.0, multipliers
+    left, right = multipliers["left_wheel_radius_multiplier"], multipliers["right_wheel_radius_multiplier"]
+    # (radius is written with 6 decimals: 1e-5 of it)
+    assert math.isclose((left + right) / 2, radius / 0.05, rel_tol=2e-5), multipliers
+    assert math.isclose(left, 1.04, rel_tol=0.01) and math.isclose(right, 1.04, rel_tol=0.01), multipliers
+    text = (out / "diff_drive_controller.yaml").read_text()
+    assert "wheel_separation_multiplier: 1.0000000000    # track width not estimated: kept 1.0" in text, text
+    assert "wheel_radius 0.05 m\n# (--nominal-radius-m) and wheel_separation 0.4 m (--nominal-track-m)" in text, text
+
+
+def test_the_last_20_s_are_held_out_and_dead_reckoned_better_with_the_calibrated_radius(lockstep, tmp_path):
+    bag, out = tmp_path / "straight", tmp_path / "out"
+    write_straight_drive(bag, speed_mps=0.4, slam_scale=1.04, secs=60.0)
+    proc = calibrate(lockstep, bag, out, "--controller-name", "/robot/base_controller")
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    held_out = [line for line in proc.stdout.splitlines() if line.startswith("held-out ")]
+    assert len(held_out) == 1 and held_out[0].startswith("held-out 40.0-60.0 s: position RMS error "), proc.stdout
+    words = held_out[0].split(": position RMS error ")[1].split(" ")
+    assert words[1:3] == ["m", "nominal,"] and words[4:] == ["m", "calibrated"], held_out
+    nominal, calibrated = float(words[0]), float(words[3])
+    assert calibrated < nominal, proc.stdout
+    assert f"#   {held_out[0]} (not given to the calibrator" in (out / "calibration.yaml").read_text()
+    assert (out / "holdout.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    multipliers = controller(out, "/robot/base_controller")
+    assert math.isclose(multipliers["left_wheel_radius_multiplier"], 1.04, rel_tol=0.01), multipliers
+    # Holding out more than half of the bag is refused with a note: all of it calibrates.
+    proc = calibrate(lockstep, bag, tmp_path / "all", "--holdout-secs", "31")
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert "note: no held-out check: the bag's 60.0 s are less than twice --holdout-secs 31 s" in proc.stdout, \
+        proc.stdout
+    assert "\nheld-out " not in proc.stdout and not (tmp_path / "all" / "holdout.png").exists()
+    # A bad node name is a one-line error, and nothing is written.
+    proc = calibrate(lockstep, bag, tmp_path / "bad", "--controller-name", "robot base")
+    assert proc.returncode != 0 and "--controller-name" in proc.stderr and "not a ROS 2 node name" in proc.stderr
+    assert "panicked" not in proc.stderr and not (tmp_path / "bad").exists(), proc.stderr

@@ -76,7 +76,7 @@ def test_standing_still_changes_nothing_and_straight_driving_refuses_track_and_b
     out = Outputs(ros)
     sim = ros.start(SIM, params=sim_params("", time_scale=8.0))
     calibrator = start_calibrator(ros)
-    ros.wait_until(lambda: len(out.status) >= 15, 60, "15 steps standing still", proc=calibrator)
+    ros.wait_until(lambda: len(out.status) >= 30, 60, "30 steps standing still", proc=calibrator)
     still = list(out.status)
     assert not out.accepted() and all(s.outcome in ("waiting", "unchanged") for s in still), \
         [(s.outcome, s.reason) for s in still]

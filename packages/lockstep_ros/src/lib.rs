@@ -8,6 +8,7 @@
 //!   served on the node's standard parameter services and filled from `--ros-args --params-file`.
 //! - [`declare_checked_parameters`]: the same, each parameter checked against the struct's [`ParamRules`]
 //!   (finite, in range, not empty) at start and on every run-time set; a bad set is refused with the reason.
+//! - [`action_server`]: a ROS 2 action server whose cancelled goals end CANCELED (r2r's stay CANCELING).
 //! - [`generic`]: subscriptions and publishers of any installed message type, as serialized CDR.
 //! - [`graph`]: who subscribes to a topic (r2r has only the publishers' side).
 //! - [`typesupport`]: a message type's C type support loaded at run time (types not compiled in).
@@ -17,6 +18,7 @@
 //! When ROS 2 comes from the PyPI wheels, this crate's build script also links libpython (see `build.rs`),
 //! so node crates need nothing but this dependency.
 
+pub mod action_server;
 pub mod generic;
 pub mod graph;
 mod guarded;

@@ -33,6 +33,22 @@ pub struct OdomSample {
     pub w_radps: f64,
 }
 
+/// Wheel encoders (sensor_msgs/JointState): the accumulated angle of each wheel, and its speed when the
+/// message carries one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WheelSample {
+    /// Time (s).
+    pub t_secs: f64,
+    /// Left wheel angle, accumulated (rad).
+    pub left_rad: f64,
+    /// Right wheel angle, accumulated (rad).
+    pub right_rad: f64,
+    /// Left wheel speed (rad/s); `None`: from the angle change since the previous sample.
+    pub left_radps: Option<f64>,
+    /// Right wheel speed (rad/s); `None`: from the angle change since the previous sample.
+    pub right_radps: Option<f64>,
+}
+
 /// An observed pose (SLAM, motion capture, GPS).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PoseSample {
@@ -45,7 +61,7 @@ pub struct PoseSample {
     pub noise: Option<crate::fit::PoseNoise>,
 }
 
-/// Wheel motion between two consecutive odometry samples.
+/// Wheel motion between two consecutive odometry (or wheel encoder) samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WheelStep {
     /// Start (s).
@@ -56,7 +72,7 @@ pub struct WheelStep {
     pub d_left_rad: f64,
     /// Right wheel angle increment (rad).
     pub d_right_rad: f64,
-    /// Left wheel speed at the end (rad/s), from the odometry's twist.
+    /// Left wheel speed at the end (rad/s), from the odometry's twist (or the encoders).
     pub left_radps: f64,
     /// Right wheel speed at the end (rad/s).
     pub right_radps: f64,
@@ -67,7 +83,7 @@ pub struct WheelStep {
 pub enum Stream {
     /// cmd_vel.
     Command,
-    /// odom.
+    /// odom, or the wheel encoders (joint_states) in its place.
     Odometry,
     /// The observed pose.
     Pose,
@@ -173,6 +189,7 @@ pub struct History {
     steps: VecDeque<WheelStep>,
     poses: VecDeque<PoseSample>,
     last_odom: Option<OdomSample>,
+    last_wheels: Option<WheelSample>,
     latest: [Option<f64>; 3],
     /// Far-future samples in a row, per stream.
     far_streak: [u32; 3],
@@ -189,6 +206,7 @@ impl History {
             steps: VecDeque::new(),
             poses: VecDeque::new(),
             last_odom: None,
+            last_wheels: None,
             latest: [None; 3],
             far_streak: [0; 3],
             dropped: DropCounts::default(),
@@ -315,6 +333,37 @@ impl History {
         Ok(())
     }
 
+    /// Adds a wheel encoder sample; with the previous one it gives a wheel step, as [`Self::push_odom`]
+    /// does (the encoders are the odometry's stream: feed one or the other). The angles need no nominal
+    /// parameters; a speed the sample lacks is the angle change over the time since the previous sample.
+    pub fn push_wheels(&mut self, s: WheelSample) -> Result<(), Dropped> {
+        self.admit(
+            Stream::Odometry,
+            s.t_secs,
+            &[
+                ("left wheel position", s.left_rad),
+                ("right wheel position", s.right_rad),
+                ("left wheel velocity", s.left_radps.unwrap_or(0.0)),
+                ("right wheel velocity", s.right_radps.unwrap_or(0.0)),
+            ],
+        )?;
+        if let Some(prev) = self.last_wheels {
+            let dt = s.t_secs - prev.t_secs;
+            let (d_left_rad, d_right_rad) = (s.left_rad - prev.left_rad, s.right_rad - prev.right_rad);
+            self.steps.push_back(WheelStep {
+                t0_secs: prev.t_secs,
+                t1_secs: s.t_secs,
+                d_left_rad,
+                d_right_rad,
+                left_radps: s.left_radps.unwrap_or(d_left_rad / dt),
+                right_radps: s.right_radps.unwrap_or(d_right_rad / dt),
+            });
+        }
+        self.last_wheels = Some(s);
+        self.forget(s.t_secs);
+        Ok(())
+    }
+
     /// Adds an observed pose.
     pub fn push_pose(&mut self, p: PoseSample) -> Result<(), Dropped> {
         self.admit(
@@ -418,98 +467,4 @@ impl Window {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn odom(t: f64, x: f64) -> OdomSample {
-        OdomSample {
-            t_secs: t,
-            pose: Pose {
-                x_m: x,
-                ..Pose::default()
-            },
-            v_mps: 0.5,
-            w_radps: 0.0,
-        }
-    }
-
-    #[test]
-    fn nan_and_out_of_order_samples_are_dropped_counted_and_named() {
-        let mut h = History::new(ModelParams::default(), 100.0);
-        h.push_odom(odom(1.0, 0.0)).unwrap();
-        let e = h.push_odom(odom(2.0, f64::NAN)).unwrap_err();
-        assert_eq!(e.to_string(), "odom at t=2: pose.x is not finite");
-        let e = h.push_odom(odom(0.5, 0.0)).unwrap_err();
-        assert!(e.to_string().contains("not after the latest sample (t=1)"), "{e}");
-        h.push_odom(odom(2.0, 0.5)).unwrap();
-        let e = h
-            .push_command(CommandSample {
-                t_secs: f64::INFINITY,
-                v_mps: 0.0,
-                w_radps: 0.0,
-            })
-            .unwrap_err();
-        assert!(matches!(e, Dropped::NotFinite { field: "stamp", .. }));
-        let d = h.dropped();
-        assert_eq!((d.not_finite, d.out_of_order), ([1, 1, 0], [0, 1, 0]));
-        // The good samples made one wheel step: 0.5 m straight = 10 rad on each 0.05 m wheel.
-        let w = h.window(0.0, 3.0, 0.0);
-        assert_eq!(w.steps.len(), 1);
-        assert!((w.steps[0].d_left_rad - 10.0).abs() < 1e-9 && (w.steps[0].d_right_rad - 10.0).abs() < 1e-9);
-    }
-
-    fn pose(t: f64) -> PoseSample {
-        PoseSample {
-            t_secs: t,
-            pose: Pose::default(),
-            noise: None,
-        }
-    }
-
-    #[test]
-    fn a_far_future_stamp_is_dropped_and_counted_and_does_not_block_the_stream() {
-        let mut h = History::new(ModelParams::default(), 100.0);
-        for i in 0..5 {
-            h.push_odom(odom(f64::from(i), 0.0)).unwrap();
-            h.push_pose(pose(f64::from(i))).unwrap();
-        }
-        let e = h.push_pose(pose(2_147_483_647.0)).unwrap_err();
-        assert!(matches!(e, Dropped::FarFuture { .. }), "{e}");
-        assert!(e.to_string().contains("a stamp in the far future"), "{e}");
-        // The stream goes on, and nothing was forgotten.
-        h.push_pose(pose(5.0)).unwrap();
-        h.push_odom(odom(5.0, 0.0)).unwrap();
-        assert_eq!(h.complete_until(), Some(5.0));
-        assert_eq!(h.window(0.0, 5.0, 0.0).poses.len(), 6);
-        let d = h.dropped();
-        assert_eq!((d.far_future, d.out_of_order), ([0, 0, 1], [0, 0, 1]));
-    }
-
-    #[test]
-    fn a_real_jump_of_the_clock_is_followed_and_clear_takes_any_stamp_again() {
-        let mut h = History::new(ModelParams::default(), 100.0);
-        h.push_pose(pose(1.0)).unwrap();
-        let far = 1e6;
-        for k in 0..FAR_FUTURE_CONFIRM {
-            assert!(h.push_pose(pose(far + f64::from(k))).is_err());
-        }
-        h.push_pose(pose(far + 100.0)).unwrap();
-        h.push_odom(odom(far + 100.5, 0.0)).unwrap();
-        // Before a reset, older stamps are out of order; after it, any stamp starts over.
-        assert!(h.push_pose(pose(2.0)).is_err());
-        h.clear();
-        h.push_pose(pose(2.0)).unwrap();
-        assert_eq!(h.dropped().far_future, [0, 0, u64::from(FAR_FUTURE_CONFIRM)]);
-    }
-
-    #[test]
-    fn old_data_is_forgotten() {
-        let mut h = History::new(ModelParams::default(), 5.0);
-        for i in 0..20 {
-            h.push_odom(odom(f64::from(i), f64::from(i))).unwrap();
-        }
-        assert_eq!(h.complete_from(), None, "no pose yet");
-        let w = h.window(0.0, 20.0, 0.0);
-        assert!(w.steps.iter().all(|s| s.t0_secs >= 14.0), "{:?}", w.steps.first());
-    }
-}
+mod tests;

@@ -268,6 +268,7 @@ mod tests {
             rotation_rad,
             in_place_rotation_rad: 0.0,
             level_gap: 0.0,
+            turn_levels: Vec::new(),
         }
     }
 

@@ -51,6 +51,9 @@ pub struct Determined {
     /// Spread of the turning samples' |v * omega| (80th minus 20th percentile; 0 when the window turned
     /// less than `min_rotation_rad` or in fewer than 10 samples).
     pub level_gap: f64,
+    /// |v*omega| of each turning odometry step with its rotation (rad): windows pool these to tell
+    /// whether the drive as a whole turned at two levels.
+    pub turn_levels: Vec<(f64, f64)>,
 }
 
 /// Decides what `w` can determine.
@@ -60,6 +63,7 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
     let mut rotation = 0.0;
     let mut levels = Vec::new();
     let mut in_place_rotation = 0.0;
+    let mut turn_levels = Vec::new();
     for s in &w.steps {
         let l = s.d_left_rad * nominal.wheel_radius_m;
         let r = s.d_right_rad * nominal.wheel_radius_m;
@@ -71,6 +75,7 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
         if dt > 0.0 && (dtheta / dt).abs() > 0.05 {
             let level = (ds / dt * dtheta / dt).abs();
             levels.push(level);
+            turn_levels.push((level, dtheta.abs()));
             if level < 0.5 * o.min_level_gap {
                 in_place_rotation += dtheta.abs();
             }
@@ -90,6 +95,7 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
             rotation_rad: rotation,
             in_place_rotation_rad: in_place_rotation,
             level_gap: 0.0,
+            turn_levels,
         };
     }
     free.radius = distance >= o.min_distance_m;
@@ -140,5 +146,6 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
         rotation_rad: rotation,
         in_place_rotation_rad: in_place_rotation,
         level_gap,
+        turn_levels,
     }
 }

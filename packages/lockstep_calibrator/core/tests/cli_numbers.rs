@@ -83,3 +83,40 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_holdout_is_0_for_off_or_in_its_range_and_the_controller_name_a_node_name() {
+    let parse = |extra: &[&str]| Lockstep::try_parse_from(["calibrate", "bag"].iter().chain(extra));
+    let a = parse(&[]).unwrap().calibrate;
+    assert_eq!(a.holdout_secs, 20.0);
+    assert_eq!(a.controller_name, "diff_drive_controller");
+    assert_eq!(
+        parse(&["--holdout-secs", "0"]).unwrap().calibrate.holdout_secs,
+        0.0
+    );
+    for bad in ["0.5", "NaN", "-1", "1e9"] {
+        let option = format!("--holdout-secs={bad}");
+        let e = parse(&[&option]).unwrap_err().to_string();
+        assert!(
+            e.contains("must be finite and in [1, 86400] s (or 0: off)"),
+            "{e}"
+        );
+    }
+    let e = parse(&["--controller-name", "a b"]).unwrap_err().to_string();
+    assert!(e.contains("`a b` is not a ROS 2 node name: "), "{e}");
+    // A library caller gets the same words.
+    let mut args = a.clone();
+    args.holdout_secs = f64::NAN;
+    let e = format!("{:#}", calibrate(&args).unwrap_err());
+    assert!(
+        e.contains("--holdout-secs NaN is out of range: must be finite and in [1, 86400] s (or 0: off)"),
+        "{e}"
+    );
+    args.holdout_secs = 0.0;
+    args.controller_name = "robot/".into();
+    let e = format!("{:#}", calibrate(&args).unwrap_err());
+    assert!(
+        e.starts_with("--controller-name `robot/` is not a ROS 2 node name: "),
+        "{e}"
+    );
+}

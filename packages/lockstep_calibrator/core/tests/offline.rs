@@ -4,12 +4,13 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::*;
 use lockstep_bag::cdr::{ArrayKind, FieldType, Primitive, Schema, Value};
 use lockstep_bag::{BagWriter, MessageDefinition, TopicSpec, WriterOptions};
-use lockstep_calibrator::cli::{calibrate, run, CalibrateArgs};
+use lockstep_calibrator::cli::{calibrate, run, CalibrateArgs, Report};
 
 const NOISE: (f64, f64) = (0.02, 0.5 * std::f64::consts::PI / 180.0);
 
@@ -38,51 +39,38 @@ fn text_of(name: &str) -> &'static str {
     }
 }
 
+/// The message types `name`'s fields use, with their package, depth first, each once (as rosbag2 lists
+/// a definition's dependencies).
+fn dependencies(name: &str, deps: &mut Vec<String>) {
+    let package = name.split('/').next().unwrap();
+    for line in text_of(name).lines() {
+        let ty = line.split([' ', '[']).next().unwrap();
+        if ty.starts_with(|c: char| c.is_ascii_lowercase()) && !ty.contains('/') {
+            continue; // a primitive
+        }
+        let ty = if ty.contains('/') {
+            ty.to_string()
+        } else {
+            format!("{package}/{ty}")
+        };
+        if !deps.contains(&ty) {
+            deps.push(ty.clone());
+            dependencies(&ty, deps);
+        }
+    }
+}
+
 /// The ros2msg text of `pkg/msg/Type`: its own text, then each dependency after a separator line.
 fn definition(type_name: &str) -> String {
     let short = type_name.replace("/msg/", "/");
-    let deps: &[&str] = match short.as_str() {
-        "geometry_msgs/Twist" => &["geometry_msgs/Vector3"],
-        "geometry_msgs/TwistStamped" => &[
-            "std_msgs/Header",
-            "builtin_interfaces/Time",
-            "geometry_msgs/Twist",
-            "geometry_msgs/Vector3",
-        ],
-        "geometry_msgs/PoseStamped" => &[
-            "std_msgs/Header",
-            "builtin_interfaces/Time",
-            "geometry_msgs/Pose",
-            "geometry_msgs/Point",
-            "geometry_msgs/Quaternion",
-        ],
-        "geometry_msgs/PoseWithCovarianceStamped" => &[
-            "std_msgs/Header",
-            "builtin_interfaces/Time",
-            "geometry_msgs/PoseWithCovariance",
-            "geometry_msgs/Pose",
-            "geometry_msgs/Point",
-            "geometry_msgs/Quaternion",
-        ],
-        "nav_msgs/Odometry" => &[
-            "std_msgs/Header",
-            "builtin_interfaces/Time",
-            "geometry_msgs/PoseWithCovariance",
-            "geometry_msgs/Pose",
-            "geometry_msgs/Point",
-            "geometry_msgs/Quaternion",
-            "geometry_msgs/TwistWithCovariance",
-            "geometry_msgs/Twist",
-            "geometry_msgs/Vector3",
-        ],
-        other => panic!("no dependencies of {other}"),
-    };
+    let mut deps = Vec::new();
+    dependencies(&short, &mut deps);
     let mut text = text_of(&short).to_string();
     for d in deps {
         text.push('\n');
         text.push_str(SEPARATOR);
         text.push_str(&format!("MSG: {d}\n"));
-        text.push_str(text_of(d));
+        text.push_str(text_of(&d));
     }
     text
 }
@@ -246,6 +234,8 @@ fn args(bag: &Path, output: &Path) -> CalibrateArgs {
         window_secs: 3.0,
         pose_sigma_xy_m: 0.02,
         pose_sigma_yaw_rad: 0.0087,
+        holdout_secs: 20.0,
+        controller_name: "diff_drive_controller".into(),
         quiet: true,
     }
 }
@@ -258,6 +248,73 @@ fn yaml_number(yaml: &str, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {key} in\n{yaml}"));
     let value = line.split(':').nth(1).unwrap().split('#').next().unwrap().trim();
     value.parse().unwrap_or_else(|_| panic!("{line}"))
+}
+
+/// `diff_drive_controller.yaml` read strictly (comments and blank lines aside): `<node>:`, then
+/// `  ros__parameters:`, then `    <key>: <value>` lines whose values are ROS 2 doubles (with a decimal point).
+fn controller_file(out: &Path) -> (String, BTreeMap<String, f64>) {
+    let text = std::fs::read_to_string(out.join("diff_drive_controller.yaml")).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap().trim_end())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let node = lines[0].strip_suffix(':').filter(|n| !n.starts_with(' '));
+    assert!(node.is_some() && lines[1] == "  ros__parameters:", "{text}");
+    let mut values = BTreeMap::new();
+    for line in &lines[2..] {
+        let (key, value) = line.strip_prefix("    ").unwrap().split_once(": ").unwrap();
+        assert!(value.contains('.'), "not a double: {line}");
+        values.insert(key.to_string(), value.parse().unwrap());
+    }
+    let keys: Vec<String> = values.keys().cloned().collect();
+    let expected = ["left_wheel_radius", "right_wheel_radius", "wheel_separation"];
+    assert_eq!(keys, expected.map(|k| format!("{k}_multiplier")), "{text}");
+    (node.unwrap().to_string(), values)
+}
+
+/// The multipliers are the calibrated over the nominal values; near the truth (radius x1.05, track
+/// x0.96) within `tolerance` (track, radius) where given.
+fn check_multipliers(r: &Report, m: &BTreeMap<String, f64>, tolerance: [Option<f64>; 2]) {
+    let (p, n) = (r.params, r.nominal);
+    let separation = (p.track_width_m / n.track_width_m, 0.96, tolerance[0]);
+    let left = (p.left_radius_m() / n.wheel_radius_m, 1.05, tolerance[1]);
+    let right = (p.right_radius_m() / n.wheel_radius_m, 1.05, tolerance[1]);
+    let all = [
+        ("wheel_separation", separation),
+        ("left_wheel_radius", left),
+        ("right_wheel_radius", right),
+    ];
+    for (key, (want, truth, tolerance)) in all {
+        let got = m[&format!("{key}_multiplier")];
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{key}: {got}, calibrated / nominal {want}"
+        );
+        if let Some(t) = tolerance {
+            assert!((got / truth - 1.0).abs() < t, "{key}: {got}, truth {truth}");
+        }
+    }
+}
+
+/// The errors (nominal, calibrated) of the summary's `held-out` line, after checking that calibration.yaml
+/// has the same line as a comment.
+fn held_out_errors(summary: &str, yaml: &str) -> (f64, f64) {
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with("held-out "))
+        .unwrap_or_else(|| panic!("no held-out line in\n{summary}"));
+    assert!(
+        yaml.contains(&format!("\n#   {line} (")),
+        "{line}\nnot in\n{yaml}"
+    );
+    let rest = line.split(": position RMS error ").nth(1).unwrap();
+    let (a, b) = rest
+        .strip_suffix(" m calibrated")
+        .unwrap()
+        .split_once(" m nominal, ")
+        .unwrap();
+    (a.parse().unwrap(), b.parse().unwrap())
 }
 
 /// Width and height from a PNG's IHDR, after checking the signature and that the chunks run, with their
@@ -292,7 +349,9 @@ fn a_bag_of_a_mixed_drive_calibrates_radius_and_track_within_one_percent() {
     };
     write_bag(&bag, &run_data, &rec);
     let out = dir.join("calibration");
-    run(args(&bag, &out)).unwrap();
+    let report = calibrate(&args(&bag, &out)).unwrap();
+    let summary = report.summary();
+    print!("{summary}");
     let yaml = std::fs::read_to_string(out.join("calibration.yaml")).unwrap();
     let truth = model(&true_vehicle());
     let radius = yaml_number(&yaml, "wheel_radius_m");
@@ -320,6 +379,15 @@ fn a_bag_of_a_mixed_drive_calibrates_radius_and_track_within_one_percent() {
     assert!(yaml.contains("moved onto the header clock"), "{yaml}");
     let png = std::fs::read(out.join("trajectories.png")).unwrap();
     assert_eq!(png_size(&png), (1000, 40 + 3 * 600));
+    let (node, multipliers) = controller_file(&out);
+    assert_eq!(node, "diff_drive_controller");
+    check_multipliers(&report, &multipliers, [Some(0.005); 2]);
+    // The last 20 s were kept from the calibrator; dead reckoning over them is better calibrated.
+    let (nominal_m, calibrated_m) = held_out_errors(&summary, &yaml);
+    assert!(summary.contains("\nheld-out 130.0-150.0 s: "), "{summary}");
+    assert!(calibrated_m < nominal_m, "{summary}");
+    let png = std::fs::read(out.join("holdout.png")).unwrap();
+    assert_eq!(png_size(&png), (1000, 40 + 3 * 600));
 }
 
 #[test]
@@ -336,8 +404,36 @@ fn stamped_commands_and_pose_stamped_on_one_clock_with_the_default_output_direct
     write_bag(&bag, &run_data, &rec);
     let mut a = args(&bag, &dir);
     a.output = None;
+    a.controller_name = "/robot/base_controller".into();
     let report = calibrate(&a).unwrap();
     assert_eq!(report.yaml_path, dir.join("drive_calibration/calibration.yaml"));
+    let out = dir.join("drive_calibration");
+    assert_eq!(controller_file(&out).0, "/robot/base_controller");
+    let yaml = std::fs::read_to_string(&report.yaml_path).unwrap();
+    let (nominal_m, calibrated_m) = held_out_errors(&report.summary(), &yaml);
+    assert!(calibrated_m < nominal_m, "{}", report.summary());
+    // The held-out stretch is not given to the calibrator: the bag cut where it starts, calibrated whole,
+    // gives the very same parameters.
+    let t0 = report.holdout.as_ref().unwrap().t0_secs;
+    let ns = |t: f64| (t * 1e9).round() as i64;
+    let (mut commands, mut odom, mut poses) = (run_data.commands, run_data.odom, run_data.poses);
+    let origin = ns(commands[0].t_secs.min(odom[0].t_secs).min(poses[0].t_secs));
+    let before = |t: f64| ((ns(t) - origin) as f64 * 1e-9) < t0;
+    commands.retain(|c| before(c.t_secs));
+    odom.retain(|o| before(o.t_secs));
+    poses.retain(|p| before(p.t_secs));
+    let cut = Run {
+        commands,
+        odom,
+        poses,
+        truth: Vec::new(),
+    };
+    write_bag(&dir.join("cut"), &cut, &rec);
+    let mut a = args(&dir.join("cut"), &dir.join("cut_out"));
+    a.holdout_secs = 0.0;
+    let whole_cut = calibrate(&a).unwrap();
+    assert_eq!(whole_cut.params, report.params, "{}", whole_cut.summary());
+    assert_eq!(whole_cut.windows, report.windows);
     assert!(report.png_path.exists());
     assert!(report.windows.accepted > 0, "{}", report.summary());
     assert!(report.notes.is_empty(), "{:?}", report.notes);
@@ -451,12 +547,23 @@ fn a_creeping_straight_drive_estimates_nothing_and_names_the_driving_each_parame
     assert_eq!(yaml_number(&yaml, "wheel_radius_m"), 0.05);
     assert!(yaml.contains("lockstep_sim_node:\n  ros__parameters:\n    nominal_vehicle:\n"));
     assert!(out.join("trajectories.png").exists());
+    // 20 s is too short to hold 20 s out: all of it calibrates, and the report says so.
+    assert!(
+        summary.contains("\nnote: no held-out check: the bag's ")
+            && summary.contains(" s are less than twice --holdout-secs 20 s"),
+        "{summary}"
+    );
+    assert!(report.holdout.is_none() && !out.join("holdout.png").exists());
+    let (_, multipliers) = controller_file(&out);
+    assert!(multipliers.values().all(|&m| m == 1.0), "{multipliers:?}");
 }
 
 #[test]
 fn a_straight_drive_estimates_the_radius_and_says_the_track_width_needs_turns_in_place() {
     let (bag, out) = twist_bag("straight", &straight_drive(), 40.0, 12);
-    let report = calibrate(&args(&bag, &out)).unwrap();
+    let mut a = args(&bag, &out);
+    a.holdout_secs = 0.0;
+    let report = calibrate(&a).unwrap();
     let summary = report.summary();
     println!("{summary}");
     assert_eq!(report.exit_code(), 0, "{summary}");
@@ -477,4 +584,18 @@ fn a_straight_drive_estimates_the_radius_and_says_the_track_width_needs_turns_in
         "{yaml}"
     );
     assert!(!yaml.contains("#   wheel radius: needs"), "{yaml}");
+    // --holdout-secs 0: no held-out check; the track width multiplier stays 1.0, saying why.
+    assert!(report.holdout.is_none() && !out.join("holdout.png").exists());
+    assert!(
+        !summary.contains("held-out") && !yaml.contains("held-out"),
+        "{summary}"
+    );
+    let (_, multipliers) = controller_file(&out);
+    check_multipliers(&report, &multipliers, [None, Some(0.01)]);
+    assert_eq!(multipliers["wheel_separation_multiplier"], 1.0);
+    let text = std::fs::read_to_string(out.join("diff_drive_controller.yaml")).unwrap();
+    assert!(
+        text.contains("wheel_separation_multiplier: 1.0000000000    # track width not estimated: kept 1.0"),
+        "{text}"
+    );
 }

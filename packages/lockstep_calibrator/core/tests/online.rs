@@ -88,7 +88,11 @@ fn straight_driving_never_changes_the_track_width_and_says_why() {
     });
     assert!(said, "{}", summary(&outcomes));
     // The radius is still found.
-    assert!((c.current().wheel_radius_m / model(&true_vehicle()).wheel_radius_m - 1.0).abs() < 0.01);
+    assert!(
+        (c.current().wheel_radius_m / model(&true_vehicle()).wheel_radius_m - 1.0).abs() < 0.01,
+        "{}",
+        summary(&outcomes)
+    );
     // The track width and beta stayed nominal, each with the driving that would determine it and what
     // the drive had of it; the radius and the delay were estimated.
     let needs = c.needs();

@@ -18,39 +18,41 @@
 //! rate-limited warning and counted as out of order in `~/status`. Parameters are read at start: a run-time
 //! set is refused with the reason (a value outside its range names the range).
 
+mod drive;
 mod inputs;
 mod messages;
 mod params;
 mod push;
+mod services;
 mod state;
+mod subscriptions;
 
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use futures::{future, Stream, StreamExt};
-use lockstep_calibrator::{Calibrator, Dropped, Outcome};
+use futures::future;
+use lockstep_calibrator::{Calibrator, Outcome};
+use lockstep_ros::action_server::create_action_server;
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
-use r2r::geometry_msgs::msg::{PoseStamped, PoseWithCovarianceStamped, Twist, TwistStamped};
+use r2r::lockstep_interfaces::action::DrivePattern;
 use r2r::lockstep_interfaces::msg::{CalibrationResult, CalibrationStatus};
-use r2r::nav_msgs::msg::Odometry;
+use r2r::lockstep_interfaces::srv::PredictMotion;
 use r2r::rcl_interfaces::srv::SetParameters;
 use r2r::std_srvs::srv::Trigger;
 
-use params::{CalibratorParams, PoseType};
+use params::CalibratorParams;
 use state::State;
 
 /// How often the node looks whether a window's worth of data came in (wall time).
 const POLL: Duration = Duration::from_millis(20);
-/// Input QoS depth: at a high simulator time scale bursts of odometry arrive at once.
-const INPUT_DEPTH: usize = 1000;
 
-type Shared = Arc<Mutex<State>>;
+pub(crate) type Shared = Arc<Mutex<State>>;
 
 /// What the step task publishes to and pushes with.
-struct Outputs {
+pub(crate) struct Outputs {
     status: r2r::Publisher<CalibrationStatus>,
     result: r2r::Publisher<CalibrationResult>,
     diagnostics: r2r::Publisher<DiagnosticArray>,
@@ -82,7 +84,7 @@ fn setup(
     let p = lockstep_ros::declare_start_only_parameters(&node, CalibratorParams::default())?;
     let config = p.config()?;
     let nominal = p.nominal()?;
-    let pose_type = p.pose_type()?;
+    let targets = p.targets()?;
     let logger = lockstep_ros::logger_name(&node)?;
     let shared: Shared = Arc::new(Mutex::new(State::new(
         Calibrator::new(config, nominal),
@@ -91,28 +93,7 @@ fn setup(
 
     let mut n = lock(&node)?;
     let node_name = n.name()?;
-    let deep = qos::reliable(INPUT_DEPTH);
-    let clock = n.get_ros_clock();
-    let commands: futures::stream::BoxStream<'static, (Option<f64>, Twist)> = if p.cmd_vel_stamped {
-        n.subscribe::<TwistStamped>("cmd_vel", deep.clone())?
-            .map(|m| (Some(inputs::secs(&m.header.stamp)), m.twist))
-            .boxed()
-    } else {
-        n.subscribe::<Twist>("cmd_vel", deep.clone())?
-            .map(|m| (None, m))
-            .boxed()
-    };
-    let odom = n.subscribe::<Odometry>("odom", deep.clone())?;
-    let poses: futures::stream::BoxStream<'static, (f64, r2r::geometry_msgs::msg::Pose)> = match pose_type {
-        PoseType::WithCovariance => n
-            .subscribe::<PoseWithCovarianceStamped>("slam_pose", deep)?
-            .map(|m| (inputs::secs(&m.header.stamp), m.pose.pose))
-            .boxed(),
-        PoseType::Plain => n
-            .subscribe::<PoseStamped>("slam_pose", deep)?
-            .map(|m| (inputs::secs(&m.header.stamp), m.pose))
-            .boxed(),
-    };
+    let inputs_task = subscriptions::subscribe(&mut n, &p, &shared, &logger)?;
     let push = if p.push_node.trim().is_empty() {
         None
     } else {
@@ -133,72 +114,52 @@ fn setup(
     });
     let calibrate_srv = n.create_service::<Trigger::Service>("~/calibrate", qos::reliable(10))?;
     let reset_srv = n.create_service::<Trigger::Service>("~/reset", qos::reliable(10))?;
+    let predict_srv = n.create_service::<PredictMotion::Service>("~/predict", qos::reliable(10))?;
+    let pattern_topic = p.pattern_cmd_vel_topic.as_str();
+    let drive = Rc::new(drive::Drive {
+        shared: shared.clone(),
+        out: if p.cmd_vel_stamped {
+            drive::CommandOut::Stamped(n.create_publisher(pattern_topic, qos::reliable(10))?)
+        } else {
+            drive::CommandOut::Plain(n.create_publisher(pattern_topic, qos::reliable(10))?)
+        },
+        clock: n.get_ros_clock(),
+        targets,
+        logger: logger.clone(),
+    });
+    let goals = create_action_server::<DrivePattern::Action>(&mut n, "~/drive_pattern")?;
     drop(n);
     outputs.result.publish(&messages::nominal(&nominal, 0.0))?;
     r2r::log_info!(
         &logger,
-        "nominal {nominal:?}; window {} s, cmd_vel {}, slam_pose {:?}, push to {}",
+        "nominal {nominal:?}; window {} s, cmd_vel {}, wheels from {}, slam_pose {}, push to {}",
         config.window_secs,
         if p.cmd_vel_stamped {
             "TwistStamped"
         } else {
             "Twist"
         },
-        pose_type,
+        p.wheel_source,
+        p.pose_type,
         outputs.push.as_ref().map_or("nobody", |p| p.service.as_str())
     );
 
-    let command_task = {
-        let (shared, logger) = (shared.clone(), logger.clone());
-        commands.for_each(move |(stamp, twist)| {
-            let t = stamp.unwrap_or_else(|| {
-                lockstep_ros::time::clock_now(&clock).map_or(f64::NAN, |d| d.as_secs_f64())
-            });
-            take(&shared, &logger, |s| s.push_command(inputs::command(t, &twist)));
-            future::ready(())
-        })
-    };
-    let odom_task = {
-        let (shared, logger) = (shared.clone(), logger.clone());
-        odom.for_each(move |o| {
-            take(&shared, &logger, |s| s.push_odom(inputs::odometry(&o)));
-            future::ready(())
-        })
-    };
-    let pose_task = {
-        let (shared, logger) = (shared.clone(), logger.clone());
-        poses.for_each(move |(t, pose)| {
-            take(&shared, &logger, |s| s.push_pose(inputs::observed(t, &pose)));
-            future::ready(())
-        })
-    };
     let step_task = step_loop(shared.clone(), outputs.clone());
-    let calibrate_task = calibrate_service(calibrate_srv, shared.clone(), outputs.clone());
-    let reset_task = reset_service(reset_srv, shared, outputs, nominal);
+    let calibrate_task = services::calibrate_service(calibrate_srv, shared.clone(), outputs.clone());
+    let predict_task = services::predict_service(predict_srv, shared.clone(), logger);
+    let reset_task = services::reset_service(reset_srv, shared, outputs, nominal);
+    let drive_task = drive::serve(goals, drive);
     Ok(async move {
         tokio::join!(
-            command_task,
-            odom_task,
-            pose_task,
+            inputs_task,
             step_task,
             calibrate_task,
-            reset_task
+            reset_task,
+            predict_task,
+            drive_task
         );
         Ok(())
     })
-}
-
-/// Pushes one sample; a dropped one is counted in `~/status` and logged at debug level, or as a rate-limited
-/// warning when it is stamped in the far future.
-fn take(shared: &Shared, logger: &str, push: impl FnOnce(&mut State) -> Result<(), Dropped>) {
-    if let Ok(mut s) = shared.lock() {
-        if let Err(e) = push(&mut s) {
-            match s.warning(&e, std::time::Instant::now()) {
-                Some(line) => r2r::log_warn!(logger, "{line}"),
-                None => r2r::log_debug!(logger, "dropped: {e}"),
-            }
-        }
-    }
 }
 
 /// Steps whenever a window's worth of data came in.
@@ -214,7 +175,7 @@ async fn step_loop(shared: Shared, outputs: Rc<Outputs>) {
 }
 
 /// One step: publish the status, and on acceptance the result (after pushing it, if configured).
-async fn step(shared: &Shared, out: &Outputs) -> (Outcome, String) {
+pub(crate) async fn step(shared: &Shared, out: &Outputs) -> (Outcome, String) {
     let (outcome, t, threshold2, status) = {
         let Ok(mut s) = shared.lock() else {
             return (
@@ -264,7 +225,7 @@ async fn step(shared: &Shared, out: &Outputs) -> (Outcome, String) {
 
 /// Pushes `params` to `push_node` (None when no push is configured); once taken they are the history's
 /// nominal too: the base now turns commands into wheel speeds and odometry with them.
-async fn push_to_base(
+pub(crate) async fn push_to_base(
     shared: &Shared,
     out: &Outputs,
     params: lockstep_calibrator::ModelParams,
@@ -288,69 +249,4 @@ async fn push_to_base(
         }
         format!("set on {}", p.service)
     }))
-}
-
-/// `~/calibrate`: one step now on the latest window; success when it ran (the message says what it did).
-async fn calibrate_service(
-    requests: impl Stream<Item = r2r::ServiceRequest<Trigger::Service>> + Unpin,
-    shared: Shared,
-    outputs: Rc<Outputs>,
-) {
-    requests
-        .for_each(|req| {
-            let (shared, outputs) = (shared.clone(), outputs.clone());
-            async move {
-                let (outcome, line) = step(&shared, &outputs).await;
-                let success = !matches!(outcome, Outcome::Waiting(_));
-                if let Err(e) = req.respond(Trigger::Response {
-                    success,
-                    message: line,
-                }) {
-                    r2r::log_warn!(&outputs.logger, "~/calibrate: cannot respond: {e}");
-                }
-            }
-        })
-        .await;
-}
-
-/// `~/reset`: back to the nominal parameters (republished on `~/parameters`, and pushed back to
-/// `push_node` if set, so that the base and the calibrator agree again).
-async fn reset_service(
-    requests: impl Stream<Item = r2r::ServiceRequest<Trigger::Service>> + Unpin,
-    shared: Shared,
-    outputs: Rc<Outputs>,
-    nominal: lockstep_calibrator::ModelParams,
-) {
-    requests
-        .for_each(|req| {
-            let (shared, outputs) = (shared.clone(), outputs.clone());
-            async move {
-                let t = shared
-                    .lock()
-                    .map(|mut s| {
-                        s.reset();
-                        s.data_secs().unwrap_or(0.0)
-                    })
-                    .unwrap_or(0.0);
-                let mut msg = messages::nominal(&nominal, t);
-                let mut message = format!("reset to nominal {nominal:?}");
-                let mut success = true;
-                if let Some(result) = push_to_base(&shared, &outputs, nominal).await {
-                    msg.pushed = result.is_ok();
-                    msg.push_result = result.unwrap_or_else(|e| {
-                        message = format!("{message}; pushing it back failed: {e}");
-                        success = false;
-                        e
-                    });
-                }
-                r2r::log_info!(&outputs.logger, "~/reset: {message}");
-                if let Err(e) = outputs.result.publish(&msg) {
-                    r2r::log_warn!(&outputs.logger, "cannot publish ~/parameters: {e}");
-                }
-                if let Err(e) = req.respond(Trigger::Response { success, message }) {
-                    r2r::log_warn!(&outputs.logger, "~/reset: cannot respond: {e}");
-                }
-            }
-        })
-        .await;
 }

@@ -26,6 +26,7 @@ impl From<&VehicleParams> for ModelParams {
             delay_secs: v.delay_secs,
             centripetal_factor: v.centripetal_factor,
             wheel_radius_asymmetry: 0.0,
+            lateral_slip_s: 0.0,
         }
     }
 }
@@ -55,19 +56,23 @@ pub struct CalibratorParams {
     pub threshold1: f64,
     /// Threshold 2: every validation segment's residual must be below it, or the fit is rejected.
     pub threshold2: f64,
-    /// Held-out validation segments before the window.
+    /// Held-out windows every update is validated on (the newest that moved).
     pub validation_segments: i64,
-    /// Length of a validation segment [s].
+    /// No longer used: the held-out windows are `window_secs` long [s].
     pub validation_segment_secs: f64,
     /// History older than this is not used [s].
     pub history_limit_secs: f64,
-    /// Window fits accumulated into the estimate of track width, delay and beta.
+    /// Disjoint windows fitted jointly (the newest this many that are not held out).
     pub accumulate_windows: i64,
-    /// Window fits accumulated into the wheel-radius estimate (every moving window observes the radius).
+    /// No longer used: the radius is fitted jointly over `accumulate_windows`.
     pub radius_accumulate_windows: i64,
-    /// The mean of the newest 3 windows this many standard deviations off the estimate before them restarts the accumulation (the vehicle changed).
+    /// Every this many disjoint windows, one is held out of the fit and only validates.
+    pub holdout_every: i64,
+    /// Consecutive windows are fitted as one stretch from one start pose, up to this long [s].
+    pub stretch_secs: f64,
+    /// The newest 3 windows' single-window estimates this many standard deviations off those before them: the vehicle changed, older windows are dropped.
     pub change_sigmas: f64,
-    /// Below threshold 1, the accumulated estimate still replaces the parameters (after validation) when it differs from them by more than this many standard deviations in radius, track width or beta; 0: threshold 1 alone decides.
+    /// Below threshold 1, the joint estimate still replaces the parameters (after validation) when it differs from them by more than this many standard deviations in any parameter; 0: threshold 1 alone decides.
     pub significance_sigmas: f64,
     /// An observed pose that moves this much more than the wheels say is a jump; its window is skipped [m].
     pub jump_m: f64,
@@ -83,6 +88,24 @@ pub struct CalibratorParams {
     pub push_node: String,
     /// Prefix of the pushed parameter names (`<prefix>wheel_radius_m`...).
     pub push_prefix: String,
+    /// Where the wheel motion comes from: `odom` (nav_msgs/Odometry, through the nominal parameters) or `joint_states` (the wheel encoders, sensor_msgs/JointState).
+    pub wheel_source: String,
+    /// With wheel_source joint_states: the left wheel's joint name.
+    pub left_wheel_joint: String,
+    /// With wheel_source joint_states: the right wheel's joint name.
+    pub right_wheel_joint: String,
+    /// Weight each observed pose by the x, y and yaw variances of its PoseWithCovarianceStamped covariance, when they are finite and above zero (else pose_sigma_xy_m and pose_sigma_yaw_rad).
+    pub use_pose_covariance: bool,
+    /// Topic the drive_pattern action publishes its velocity commands on (Twist, or TwistStamped with cmd_vel_stamped); the default is the calibrator's own cmd_vel input, where the base listens.
+    pub pattern_cmd_vel_topic: String,
+    /// drive_pattern succeeds once the wheel radius's uncertainty (standard deviation) is below this [m].
+    pub target_radius_std_m: f64,
+    /// drive_pattern succeeds once the track width's uncertainty is below this [m] (and every other target is met).
+    pub target_track_std_m: f64,
+    /// drive_pattern succeeds once the delay's uncertainty is below this [s] (and every other target is met).
+    pub target_delay_std_s: f64,
+    /// drive_pattern succeeds once the centripetal factor's uncertainty is below this [s^2/m] (and every other target is met).
+    pub target_beta_std: f64,
 }
 
 impl Default for CalibratorParams {
@@ -114,6 +137,8 @@ impl Default for CalibratorParams {
             history_limit_secs: c.history_limit_secs,
             accumulate_windows: c.accumulate_windows as i64,
             radius_accumulate_windows: c.radius_accumulate_windows as i64,
+            holdout_every: c.holdout_every as i64,
+            stretch_secs: c.stretch_secs,
             change_sigmas: c.change_sigmas,
             significance_sigmas: c.significance_sigmas,
             jump_m: c.jump_m,
@@ -123,6 +148,15 @@ impl Default for CalibratorParams {
             min_level_gap: c.observability.min_level_gap,
             push_node: String::new(),
             push_prefix: "nominal_vehicle.".into(),
+            wheel_source: "odom".into(),
+            left_wheel_joint: "left_wheel_joint".into(),
+            right_wheel_joint: "right_wheel_joint".into(),
+            use_pose_covariance: true,
+            pattern_cmd_vel_topic: "cmd_vel".into(),
+            target_radius_std_m: 0.00005,
+            target_track_std_m: 0.0004,
+            target_delay_std_s: 0.005,
+            target_beta_std: 0.02,
         }
     }
 }
@@ -160,6 +194,8 @@ const RULES: &[ParamRule] = &[
     ParamRule::real("history_limit_secs", Real::above(0.0, 1e6, "s")),
     ParamRule::int("accumulate_windows", COUNT),
     ParamRule::int("radius_accumulate_windows", COUNT),
+    ParamRule::int("holdout_every", COUNT),
+    ParamRule::real("stretch_secs", Real::above(0.0, 3600.0, "s")),
     ParamRule::real("change_sigmas", SIGMAS),
     ParamRule::real("significance_sigmas", Real::closed(0.0, 1e6, "")),
     ParamRule::real("jump_m", Real::above(0.0, 1e3, "m")),
@@ -167,12 +203,29 @@ const RULES: &[ParamRule] = &[
     ParamRule::real("min_distance_m", Real::above(0.0, 1e4, "m")),
     ParamRule::real("min_rotation_rad", Real::above(0.0, 1e4, "rad")),
     ParamRule::real("min_level_gap", Real::above(0.0, 1e3, "m/s^2")),
+    ParamRule::one_of("wheel_source", &["odom", "joint_states"]),
+    ParamRule::non_empty("left_wheel_joint"),
+    ParamRule::non_empty("right_wheel_joint"),
+    ParamRule::non_empty("pattern_cmd_vel_topic"),
+    ParamRule::real("target_radius_std_m", Real::above(0.0, 1.0, "m")),
+    ParamRule::real("target_track_std_m", Real::above(0.0, 1.0, "m")),
+    ParamRule::real("target_delay_std_s", Real::above(0.0, 10.0, "s")),
+    ParamRule::real("target_beta_std", Real::above(0.0, 100.0, "s^2/m")),
 ];
 
 impl ParamRules for CalibratorParams {
     fn param_rules() -> &'static [ParamRule] {
         RULES
     }
+}
+
+/// Where the wheel motion comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WheelSource {
+    /// nav_msgs/Odometry on `odom`.
+    Odometry,
+    /// sensor_msgs/JointState on `joint_states`: the two wheels' joints (left, right).
+    JointStates { left: String, right: String },
 }
 
 /// The observed pose's message type.
@@ -196,6 +249,53 @@ impl CalibratorParams {
                 "parameter `pose_type` is `{other}`; it must be `PoseWithCovarianceStamped` or `PoseStamped`"
             ),
         }
+    }
+
+    /// The wheel source; an error names the parameter and the accepted values.
+    pub fn wheel_source(&self) -> anyhow::Result<WheelSource> {
+        match self.wheel_source.as_str() {
+            "odom" => Ok(WheelSource::Odometry),
+            "joint_states" => {
+                for (name, joint) in [
+                    ("left_wheel_joint", &self.left_wheel_joint),
+                    ("right_wheel_joint", &self.right_wheel_joint),
+                ] {
+                    ensure!(
+                        !joint.trim().is_empty(),
+                        "parameter `{name}` is empty; name the wheel's joint"
+                    );
+                }
+                ensure!(
+                    self.left_wheel_joint != self.right_wheel_joint,
+                    "parameters `left_wheel_joint` and `right_wheel_joint` are both `{}`; name two joints",
+                    self.left_wheel_joint
+                );
+                Ok(WheelSource::JointStates {
+                    left: self.left_wheel_joint.clone(),
+                    right: self.right_wheel_joint.clone(),
+                })
+            }
+            other => {
+                anyhow::bail!("parameter `wheel_source` is `{other}`; it must be `odom` or `joint_states`")
+            }
+        }
+    }
+
+    /// The drive_pattern targets (radius, track width, delay, beta); an error names the bad one.
+    pub fn targets(&self) -> anyhow::Result<[f64; 4]> {
+        let targets = [
+            ("target_radius_std_m", self.target_radius_std_m),
+            ("target_track_std_m", self.target_track_std_m),
+            ("target_delay_std_s", self.target_delay_std_s),
+            ("target_beta_std", self.target_beta_std),
+        ];
+        for (name, v) in targets {
+            ensure!(
+                v.is_finite() && v > 0.0,
+                "parameter `{name}` is {v}; it must be > 0"
+            );
+        }
+        Ok(targets.map(|(_, v)| v))
     }
 
     /// The nominal parameters; an error names the bad one.
@@ -265,6 +365,8 @@ impl CalibratorParams {
             history_limit_secs: positive("history_limit_secs", self.history_limit_secs)?,
             accumulate_windows: count("accumulate_windows", self.accumulate_windows)?,
             radius_accumulate_windows: count("radius_accumulate_windows", self.radius_accumulate_windows)?,
+            holdout_every: count("holdout_every", self.holdout_every)?,
+            stretch_secs: positive("stretch_secs", self.stretch_secs)?,
             change_sigmas: positive("change_sigmas", self.change_sigmas)?,
             significance_sigmas: {
                 let v = self.significance_sigmas;
@@ -281,61 +383,4 @@ impl CalibratorParams {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_are_the_library_defaults() {
-        let p = CalibratorParams::default();
-        assert_eq!(p.config().unwrap(), Config::default());
-        assert_eq!(p.nominal().unwrap(), ModelParams::default());
-        assert_eq!(p.pose_type().unwrap(), PoseType::WithCovariance);
-    }
-
-    #[test]
-    fn defaults_follow_the_rules_and_a_bad_set_is_refused_with_the_range() {
-        use r2r::{ParameterValue, RosParams as _};
-        assert!(lockstep_ros::param_rules::check_all(&mut CalibratorParams::default()).is_ok());
-        let mut p = lockstep_ros::Guarded::new(CalibratorParams::default());
-        let e = p
-            .set_parameter("window_secs", &ParameterValue::Double(f64::NAN))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("parameter 'window_secs' = NaN: must be finite and in [0.1, 3600] s"),
-            "{e}"
-        );
-        let e = p
-            .set_parameter("nominal.wheel_radius_m", &ParameterValue::Double(f64::INFINITY))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("'nominal.wheel_radius_m' = inf"), "{e}");
-        assert_eq!(p.window_secs, Config::default().window_secs);
-    }
-
-    #[test]
-    fn bad_values_name_the_parameter() {
-        let p = CalibratorParams {
-            window_secs: f64::NAN,
-            ..CalibratorParams::default()
-        };
-        assert!(p.config().unwrap_err().to_string().contains("`window_secs`"));
-        let p = CalibratorParams {
-            gate: "loose".into(),
-            ..CalibratorParams::default()
-        };
-        assert!(p.config().unwrap_err().to_string().contains("`gate` is `loose`"));
-        let mut p = CalibratorParams::default();
-        p.nominal.wheel_radius_m = 0.0;
-        assert!(p
-            .nominal()
-            .unwrap_err()
-            .to_string()
-            .contains("nominal.wheel_radius_m"));
-        let p = CalibratorParams {
-            pose_type: "Odometry".into(),
-            ..CalibratorParams::default()
-        };
-        assert!(p.pose_type().unwrap_err().to_string().contains("`pose_type`"));
-    }
-}
+mod tests;

@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use lockstep_calibrator::{Calibrator, CommandSample, Dropped, OdomSample, Outcome, PoseSample};
+use lockstep_calibrator::{
+    Calibrator, CommandSample, Dropped, OdomSample, Outcome, Pose, PoseSample, WheelSample,
+};
 
 /// Windows per outcome since start or the last reset.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -19,13 +21,17 @@ pub struct WindowCounts {
 #[derive(Debug)]
 pub struct State {
     pub calibrator: Calibrator,
-    /// Samples received: cmd_vel, odom, pose.
+    /// Samples received: cmd_vel, odom (or joint_states), pose.
     pub received: [u64; 3],
+    /// The latest observed pose taken, and when it came (wall time): drive_pattern steers by it.
+    pub latest_pose: Option<(Instant, Pose)>,
     pub windows: WindowCounts,
     last_step_secs: Option<f64>,
     step_period_secs: f64,
     /// When a far-future sample was last logged (wall time): at most one line per [`WARN_PERIOD`].
     last_warn: Option<Instant>,
+    /// When a joint_states message without a wheel joint was last logged (wall time).
+    last_joint_warn: Option<Instant>,
 }
 
 /// Shortest wall time between two warnings about dropped far-future samples.
@@ -37,10 +43,26 @@ impl State {
             step_period_secs,
             calibrator,
             received: [0; 3],
+            latest_pose: None,
             windows: WindowCounts::default(),
             last_step_secs: None,
             last_warn: None,
+            last_joint_warn: None,
         }
+    }
+
+    /// Whether a joint_states message lacking a wheel joint is worth a warning now (at most one per
+    /// [`WARN_PERIOD`]); it is counted as received either way.
+    pub fn joint_warning_due(&mut self, now: Instant) -> bool {
+        self.received[1] += 1;
+        if self
+            .last_joint_warn
+            .is_some_and(|t| now.duration_since(t) < WARN_PERIOD)
+        {
+            return false;
+        }
+        self.last_joint_warn = Some(now);
+        true
     }
 
     /// The line to log for a dropped sample, if one is due: far-future stamps are worth a warning (rate
@@ -72,9 +94,16 @@ impl State {
         self.calibrator.history_mut().push_odom(o)
     }
 
+    pub fn push_wheels(&mut self, w: WheelSample) -> Result<(), Dropped> {
+        self.received[1] += 1;
+        self.calibrator.history_mut().push_wheels(w)
+    }
+
     pub fn push_pose(&mut self, p: PoseSample) -> Result<(), Dropped> {
         self.received[2] += 1;
-        self.calibrator.history_mut().push_pose(p)
+        self.calibrator.history_mut().push_pose(p)?;
+        self.latest_pose = Some((Instant::now(), p.pose));
+        Ok(())
     }
 
     /// Data time up to which every stream has samples.

@@ -5,6 +5,7 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::input::CommandLimits;
 use crate::scene::Cell;
+use crate::slip::SlipModel;
 use crate::vehicle::DiffDriveParams;
 
 /// Who drives the vehicle.
@@ -37,6 +38,10 @@ pub struct SimConfig {
     pub mode: Mode,
     /// The parameters the ground obeys.
     pub true_vehicle: DiffDriveParams,
+    /// How the ground slips under the TRUE vehicle. [`SlipModel::Centripetal`] (the default) uses the true
+    /// `centripetal_factor`; [`SlipModel::Lateral`] does not use it. The encoders and odometry never see the
+    /// slip.
+    pub slip: SlipModel,
     /// The parameters the base controller (wheel speeds from `cmd_vel`, odometry) believes in.
     pub nominal_vehicle: DiffDriveParams,
     /// Radius of the vehicle's circular footprint (m), used for collisions and clearances.
@@ -79,6 +84,7 @@ impl Default for SimConfig {
         SimConfig {
             mode: Mode::Autonomous,
             true_vehicle: DiffDriveParams::default(),
+            slip: SlipModel::Centripetal,
             nominal_vehicle: DiffDriveParams::default(),
             vehicle_radius_m: 0.25,
             sensor_range_m: 10.0,
@@ -122,6 +128,7 @@ impl SimConfig {
     pub fn validate(&self) -> Result<()> {
         self.true_vehicle.validate("true")?;
         self.nominal_vehicle.validate("nominal")?;
+        self.slip.validate()?;
         check_finite("vehicle_radius_m", self.vehicle_radius_m, true)?;
         check_finite("sensor_range_m", self.sensor_range_m, true)?;
         check_finite("min_step_m", self.min_step_m, false)?;
@@ -162,8 +169,14 @@ mod tests {
     fn every_number_is_checked_and_named() {
         assert!(SimConfig::default().validate().is_ok());
         type Spoil = fn(&mut SimConfig);
-        let cases: [(&str, Spoil); 5] = [
+        let cases: [(&str, Spoil); 6] = [
             ("max_linear_mps", |c| c.limits.max_linear_mps = f64::INFINITY),
+            ("lateral_slip_s", |c| {
+                c.slip = SlipModel::Lateral {
+                    lateral_slip_s: -0.1,
+                    longitudinal_slip_s2pm: 0.0,
+                }
+            }),
             ("max_angular_radps", |c| c.limits.max_angular_radps = 0.0),
             ("vehicle_radius_m", |c| c.vehicle_radius_m = f64::NAN),
             ("path_max_points", |c| c.path_max_points = 1),

@@ -7,6 +7,8 @@
 //!   `config/rules/surface.dl`, code 0 is the obstacle; which codes are obstacles is the rules' decision.
 //! - [`DiffDriveParams`]: TRUE parameters move the vehicle, NOMINAL ones turn commands into wheel speeds and
 //!   wheel increments into [`Odometry`], like a real base controller.
+//! - [`SlipModel`]: how the ground slips under the TRUE vehicle: `Centripetal` (the calibrator's own form, the
+//!   default) or `Lateral` (sideways sliding in turns, wheel slip while speeding up or braking).
 //! - [`Simulator`]: a deterministic fixed-step loop ([`Simulator::step`]): command delay, wheel
 //!   accelerations bounded by the surface under the vehicle, collisions with obstacle cells, grid range
 //!   sensing (free distance front/left/right), a seeded noisy SLAM pose, and in autonomous mode one behaviour
@@ -48,6 +50,7 @@ mod pacing;
 mod render;
 mod scene;
 mod sim;
+mod slip;
 mod surface;
 mod vehicle;
 
@@ -64,5 +67,6 @@ pub use sim::{
     parse_facts, Perception, PreparedWorld, ReloadSummary, Simulator, SlamSample, StepReport,
     COMMANDED_STATE, IDLE_STATE, INPUT_PREDICATES, SIM_TIME,
 };
+pub use slip::SlipModel;
 pub use surface::{Surface, SurfaceTable};
 pub use vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};

@@ -295,11 +295,13 @@ fn one_line(text: &str) -> String {
 
 /// The check of every `~/set_parameters` (see [`Guarded`]): a parameter the node cannot change while it runs
 /// is refused with the reason. Applied here: `min_step_m`, `scene_file` and `rule_files` (the files are
-/// loaded and checked at once; a file that does not load is refused with its `file:line:column`). Passed on
+/// loaded and checked at once; a file that does not load is refused with its `file:line:column`), and
+/// `slip_model`, `lateral_slip_s`, `longitudinal_slip_s2pm` (the ground's slip model, from the next step; a
+/// value that does not make a model is refused with the reason). Passed on
 /// to [`parameter_changes`]: `time_scale`, `nominal_vehicle.*`, `true_vehicle.*`, `drive_script`,
 /// `drive_repeat`.
 pub fn parameter_guard(shared: SharedSim, reloader: Arc<Reloader>, logger: String) -> Guard<SimParams> {
-    Box::new(move |name: &str, value: &ParameterValue, _current: &SimParams| {
+    Box::new(move |name: &str, value: &ParameterValue, current: &SimParams| {
         let applied: Result<String, String> = match (name, value) {
             ("time_scale" | "drive_script" | "drive_repeat", _) => return Ok(()),
             (n, _) if n.starts_with("nominal_vehicle.") || n.starts_with("true_vehicle.") => return Ok(()),
@@ -307,6 +309,14 @@ pub fn parameter_guard(shared: SharedSim, reloader: Arc<Reloader>, logger: Strin
                 Ok(mut s) => (s.sim.set_min_step_m(*v))
                     .map(|()| format!("{} m in force from the next tick", s.sim.min_step_m()))
                     .map_err(|e| e.to_string()),
+                Err(_) => Err("internal error: simulator mutex poisoned".into()),
+            },
+            ("slip_model" | "lateral_slip_s" | "longitudinal_slip_s2pm", _) => match shared.lock() {
+                Ok(mut s) => current.slip_with(name, value).and_then(|model| {
+                    (s.sim.set_slip(model))
+                        .map(|()| format!("the ground slips as {model:?} from the next step"))
+                        .map_err(|e| e.to_string())
+                }),
                 Err(_) => Err("internal error: simulator mutex poisoned".into()),
             },
             ("scene_file", ParameterValue::String(path)) => reloader.switch(Some(PathBuf::from(path)), None),

@@ -19,7 +19,8 @@
 //! every evaluation beside `sim_time(T)`; surface rules may depend on them, decoded every tick).
 //! Run-time parameters: `time_scale`, `nominal_vehicle.*` (a calibration pushed through SetParameters:
 //! wheel speeds and odometry change at once), `true_vehicle.*` (a new load), `drive_script`/`drive_repeat`,
-//! `min_step_m`, `scene_file` and `rule_files` (loaded at once; a file that does not load is refused with
+//! `min_step_m`, `slip_model`/`lateral_slip_s`/`longitudinal_slip_s2pm` (the ground's slip model, from the
+//! next step), `scene_file` and `rule_files` (loaded at once; a file that does not load is refused with
 //! its `file:line:column`). Every other parameter is read at start: setting it is refused with the reason.
 //! Every header stamp is simulated time (start at 0): run other nodes with `use_sim_time:=true`.
 //!

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use lockstep_ros::{Int, ParamRule, ParamRules, Real};
-use lockstep_sim::{check_time_scale, Cell, CommandLimits, DiffDriveParams, Mode, SimConfig, MAX_TIME_SCALE};
+use lockstep_sim::{
+    check_time_scale, Cell, CommandLimits, DiffDriveParams, Mode, SimConfig, SlipModel, MAX_TIME_SCALE,
+};
+use r2r::ParameterValue;
 
 /// Conversions both ways between two structs with the same `f64` fields, written once.
 macro_rules! mirror_structs {
@@ -96,6 +99,12 @@ pub struct SimParams {
     pub true_vehicle: VehicleParams,
     /// Parameters the base controller believes (wheel speeds from cmd_vel, odometry).
     pub nominal_vehicle: VehicleParams,
+    /// How the ground slips under the true vehicle: `centripetal` (yaw rate = w / (1 + beta*|v*w|), beta = true_vehicle.centripetal_factor) or `lateral` (kinematic yaw rate, true_vehicle.centripetal_factor unused; the body slides sideways in turns and the wheels slip while speeding up or braking). Encoders and odometry never see the slip. Can be changed at run time.
+    pub slip_model: String,
+    /// Lateral model: sideways body velocity = -lateral_slip_s * v * w [s] (outward of the turn); 0 = none. Can be changed at run time.
+    pub lateral_slip_s: f64,
+    /// Lateral model: a wheel's ground speed is its surface speed times (1 - longitudinal_slip_s2pm * its acceleration), kept within [0.5, 1.5] [s^2/m]; 0 = none. Can be changed at run time.
+    pub longitudinal_slip_s2pm: f64,
     /// Standard deviation of the SLAM pose's x/y noise [m].
     pub slam_sigma_xy_m: f64,
     /// Standard deviation of the SLAM pose's heading noise [rad].
@@ -156,6 +165,9 @@ impl Default for SimParams {
             max_angular_radps: c.limits.max_angular_radps,
             true_vehicle: VehicleParams::default(),
             nominal_vehicle: VehicleParams::default(),
+            slip_model: SlipModel::default().name().into(),
+            lateral_slip_s: 0.05,
+            longitudinal_slip_s2pm: 0.02,
             slam_sigma_xy_m: c.slam_sigma_xy_m,
             slam_sigma_yaw_rad: c.slam_sigma_yaw_rad,
             slam_rate_hz: 5.0,
@@ -182,6 +194,9 @@ const TRACK_WIDTH: Real = Real::closed(0.01, 10.0, "m");
 const WHEEL_RADIUS: Real = Real::closed(0.001, 5.0, "m");
 const DELAY: Real = Real::closed(0.0, 10.0, "s");
 const CENTRIPETAL: Real = Real::closed(0.0, 100.0, "s^2/m");
+/// Slip coefficients of the lateral model.
+const LATERAL_SLIP: Real = Real::closed(0.0, 10.0, "s");
+const LONGITUDINAL_SLIP: Real = Real::closed(0.0, 10.0, "s^2/m");
 
 /// What each parameter may hold, checked at start ([`SimParams::config`]) and on every run-time set (a bad
 /// one is refused with the reason and the value in force stays).
@@ -212,6 +227,9 @@ const RULES: &[ParamRule] = &[
     ParamRule::real("nominal_vehicle.wheel_radius_m", WHEEL_RADIUS),
     ParamRule::real("nominal_vehicle.delay_secs", DELAY),
     ParamRule::real("nominal_vehicle.centripetal_factor", CENTRIPETAL),
+    ParamRule::one_of("slip_model", SlipModel::NAMES),
+    ParamRule::real("lateral_slip_s", LATERAL_SLIP),
+    ParamRule::real("longitudinal_slip_s2pm", LONGITUDINAL_SLIP),
     ParamRule::real("slam_sigma_xy_m", Real::closed(0.0, 100.0, "m")),
     ParamRule::real("slam_sigma_yaw_rad", Real::closed(0.0, 10.0, "rad")),
     ParamRule::real("slam_rate_hz", Real::closed(0.0, 1e4, "Hz")),
@@ -300,6 +318,7 @@ impl SimParams {
             mode,
             true_vehicle: DiffDriveParams::from(&self.true_vehicle),
             nominal_vehicle: DiffDriveParams::from(&self.nominal_vehicle),
+            slip: self.slip()?,
             vehicle_radius_m: self.vehicle_radius_m,
             sensor_range_m: self.sensor_range_m,
             min_step_m: self.min_step_m,
@@ -323,6 +342,40 @@ impl SimParams {
             path_max_points: count_param("path_max_points", self.path_max_points, 2)?,
             state_history_depth: count_param("state_history_depth", self.state_history_depth, 1)?,
         })
+    }
+}
+
+impl SimParams {
+    /// The slip model `slip_model`, `lateral_slip_s` and `longitudinal_slip_s2pm` name; an error names the
+    /// parameter (an unknown model: with the accepted names).
+    pub fn slip(&self) -> anyhow::Result<SlipModel> {
+        Ok(SlipModel::from_parameters(
+            &self.slip_model,
+            self.lateral_slip_s,
+            self.longitudinal_slip_s2pm,
+        )?)
+    }
+
+    /// The slip model once one of its parameters (`name`) is set to `value`, the others as in force: what a
+    /// run-time set asks for. An error (the reason) when the value does not make a model.
+    pub fn slip_with(&self, name: &str, value: &ParameterValue) -> Result<SlipModel, String> {
+        let mut wanted = SimParams {
+            slip_model: self.slip_model.clone(),
+            lateral_slip_s: self.lateral_slip_s,
+            longitudinal_slip_s2pm: self.longitudinal_slip_s2pm,
+            ..SimParams::default()
+        };
+        match (name, value) {
+            ("slip_model", ParameterValue::String(model)) => wanted.slip_model = model.clone(),
+            ("lateral_slip_s", ParameterValue::Double(v)) => wanted.lateral_slip_s = *v,
+            ("longitudinal_slip_s2pm", ParameterValue::Double(v)) => wanted.longitudinal_slip_s2pm = *v,
+            _ => {
+                return Err(format!(
+                    "`{name}` = {value:?} is not a slip model parameter of its type"
+                ))
+            }
+        }
+        wanted.slip().map_err(|e| e.to_string())
     }
 }
 
@@ -425,6 +478,62 @@ mod tests {
         p.set_parameter("time_scale", &ParameterValue::Double(4.0))
             .unwrap();
         assert_eq!(p.time_scale, 4.0);
+    }
+
+    #[test]
+    fn slip_parameters_make_the_model_and_bad_ones_are_named() {
+        assert_eq!(
+            SimParams::default().config().unwrap().slip,
+            SlipModel::Centripetal
+        );
+        let p = SimParams {
+            slip_model: "lateral".into(),
+            lateral_slip_s: 0.1,
+            longitudinal_slip_s2pm: 0.03,
+            ..SimParams::default()
+        };
+        let lateral = SlipModel::Lateral {
+            lateral_slip_s: 0.1,
+            longitudinal_slip_s2pm: 0.03,
+        };
+        assert_eq!(p.config().unwrap().slip, lateral);
+        let p = SimParams {
+            slip_model: "sideways".into(),
+            ..SimParams::default()
+        };
+        assert_eq!(
+            p.config().unwrap_err().to_string(),
+            "parameter 'slip_model' = \"sideways\": must be one of `centripetal`, `lateral`"
+        );
+        let p = SimParams {
+            longitudinal_slip_s2pm: -0.5,
+            ..SimParams::default()
+        };
+        assert!(p
+            .config()
+            .unwrap_err()
+            .to_string()
+            .contains("'longitudinal_slip_s2pm' = -0.5"));
+        // A run-time set: the model with the one value changed.
+        let d = SimParams::default();
+        let model = d
+            .slip_with("slip_model", &ParameterValue::String("lateral".into()))
+            .unwrap();
+        assert_eq!(
+            model,
+            SlipModel::Lateral {
+                lateral_slip_s: 0.05,
+                longitudinal_slip_s2pm: 0.02
+            }
+        );
+        let e = d
+            .slip_with("lateral_slip_s", &ParameterValue::Double(f64::NAN))
+            .unwrap_err();
+        assert!(e.contains("lateral_slip_s"), "{e}");
+        let e = d
+            .slip_with("slip_model", &ParameterValue::String("ice".into()))
+            .unwrap_err();
+        assert!(e.contains("`centripetal`") && e.contains("`lateral`"), "{e}");
     }
 
     #[test]

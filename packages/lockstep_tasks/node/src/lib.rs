@@ -1,6 +1,7 @@
 //! What the task manager and the simulated actuators share: the action server they serve their actions with.
 
-pub mod action_server;
+/// The action server, kept where every node crate can use it.
+pub use lockstep_ros::action_server;
 
 /// `name` resolved against a namespace, as ROS resolves a relative name (no remapping): `/robot1/navigate`
 /// for `navigate` in `/robot1`; an absolute name stays as it is.

@@ -194,6 +194,17 @@ pub(crate) enum Sample {
     Pose(PoseSample),
 }
 
+impl Sample {
+    /// Its time (s since the first sample).
+    pub(crate) fn t_secs(&self) -> f64 {
+        match self {
+            Sample::Command(c) => c.t_secs,
+            Sample::Odometry(o) => o.t_secs,
+            Sample::Pose(p) => p.t_secs,
+        }
+    }
+}
+
 /// Everything read from the bag.
 pub(crate) struct Inputs {
     /// Samples in time order (stamp, then stream, then bag order); times in seconds since `origin_ns`.

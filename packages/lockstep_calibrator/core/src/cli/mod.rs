@@ -11,14 +11,21 @@
 //! and fed into the calibrator's [`History`](crate::History), which drops and counts NaN and out-of-order
 //! samples. The calibrator is stepped as the node steps it: each time the data is complete `window_secs`
 //! further than at the last step. Writes `<output>/calibration.yaml` (a ROS 2 parameter file for
-//! `lockstep_sim_node`'s `nominal_vehicle`, with the statistics as comments) and
-//! `<output>/trajectories.png` (dead reckoning with the nominal and the calibrated parameters against
-//! the observed poses).
+//! `lockstep_sim_node`'s `nominal_vehicle`, with the statistics as comments),
+//! `<output>/diff_drive_controller.yaml` (the same calibration as ros2_controllers' `diff_drive_controller`
+//! multipliers of the nominal wheel separation and radius) and `<output>/trajectories.png` (dead reckoning
+//! with the nominal and the calibrated parameters against the observed poses).
+//!
+//! The last `--holdout-secs` of the bag (20 s) are not given to the calibrator when the bag is at least
+//! twice as long: the same dead reckoning over that stretch, from its first observed pose, checks the
+//! calibration on driving it never saw (`<output>/holdout.png`, the `held-out` line of the report).
 //!
 //! Every parameter that stayed nominal is named with the driving that would determine it
 //! ([`Calibrator::needs`]). When no window of the drive determined any parameter, the report starts with
 //! `nothing could be estimated` and the command exits with [`EXIT_NOTHING_ESTIMATED`].
 
+mod controller;
+mod holdout;
 mod input;
 mod output;
 
@@ -29,7 +36,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstep_bag::BagReader;
-use lockstep_ranges::real_arg;
+use lockstep_ranges::{real_arg, real_arg_or_zero, Real};
 
 use crate::calibrator::{Accepted, Calibrator, Config, Outcome};
 use crate::fit::PoseNoise;
@@ -37,8 +44,12 @@ use crate::history::{DropCounts, Stream};
 use crate::model::ModelParams;
 use crate::needs::{DriveSummary, Need, Parameter};
 use crate::ranges;
+pub use holdout::HeldOut;
 use input::Sample;
 pub use output::Evaluation;
+
+/// `--holdout-secs` when not 0 (off): a held-out stretch needs a few observed poses.
+const HOLDOUT_SECS: Real = Real::closed(1.0, 86_400.0, "s");
 
 /// Arguments of `lockstep calibrate`.
 #[derive(Debug, Clone, clap::Args)]
@@ -72,6 +83,13 @@ pub struct CalibrateArgs {
     /// Standard deviation of the observed poses' heading (rad).
     #[arg(long, default_value_t = 0.0087, value_parser = real_arg(ranges::POSE_SIGMA_YAW_RAD))]
     pub pose_sigma_yaw_rad: f64,
+    /// Length of the stretch at the end of the bag kept from the calibrator to check the result on
+    /// (holdout.png); used when the bag is at least twice as long. 0: calibrate on all of it.
+    #[arg(long, default_value_t = 20.0, value_parser = real_arg_or_zero(HOLDOUT_SECS))]
+    pub holdout_secs: f64,
+    /// Node name of the diff_drive_controller in diff_drive_controller.yaml (with its namespace if any).
+    #[arg(long, default_value = "diff_drive_controller", value_parser = controller::name_arg)]
+    pub controller_name: String,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -133,10 +151,14 @@ pub struct Report {
     pub dropped: DropCounts,
     /// Nominal vs calibrated over the whole bag.
     pub evaluation: Evaluation,
+    /// Nominal vs calibrated over the held-out stretch (none when off or the bag is too short).
+    pub holdout: Option<HeldOut>,
     /// Remarks (a clock shift, an undecodable message).
     pub notes: Vec<String>,
     /// `calibration.yaml`.
     pub yaml_path: PathBuf,
+    /// `diff_drive_controller.yaml`.
+    pub controller_path: PathBuf,
     /// `trajectories.png`.
     pub png_path: PathBuf,
 }
@@ -184,7 +206,8 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
     Ok(())
 }
 
-/// Calibrates over the bag and writes `calibration.yaml` and `trajectories.png`.
+/// Calibrates over the bag (but its held-out stretch) and writes `calibration.yaml`,
+/// `diff_drive_controller.yaml`, `trajectories.png` and `holdout.png`.
 pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
     // The parser checked the options; a caller of this function may pass any number.
     for (name, value, range) in [
@@ -206,6 +229,12 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
             bail!("{name} {e}");
         }
     }
+    if args.holdout_secs != 0.0 {
+        if let Err(e) = HOLDOUT_SECS.check(args.holdout_secs) {
+            bail!("--holdout-secs {e} (or 0: off)");
+        }
+    }
+    controller::check_name(&args.controller_name)?;
     let reader = BagReader::open(&args.bag).context("cannot open bag")?;
     let sources = [
         input::source(&reader, Stream::Command, &args.cmd_topic)?,
@@ -235,9 +264,13 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
         },
         ..Config::default()
     };
+    let bag_secs = inputs.samples.last().map_or(0.0, Sample::t_secs);
+    let plan = holdout::Plan::new(args.holdout_secs, bag_secs);
+    let before = plan.calibrate_before();
+    let calibration_samples = &inputs.samples[..inputs.samples.partition_point(|s| s.t_secs() < before)];
     let mut calibrator = Calibrator::new(config, nominal);
     bar.set_message("calibrating");
-    bar.set_length(inputs.samples.len() as u64);
+    bar.set_length(calibration_samples.len() as u64);
     bar.set_position(0);
     let mut last_step: Option<f64> = None;
     let mut windows = WindowCounts::default();
@@ -245,7 +278,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
     let mut last_accepted = None;
     let mut last_rejection = None;
     let mut last_waiting = None;
-    for sample in &inputs.samples {
+    for sample in calibration_samples {
         // A dropped sample is counted by the history.
         let h = calibrator.history_mut();
         let _ = match *sample {
@@ -301,25 +334,39 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
     if stepped == 0 {
         match last_waiting {
             Some(why) => bail!(
-                "no usable data: no window could be calibrated: the calibrator waited at each of its {} steps, the last time because {why}",
-                windows.waiting
+                "no usable data: no window could be calibrated: the calibrator waited at each of its {} steps, the last time because {why}{}",
+                windows.waiting,
+                plan.hint()
             ),
             None => bail!(
-                "no usable data: no window could be calibrated: the complete data (odometry and poses both) spans less than one window of {} s",
-                args.window_secs
+                "no usable data: no window could be calibrated: the complete data (odometry and poses both) spans less than one window of {} s{}",
+                args.window_secs,
+                plan.hint()
             ),
         }
     }
     let params = calibrator.current();
     let std = calibrator.std();
-    let evaluation = output::evaluate(&inputs.samples, nominal, params, &config);
+    let whole = output::history(&inputs.samples, nominal);
+    let everything = (f64::NEG_INFINITY, f64::INFINITY);
+    let evaluation = output::evaluate(&whole, everything, nominal, params, &config);
     let output_dir = args.output.clone().unwrap_or_else(|| default_output(&args.bag));
     std::fs::create_dir_all(&output_dir)
         .with_context(|| format!("cannot create the output directory {}", output_dir.display()))?;
+    let held_out = match plan {
+        holdout::Plan::Stretch { t0_secs, t1_secs } => Some(HeldOut {
+            t0_secs,
+            t1_secs,
+            evaluation: output::evaluate(&whole, (t0_secs, t1_secs), nominal, params, &config),
+            png_path: output_dir.join("holdout.png"),
+        }),
+        _ => None,
+    };
     let mut notes = inputs.notes.clone();
     if let Some(first) = &inputs.first_undecodable {
         notes.push(format!("not decodable: {first}"));
     }
+    notes.extend(plan.note());
     let report = Report {
         bag: args.bag.clone(),
         topics: sources.map(|s| (s.topic, s.type_name)),
@@ -338,16 +385,27 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
         undecodable: inputs.undecodable,
         dropped: calibrator.history().dropped(),
         evaluation,
+        holdout: held_out,
         notes,
         yaml_path: output_dir.join("calibration.yaml"),
+        controller_path: output_dir.join(controller::FILE),
         png_path: output_dir.join("trajectories.png"),
     };
     std::fs::write(&report.yaml_path, output::yaml(&report))
         .with_context(|| format!("cannot write {}", report.yaml_path.display()))?;
-    let figure = output::figure(&report);
-    figure
+    std::fs::write(
+        &report.controller_path,
+        controller::yaml(&report, &args.controller_name),
+    )
+    .with_context(|| format!("cannot write {}", report.controller_path.display()))?;
+    output::figure(&report)
         .write_png(&report.png_path)
         .context("cannot write the trajectory plot")?;
+    if let Some(h) = &report.holdout {
+        output::holdout_figure(&report, h)
+            .write_png(&h.png_path)
+            .context("cannot write the held-out plot")?;
+    }
     Ok(report)
 }
 
@@ -467,14 +525,22 @@ impl Report {
                 format!("{name} {}", with_std(p, &self.params, &self.std))
             })
             .join(", ");
+        let mut written = vec![&self.yaml_path, &self.controller_path, &self.png_path];
+        written.extend(self.holdout.as_ref().map(|h| &h.png_path));
         out.push_str(&format!(
-            "{}: {values}; dead-reckoning RMS error {:.3} m -> {:.3} m; wrote {} and {}\n",
+            "{}: {values}; dead-reckoning RMS error {:.3} m -> {:.3} m; wrote {}\n",
             if nothing { "kept nominal" } else { "calibrated" },
             e.rms_error_nominal_m,
             e.rms_error_calibrated_m,
-            self.yaml_path.display(),
-            self.png_path.display()
+            written
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
+        if let Some(h) = &self.holdout {
+            out.push_str(&format!("{}\n", h.line()));
+        }
         if !nothing && !self.needs.is_empty() {
             out.push_str("not estimated, kept nominal:\n");
             for line in self.need_lines() {

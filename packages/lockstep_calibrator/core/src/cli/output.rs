@@ -1,9 +1,11 @@
 //! What `lockstep calibrate` writes: the evaluation of the nominal and the calibrated parameters over the
-//! whole bag (dead reckoning from the wheel motion with the library's [`predict`], per-window residuals
-//! with its [`residual`]), `calibration.yaml` and `trajectories.png`.
+//! whole bag and over the held-out stretch (dead reckoning from the wheel motion with the library's
+//! [`predict`], per-window residuals with its [`residual`]), `calibration.yaml`, `trajectories.png` and
+//! `holdout.png`.
 
 use lockstep_plot::{Figure, Panel, Series};
 
+use super::holdout::HeldOut;
 use super::input::Sample;
 use super::Report;
 use crate::calibrator::Config;
@@ -11,7 +13,7 @@ use crate::fit::{predict, residual};
 use crate::history::History;
 use crate::model::ModelParams;
 
-/// Nominal vs calibrated parameters over the whole bag.
+/// Nominal vs calibrated parameters over the whole bag, or over the held-out stretch.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Evaluation {
     /// Observed poses compared (x, y), from the first one with odometry before it.
@@ -45,14 +47,9 @@ fn rms_distance(a: &[(f64, f64)], b: &[(f64, f64)]) -> f64 {
     (sum / n).sqrt()
 }
 
-/// Dead reckoning over the whole bag with `nominal` (what the odometry did) and `calibrated`, from the
-/// first observed pose, against the observed poses; and both parameters' residual per window.
-pub(crate) fn evaluate(
-    samples: &[Sample],
-    nominal: ModelParams,
-    calibrated: ModelParams,
-    config: &Config,
-) -> Evaluation {
+/// The whole bag's wheel motion and observed poses, for odometry computed with `nominal`.
+pub(crate) fn history(samples: &[Sample], nominal: ModelParams) -> History {
+    // The whole bag: nothing gets old enough to be forgotten.
     let mut h = History::new(nominal, f64::INFINITY);
     for s in samples {
         // Dropped samples were counted by the calibrator's own history.
@@ -62,9 +59,26 @@ pub(crate) fn evaluate(
             Sample::Command(_) => Ok(()),
         };
     }
+    h
+}
+
+/// Dead reckoning over `[t0_secs, t1_secs]` of `h` (the whole bag for infinite bounds) with `nominal` (what
+/// the odometry did) and `calibrated`, from the first observed pose in it, against the observed poses; and
+/// both parameters' residual per window.
+pub(crate) fn evaluate(
+    h: &History,
+    (t0_secs, t1_secs): (f64, f64),
+    nominal: ModelParams,
+    calibrated: ModelParams,
+    config: &Config,
+) -> Evaluation {
     let (Some(from), Some(until)) = (h.complete_from(), h.complete_until()) else {
         return Evaluation::default();
     };
+    let (from, until) = (from.max(t0_secs), until.min(t1_secs));
+    if from >= until {
+        return Evaluation::default();
+    }
     // A wheel step that straddles the first pose counts from that pose on (predict interpolates in it).
     let w = h.window(from - 1.0, until, 0.0);
     let poses: Vec<_> = w.poses.iter().filter(|p| p.t_secs >= from).collect();
@@ -157,6 +171,16 @@ pub(crate) fn yaml(r: &Report) -> String {
         std_text(r.std[0], Some(n.wheel_radius_m))
     ));
     out.push_str(&format!(
+        "      # left_wheel_radius_m: {:.6}, right_wheel_radius_m: {:.6}{}\n",
+        p.left_radius_m(),
+        p.right_radius_m(),
+        if p.wheel_radius_asymmetry == 0.0 {
+            " (taken as equal: the difference between the wheels is not estimated)"
+        } else {
+            ""
+        }
+    ));
+    out.push_str(&format!(
         "      track_width_m: {:.6}    # {}\n",
         p.track_width_m,
         std_text(r.std[1], Some(n.track_width_m))
@@ -211,6 +235,12 @@ pub(crate) fn yaml(r: &Report) -> String {
         "#   dead reckoning from the first observed pose, RMS distance to the observed poses: nominal {:.3} m, calibrated {:.3} m\n",
         e.rms_error_nominal_m, e.rms_error_calibrated_m
     ));
+    if let Some(h) = &r.holdout {
+        out.push_str(&format!(
+            "#   {} (not given to the calibrator; dead reckoning from the stretch's first observed pose)\n",
+            h.line()
+        ));
+    }
     if let Some(rej) = &r.last_rejection {
         out.push_str(&format!("#   last rejection: {rej}\n"));
     }
@@ -268,11 +298,10 @@ fn params_text(p: &ModelParams) -> String {
     )
 }
 
-/// `trajectories.png`: observed poses against dead reckoning with the nominal parameters (before) and
-/// the calibrated ones (after), and the distance between them over time. Colours stay with their meaning
-/// across panels (unlabelled empty series hold the palette's place).
-pub(crate) fn figure(r: &Report) -> Figure {
-    let e = &r.evaluation;
+/// Observed poses against dead reckoning with the nominal parameters (before) and the calibrated ones
+/// (after), and the distance between them over time: `trajectories.png` and `holdout.png`. Colours stay
+/// with their meaning across panels (unlabelled empty series hold the palette's place).
+fn dead_reckoning_figure(title: String, r: &Report, e: &Evaluation) -> Figure {
     let pose_topic = &r.topics[2].0;
     let observed = Series::points(format!("observed poses ({pose_topic})"), thin(&e.observed, 4000));
     let mut before = Panel::new(
@@ -327,11 +356,30 @@ pub(crate) fn figure(r: &Report) -> Figure {
             panel.note = Some("no observed pose with odometry before it".into());
         }
     }
-    let mut figure = Figure::new(format!("lockstep calibrate: {}", r.bag.display()))
+    let mut figure = Figure::new(title)
         .with_panel(before)
         .with_panel(after)
         .with_panel(error);
     figure.width_px = WIDTH_PX;
     figure.panel_height_px = PANEL_PX;
     figure
+}
+
+/// `trajectories.png`: dead reckoning over the whole bag.
+pub(crate) fn figure(r: &Report) -> Figure {
+    let title = format!("lockstep calibrate: {}", r.bag.display());
+    dead_reckoning_figure(title, r, &r.evaluation)
+}
+
+/// `holdout.png`: dead reckoning over the held-out stretch, from its first observed pose.
+pub(crate) fn holdout_figure(r: &Report, h: &HeldOut) -> Figure {
+    // The bag's name only: the title must fit one line.
+    let name = r.bag.file_name().unwrap_or(r.bag.as_os_str());
+    let title = format!(
+        "lockstep calibrate {}: held-out {:.1}-{:.1} s, not given to the calibrator",
+        name.to_string_lossy(),
+        h.t0_secs,
+        h.t1_secs
+    );
+    dead_reckoning_figure(title, r, &h.evaluation)
 }

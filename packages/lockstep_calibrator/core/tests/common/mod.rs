@@ -7,7 +7,7 @@ use lockstep_calibrator::{
     Calibrator, CommandSample, History, ModelParams, OdomSample, Outcome, Pose, PoseSample,
 };
 use lockstep_rules::RuleSet;
-use lockstep_sim::{Cell, DiffDriveParams, Mode, Scene, SimConfig, Simulator};
+use lockstep_sim::{Cell, DiffDriveParams, Mode, Scene, SimConfig, Simulator, SlipModel};
 
 pub const DT: f64 = 0.01;
 
@@ -32,6 +32,7 @@ pub fn model(p: &DiffDriveParams) -> ModelParams {
         delay_secs: p.delay_secs,
         centripetal_factor: p.centripetal_factor,
         wheel_radius_asymmetry: 0.0,
+        lateral_slip_s: 0.0,
     }
 }
 
@@ -136,14 +137,60 @@ pub fn simulate(
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_with_change(
     true_vehicle: DiffDriveParams,
-    mut change: Option<(f64, DiffDriveParams)>,
+    change: Option<(f64, DiffDriveParams)>,
     script: &[Segment],
     secs: f64,
     surface: u8,
     slam_hz: f64,
-    (sigma_xy, sigma_yaw): (f64, f64),
+    noise: (f64, f64),
     seed: u64,
 ) -> Run {
+    let setup = Setup {
+        surface,
+        slam_hz,
+        noise,
+        seed,
+        slip: SlipModel::Centripetal,
+        floor_cells: 120,
+    };
+    simulate_setup(true_vehicle, change, script, secs, &setup)
+}
+
+/// How a run is simulated.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup {
+    /// Surface code of the floor (1 asphalt).
+    pub surface: u8,
+    /// SLAM rate (Hz).
+    pub slam_hz: f64,
+    /// SLAM noise (sigma_xy m, sigma_yaw rad).
+    pub noise: (f64, f64),
+    /// Seed of the SLAM noise.
+    pub seed: u64,
+    /// How the ground slips.
+    pub slip: SlipModel,
+    /// Side of the square floor in cells of 0.1 m; the drive starts at cell (60, 60).
+    pub floor_cells: usize,
+}
+
+/// Drives `script` repeated for `secs` as `setup` says; at `change.0` seconds the true vehicle becomes
+/// `change.1`.
+pub fn simulate_setup(
+    true_vehicle: DiffDriveParams,
+    mut change: Option<(f64, DiffDriveParams)>,
+    script: &[Segment],
+    secs: f64,
+    setup: &Setup,
+) -> Run {
+    let Setup {
+        surface,
+        slam_hz,
+        noise: (sigma_xy, sigma_yaw),
+        seed,
+        slip,
+        floor_cells,
+    } = *setup;
+    let start = floor_cells / 2;
     let rules = RuleSet::load(
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../config/rules/surface.dl"),
     )
@@ -153,14 +200,18 @@ pub fn simulate_with_change(
         true_vehicle,
         nominal_vehicle: nominal(),
         cmd_timeout_secs: 0.0,
-        start: Some(Cell { column: 60, row: 60 }),
+        start: Some(Cell {
+            column: start,
+            row: start,
+        }),
+        slip,
         slam_sigma_xy_m: sigma_xy,
         slam_sigma_yaw_rad: sigma_yaw,
         slam_period_secs: 1.0 / slam_hz,
         seed,
         ..SimConfig::default()
     };
-    let mut sim = Simulator::new(floor(120, surface), rules, config).unwrap();
+    let mut sim = Simulator::new(floor(floor_cells, surface), rules, config).unwrap();
     let mut run = Run {
         commands: Vec::new(),
         odom: Vec::new(),

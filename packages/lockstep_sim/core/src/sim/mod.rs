@@ -2,6 +2,7 @@
 
 mod behaviour;
 mod decode;
+mod ground;
 mod sensing;
 
 use std::collections::VecDeque;
@@ -117,6 +118,8 @@ pub struct Simulator {
     pose: Pose2D,
     start_pose: Pose2D,
     wheels: WheelState,
+    /// The true body twist of the last step (speed along the body's x axis, yaw rate).
+    ground_twist: (f64, f64),
     odom: Odometry,
     noise: Gaussian,
     slam: Option<SlamSample>,
@@ -201,6 +204,7 @@ impl Simulator {
             pose,
             start_pose: pose,
             wheels: WheelState::default(),
+            ground_twist: (0.0, 0.0),
             odom: Odometry::default(),
             slam: None,
             next_slam_secs: 0.0,
@@ -421,10 +425,10 @@ impl Simulator {
         let wl = self.wheels.left_velocity_radps + f * (target_l - self.wheels.left_velocity_radps);
         let wr = self.wheels.right_velocity_radps + f * (target_r - self.wheels.right_velocity_radps);
 
-        // The ground moves the vehicle with the TRUE parameters.
-        let (v, w_kinematic) = self.config.true_vehicle.body_twist(wl, wr);
-        let w = self.config.true_vehicle.slipped_yaw_rate(v, w_kinematic);
-        let next = self.pose.advanced(v, w, dt_secs);
+        // The ground moves the vehicle with the TRUE parameters and the slip model; the encoders below count
+        // wheel rotation only.
+        let motion = self.ground_motion(wl, wr, dt_secs);
+        let next = motion.pose;
         let finite = [wl, wr, next.x_m, next.y_m, next.yaw_rad]
             .iter()
             .all(|x| x.is_finite());
@@ -437,6 +441,7 @@ impl Simulator {
             ));
             self.applied = (0.0, 0.0);
             self.queue.clear();
+            self.ground_twist = (0.0, 0.0);
             self.wheels.left_velocity_radps = 0.0;
             self.wheels.right_velocity_radps = 0.0;
             self.odom
@@ -446,6 +451,7 @@ impl Simulator {
             self.bumped = true;
             self.collisions += 1;
             report.collided = true;
+            self.ground_twist = (0.0, 0.0);
             self.wheels.left_velocity_radps = 0.0;
             self.wheels.right_velocity_radps = 0.0;
             self.odom
@@ -457,6 +463,7 @@ impl Simulator {
             self.wheels.right_position_rad += dr;
             self.wheels.left_velocity_radps = wl;
             self.wheels.right_velocity_radps = wr;
+            self.ground_twist = motion.twist;
             self.odom.integrate(&self.config.nominal_vehicle, dl, dr, dt_secs);
             self.distance_m += self.pose.distance_to(&next);
             self.pose = next;
@@ -500,12 +507,6 @@ impl Simulator {
     /// The pose the vehicle started from.
     pub fn start_pose(&self) -> Pose2D {
         self.start_pose
-    }
-    /// The true body twist (v, w) of the last step, from the wheel speeds and TRUE parameters.
-    pub fn true_twist(&self) -> (f64, f64) {
-        let p = &self.config.true_vehicle;
-        let (v, w) = p.body_twist(self.wheels.left_velocity_radps, self.wheels.right_velocity_radps);
-        (v, p.slipped_yaw_rate(v, w))
     }
     /// Wheel encoders.
     pub fn wheels(&self) -> WheelState {

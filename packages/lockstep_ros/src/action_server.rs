@@ -106,7 +106,7 @@ impl<T: WrappedActionTypeSupport> Inner<T> {
     }
 
     fn now(&self) -> Time {
-        lockstep_ros::time::clock_stamp(&self.clock)
+        crate::time::clock_stamp(&self.clock)
     }
 
     fn publish_status(&mut self) {

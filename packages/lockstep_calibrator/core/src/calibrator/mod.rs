@@ -1,0 +1,603 @@
+//! The online calibrator. The history is cut into disjoint windows as it comes in; every
+//! `holdout_every`-th window is held out for validation and never fitted. The others are fitted jointly
+//! (module `batch`): each parameter is determined by all the evidence of the recent drive, the turns in
+//! place of one window with the arcs of another, and keeps its own verdict and uncertainty.
+//!
+//! Each step looks at the latest window: when the parameters in use explain it worse than threshold 1 (the
+//! residual gate), or the joint estimate differs from them significantly (`Config::significance_sigmas`),
+//! the joint estimate is a candidate. It must explain the windows it was fitted on (threshold 1) and then
+//! the held-out windows (threshold 2) before it is accepted; an accepted parameter far from nominal raises a
+//! drift alarm.
+
+mod evidence;
+mod types;
+
+use std::collections::VecDeque;
+
+pub use types::{Accepted, Config, Gate, Outcome, SegmentCheck};
+
+use crate::batch::{fit_windows, BatchFit, N, NAMES};
+use crate::delay::estimate_delay;
+use crate::fit::{fit, residual};
+use crate::history::{History, Window};
+use crate::model::ModelParams;
+use crate::needs::{needs, DriveSummary, Need};
+use crate::observe::determined;
+use evidence::{jump, pooled, stretches, Segment, Series, CHANGE_WINDOWS};
+
+/// A fitted parameter whose standard deviation is above this (relative for radius and track width) is not
+/// determined: the drive did not pin it, whatever the windows' kinds of motion suggested.
+const MAX_STD: [f64; N] = [0.02, 0.05, 0.5, 0.02, 0.1];
+
+/// A standard deviation this fraction of the one in use makes the estimate worth publishing.
+const SHARPER: f64 = 0.7;
+
+/// The online calibrator.
+#[derive(Debug, Clone)]
+pub struct Calibrator {
+    config: Config,
+    history: History,
+    reference: ModelParams,
+    current: ModelParams,
+    std: [f64; 4],
+    /// Standard deviations of the asymmetry and the lateral slip in use (0 = not estimated).
+    extra_std: [f64; 2],
+    /// Single-window estimates: radius, track width, delay, beta. The delay's mean is its estimate; the
+    /// others only tell when the vehicle changed.
+    series: [Series; 4],
+    drive: DriveSummary,
+    segments: VecDeque<Segment>,
+    /// Start of the next disjoint window.
+    next_segment_secs: Option<f64>,
+    /// Disjoint windows cut so far (the held-out ones are counted by it).
+    cut: u64,
+    estimate: Option<BatchFit>,
+    refused: Vec<String>,
+    stale: bool,
+}
+
+impl Calibrator {
+    /// Starts from `nominal` (the parameters the base and its odometry use, and the drift reference).
+    pub fn new(config: Config, nominal: ModelParams) -> Self {
+        Self {
+            config,
+            history: History::new(nominal, config.history_limit_secs),
+            reference: nominal,
+            current: nominal,
+            std: [0.0; 4],
+            extra_std: [0.0; 2],
+            series: Default::default(),
+            drive: DriveSummary::default(),
+            segments: VecDeque::new(),
+            next_segment_secs: None,
+            cut: 0,
+            estimate: None,
+            refused: Vec::new(),
+            stale: false,
+        }
+    }
+
+    /// The inputs (push samples here).
+    pub fn history_mut(&mut self) -> &mut History {
+        &mut self.history
+    }
+
+    /// The inputs.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The parameters in use.
+    pub fn current(&self) -> ModelParams {
+        self.current
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Standard deviations of the parameters in use: radius, track width, delay, beta (0 = not estimated,
+    /// still nominal).
+    pub fn std(&self) -> [f64; 4] {
+        self.std
+    }
+
+    /// The current uncertainty (standard deviation) of each parameter given all the evidence gathered so
+    /// far, accepted or not: radius (m), track width (m), delay (s), beta; infinite for a parameter no
+    /// driving has determined yet. What a calibration drive watches to know when to stop.
+    pub fn uncertainty(&self) -> [f64; 4] {
+        let mut out = [f64::INFINITY; 4];
+        if let Some(e) = &self.estimate {
+            for (slot, k) in [(0, 0), (1, 1), (3, 2)] {
+                if e.free[k] && e.std[k] < MAX_STD[k] * scale(k, &e.params) {
+                    out[slot] = e.std[k];
+                }
+            }
+        }
+        if let Some((_, s)) = self.series[2].combined() {
+            out[2] = s;
+        }
+        out
+    }
+
+    /// The latest joint estimate (accepted or not), if any window determined something.
+    pub fn estimate(&self) -> Option<&BatchFit> {
+        self.estimate.as_ref()
+    }
+
+    /// The disjoint windows kept, `(start, end, held out)` in seconds: the held-out ones are only ever used
+    /// to validate, the others only to fit.
+    pub fn windows(&self) -> Vec<(f64, f64, bool)> {
+        self.segments
+            .iter()
+            .map(|s| (s.window.t0_secs, s.window.t1_secs, s.held_out))
+            .collect()
+    }
+
+    /// What the windows looked at since start or reset had of the driving each parameter needs.
+    pub fn drive(&self) -> &DriveSummary {
+        &self.drive
+    }
+
+    /// The parameters still nominal (not estimated), each with the driving that would determine it and
+    /// what the drive had of that.
+    pub fn needs(&self) -> Vec<Need> {
+        needs(&self.config, &self.drive, &self.std)
+    }
+
+    /// Forgets the estimates (back to nominal) and what the drive had, keeping the history.
+    pub fn reset(&mut self) {
+        let fresh = Self::new(self.config, self.reference);
+        let history = std::mem::replace(&mut self.history, fresh.history.clone());
+        *self = Self { history, ..fresh };
+    }
+
+    /// Cuts the disjoint windows complete by `t1` and records what each one had.
+    fn ingest(&mut self, t1: f64) {
+        let c = self.config;
+        let next = match self.next_segment_secs {
+            Some(t) => t,
+            None => match self.history.complete_from() {
+                Some(t) => t,
+                None => return,
+            },
+        };
+        let mut t0 = next.max(t1 - c.history_limit_secs);
+        while t0 + c.window_secs <= t1 + 1e-9 {
+            let w = self.history.window(t0, t0 + c.window_secs, c.max_delay_secs);
+            t0 += c.window_secs;
+            self.cut += 1;
+            let held_out = c.holdout_every > 1 && self.cut % c.holdout_every as u64 == 0;
+            if w.poses.len() < 6 || w.steps.len() < 10 || jump(&w, &self.current, c.jump_m).is_some() {
+                continue;
+            }
+            let seam = self
+                .history
+                .window(w.t0_secs - 0.5, w.t1_secs, 0.0)
+                .steps
+                .into_iter()
+                .filter(|s| s.t0_secs < w.t0_secs - 1e-9 && s.t1_secs > w.t0_secs + 1e-9)
+                .collect();
+            self.add_segment(w, held_out, seam);
+        }
+        self.next_segment_secs = Some(t0);
+    }
+
+    fn add_segment(&mut self, w: Window, held_out: bool, seam: Vec<crate::history::WheelStep>) {
+        let c = self.config;
+        let d = determined(&w, &c.observability);
+        let delay = estimate_delay(&w, c.max_delay_secs);
+        self.drive.record(&d, &delay);
+        if !held_out {
+            let keep = c.accumulate_windows;
+            let mut changed = false;
+            if let Ok(e) = &delay {
+                // The delay grid's resolution stands for its uncertainty.
+                changed |= self.series[2].add(e.delay_secs, 0.002, keep, c.change_sigmas);
+            }
+            if d.fit.radius || d.fit.track_width {
+                if let Some(f) = fit(&w, &self.current, d.fit, c.noise) {
+                    for (i, on, value, std) in [
+                        (0, d.free.radius, f.params.wheel_radius_m, f.std[0]),
+                        (1, d.free.track_width, f.params.track_width_m, f.std[1]),
+                        (3, d.free.beta, f.params.centripetal_factor, f.std[2]),
+                    ] {
+                        if on {
+                            changed |= self.series[i].add(value, std, keep, c.change_sigmas);
+                        }
+                    }
+                }
+            }
+            if changed {
+                // The vehicle changed: the windows before the newest few describe another vehicle.
+                while self.segments.len() > CHANGE_WINDOWS - 1 {
+                    self.segments.pop_front();
+                }
+                for s in &mut self.series {
+                    s.keep_newest(CHANGE_WINDOWS);
+                }
+            }
+        }
+        self.segments.push_back(Segment {
+            window: w,
+            held_out,
+            determined: d,
+            seam,
+        });
+        let fitted = self.segments.iter().filter(|s| !s.held_out).count();
+        if fitted > c.accumulate_windows {
+            while let Some(s) = self.segments.pop_front() {
+                if !s.held_out {
+                    break;
+                }
+            }
+        }
+        self.stale = true;
+    }
+
+    /// Fits the windows jointly again.
+    fn refit(&mut self) {
+        let c = self.config;
+        let fitted: Vec<&Segment> = self.segments.iter().filter(|s| !s.held_out).collect();
+        let (free, mut refused) = pooled(&fitted, &c.observability);
+        let all: Vec<&Segment> = self.segments.iter().collect();
+        let stretches = stretches(&all, c.stretch_secs);
+        let previous = self.estimate.take();
+        if free.iter().any(|f| *f) {
+            let windows: Vec<&Window> = stretches.iter().collect();
+            // Warm start: a stretch that began where one of the previous fit began starts from its pose.
+            let starts: Vec<_> = stretches
+                .iter()
+                .map(|w| {
+                    previous.as_ref().and_then(|p| {
+                        p.stretches
+                            .iter()
+                            .position(|t| (t - w.t0_secs).abs() < 1e-9)
+                            .map(|i| p.starts[i])
+                    })
+                })
+                .collect::<Vec<_>>();
+            let starts: Vec<_> = starts
+                .iter()
+                .zip(&stretches)
+                .map(|(s, w)| s.unwrap_or(w.poses[0].pose))
+                .collect();
+            let init = self.estimate_start(previous.as_ref());
+            let mut e = fit_windows(&windows, &init, Some(&starts), free, c.noise);
+            if let Some(e) = &mut e {
+                e.stretches = stretches.iter().map(|w| w.t0_secs).collect();
+                for (k, name) in NAMES.iter().enumerate() {
+                    let limit = MAX_STD[k] * scale(k, &e.params);
+                    if e.free[k] && (e.std[k].is_nan() || e.std[k] >= limit) {
+                        refused.push(format!(
+                            "{name} not determined: its uncertainty over the windows is {:.3e}, more than {limit:.3e}",
+                            e.std[k]
+                        ));
+                    }
+                }
+            }
+            self.estimate = e;
+        }
+        self.refused = refused;
+        self.stale = false;
+    }
+
+    /// Where the joint fit starts: the latest estimate, else the parameters in use.
+    fn estimate_start(&self, previous: Option<&BatchFit>) -> ModelParams {
+        let mut p = previous.map_or(self.current, |e| e.params);
+        p.delay_secs = self.current.delay_secs;
+        if !(p.wheel_radius_m > 0.0 && p.track_width_m > 0.0) {
+            p = self.current;
+        }
+        p
+    }
+
+    /// Calibrates on the latest complete window.
+    pub fn step(&mut self) -> Outcome {
+        let c = self.config;
+        let Some(t1) = self.history.complete_until() else {
+            return Outcome::Waiting("no odometry and observed pose yet".into());
+        };
+        let t0 = t1 - c.window_secs;
+        let w = self.history.window(t0, t1, c.max_delay_secs);
+        if w.poses.len() < 6 || w.steps.len() < 10 {
+            return Outcome::Waiting(format!(
+                "the window holds {} observed poses and {} odometry steps (6 and 10 needed)",
+                w.poses.len(),
+                w.steps.len()
+            ));
+        }
+        self.ingest(t1);
+        let held = self.validation_segments();
+        if held.is_empty() {
+            // One held-out window is enough to validate; the newest `validation_segments` are used.
+            return Outcome::Waiting(format!(
+                "no history to validate against yet: a held-out window of {} s is needed (every {} window is kept out of the fit)",
+                c.window_secs,
+                ordinal(c.holdout_every),
+            ));
+        }
+        if let Some(jump) = jump(&w, &self.current, c.jump_m) {
+            return Outcome::Skipped(jump);
+        }
+        let Some(before) = residual(&w, &self.current, c.noise) else {
+            return Outcome::Waiting("the residual cannot be computed on this window".into());
+        };
+        if self.stale {
+            self.refit();
+        }
+        let mut refused = self.refused.clone();
+        let delay = self.series[2].combined();
+        if delay.is_none() {
+            refused.push("delay refused: no window held a command step followed by driving".into());
+        }
+        let unchanged = |threshold1, refused: Vec<String>| Outcome::Unchanged {
+            residual: before,
+            threshold1,
+            refused,
+        };
+        let determined = self.determined();
+        if determined.iter().all(|d| !d) && delay.is_none() {
+            return unchanged(f64::NAN, refused);
+        }
+        let threshold1 = match c.gate {
+            Gate::Fixed(t) => t,
+            Gate::BestOfCandidates => self.best_window_candidate(&w) * 1.05,
+        };
+        let gated = before < threshold1;
+        if gated && c.significance_sigmas <= 0.0 {
+            return unchanged(threshold1, refused);
+        }
+        let (candidate, std, extra_std, beta_wants_negative) = self.candidate(determined, delay);
+        if gated && !self.significant(&candidate, &std, &extra_std) {
+            return unchanged(threshold1, refused);
+        }
+        if let Some(e) = &self.estimate {
+            let limit = match c.gate {
+                Gate::Fixed(t) => t,
+                Gate::BestOfCandidates => self.best_batch_candidate() * 1.05,
+            };
+            if e.rms.is_nan() || e.rms >= limit {
+                self.drive.rejected += 1;
+                let fitted = self.segments.iter().filter(|s| !s.held_out);
+                let t0 = fitted
+                    .clone()
+                    .map(|s| s.window.t0_secs)
+                    .fold(f64::INFINITY, f64::min);
+                let t1 = fitted.map(|s| s.window.t1_secs).fold(f64::NEG_INFINITY, f64::max);
+                return Outcome::Rejected {
+                    params: candidate,
+                    segment: SegmentCheck {
+                        t0_secs: t0,
+                        t1_secs: t1,
+                        residual: e.rms,
+                    },
+                    threshold2: limit,
+                };
+            }
+        }
+        let mut validation = Vec::new();
+        for s in self.validation_segments() {
+            let r = residual(&s.window, &candidate, c.noise).unwrap_or(f64::INFINITY);
+            let check = SegmentCheck {
+                t0_secs: s.window.t0_secs,
+                t1_secs: s.window.t1_secs,
+                residual: r,
+            };
+            if r.is_nan() || r >= c.threshold2 {
+                self.drive.rejected += 1;
+                return Outcome::Rejected {
+                    params: candidate,
+                    segment: check,
+                    threshold2: c.threshold2,
+                };
+            }
+            validation.push(check);
+        }
+        let after = residual(&w, &candidate, c.noise).unwrap_or(f64::NAN);
+        self.current = candidate;
+        self.std = std;
+        self.extra_std = extra_std;
+        Outcome::Accepted(Accepted {
+            params: candidate,
+            std,
+            asymmetry_std: extra_std[0],
+            lateral_slip_std: extra_std[1],
+            residual_before: before,
+            residual_after: after,
+            validation,
+            refused,
+            beta_wants_negative,
+            alarms: self.alarms(),
+        })
+    }
+
+    /// Which shared parameters the joint estimate determines (radius, track width, beta, asymmetry, lateral
+    /// slip).
+    fn determined(&self) -> [bool; N] {
+        let Some(e) = &self.estimate else {
+            return [false; N];
+        };
+        std::array::from_fn(|k| e.free[k] && e.std[k] < MAX_STD[k] * scale(k, &e.params))
+    }
+
+    /// The parameters in use with the determined ones replaced by the joint estimate and the delay's mean:
+    /// the candidate, its standard deviations (radius, track width, delay, beta), the asymmetry's and the
+    /// lateral slip's, and beta's estimate when it is negative (beta is then kept at 0).
+    fn candidate(
+        &self,
+        determined: [bool; N],
+        delay: Option<(f64, f64)>,
+    ) -> (ModelParams, [f64; 4], [f64; 2], Option<f64>) {
+        let mut p = self.current;
+        let mut std = self.std;
+        let mut extra = self.extra_std;
+        let mut negative = None;
+        if let Some(e) = &self.estimate {
+            if determined[0] {
+                (p.wheel_radius_m, std[0]) = (e.params.wheel_radius_m, e.std[0]);
+            }
+            if determined[1] {
+                (p.track_width_m, std[1]) = (e.params.track_width_m, e.std[1]);
+            }
+            if determined[2] {
+                (p.centripetal_factor, std[3]) = (e.params.centripetal_factor, e.std[2]);
+                if p.centripetal_factor < 0.0 {
+                    negative = Some(p.centripetal_factor);
+                    p.centripetal_factor = 0.0;
+                }
+            }
+            if determined[3] {
+                (p.wheel_radius_asymmetry, extra[0]) = (e.params.wheel_radius_asymmetry, e.std[3]);
+            }
+            if determined[4] {
+                (p.lateral_slip_s, extra[1]) = (e.params.lateral_slip_s, e.std[4]);
+            }
+        }
+        if let Some((d, s)) = delay {
+            (p.delay_secs, std[2]) = (d, s);
+        }
+        (p, std, extra, negative)
+    }
+
+    /// Whether `candidate` differs from the parameters in use by more than `significance_sigmas` of its
+    /// standard deviation in any parameter, or is markedly more certain.
+    fn significant(&self, candidate: &ModelParams, std: &[f64; 4], extra: &[f64; 2]) -> bool {
+        let sigmas = self.config.significance_sigmas;
+        let now = self.current;
+        [
+            (candidate.wheel_radius_m, now.wheel_radius_m, std[0]),
+            (candidate.track_width_m, now.track_width_m, std[1]),
+            (candidate.delay_secs, now.delay_secs, std[2]),
+            (candidate.centripetal_factor, now.centripetal_factor, std[3]),
+            (
+                candidate.wheel_radius_asymmetry,
+                now.wheel_radius_asymmetry,
+                extra[0],
+            ),
+            (candidate.lateral_slip_s, now.lateral_slip_s, extra[1]),
+        ]
+        .iter()
+        .any(|(a, b, s)| (a - b).abs() > sigmas * s && a != b)
+            || self.sharper(std, extra)
+    }
+
+    /// Whether the estimate has become markedly more certain than the parameters in use (its standard
+    /// deviation below `SHARPER` of theirs in some parameter): worth publishing even when it moved little,
+    /// so what is in use carries the evidence gathered since.
+    fn sharper(&self, std: &[f64; 4], extra: &[f64; 2]) -> bool {
+        let now = [
+            self.std[0],
+            self.std[1],
+            self.std[3],
+            self.extra_std[0],
+            self.extra_std[1],
+        ];
+        let new = [std[0], std[1], std[3], extra[0], extra[1]];
+        now.iter()
+            .zip(new)
+            .any(|(old, new)| *old > 0.0 && new < SHARPER * old)
+    }
+
+    /// The newest held-out windows to validate on, preferring those that moved.
+    fn validation_segments(&self) -> Vec<&Segment> {
+        let o = &self.config.observability;
+        let n = self.config.validation_segments.max(1);
+        let held = self.segments.iter().rev().filter(|s| s.held_out);
+        let mut out: Vec<&Segment> = held.clone().filter(|s| s.moved(o)).take(n).collect();
+        for s in held {
+            if out.len() >= n {
+                break;
+            }
+            if !s.moved(o) {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// The smallest residual among fits of `w` started from the nominal, the current and perturbed
+    /// parameters.
+    fn best_window_candidate(&self, w: &Window) -> f64 {
+        let d = determined(w, &self.config.observability);
+        self.starts()
+            .iter()
+            .filter_map(|s| fit(w, s, d.fit, self.config.noise))
+            .map(|f| f.rms)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The smallest RMS among joint fits started from the nominal, the current and perturbed parameters.
+    fn best_batch_candidate(&self) -> f64 {
+        let Some(e) = &self.estimate else {
+            return f64::INFINITY;
+        };
+        let windows: Vec<&Window> = self
+            .segments
+            .iter()
+            .filter(|s| !s.held_out)
+            .map(|s| &s.window)
+            .collect();
+        self.starts()
+            .iter()
+            .filter_map(|s| fit_windows(&windows, s, None, e.free, self.config.noise))
+            .map(|f| f.rms)
+            .fold(e.rms, f64::min)
+    }
+
+    fn starts(&self) -> Vec<ModelParams> {
+        let mut starts = vec![self.reference, self.current];
+        for f in [0.97, 1.03] {
+            starts.push(ModelParams {
+                wheel_radius_m: self.current.wheel_radius_m * f,
+                track_width_m: self.current.track_width_m * f,
+                ..self.current
+            });
+        }
+        starts
+    }
+
+    fn alarms(&self) -> Vec<String> {
+        let limit = self.config.drift_alarm_percent;
+        let mut out = Vec::new();
+        for (name, now, nominal) in [
+            (
+                "wheel radius",
+                self.current.wheel_radius_m,
+                self.reference.wheel_radius_m,
+            ),
+            (
+                "track width",
+                self.current.track_width_m,
+                self.reference.track_width_m,
+            ),
+        ] {
+            let percent = 100.0 * (now / nominal - 1.0);
+            if percent.abs() > limit {
+                out.push(format!(
+                    "{name} drifted {percent:+.1} % from nominal ({nominal} m -> {now:.5} m), more than {limit} %"
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The scale of shared parameter `k`'s uncertainty limit: radius and track width relative to their value.
+fn scale(k: usize, p: &ModelParams) -> f64 {
+    match k {
+        0 => p.wheel_radius_m,
+        1 => p.track_width_m,
+        _ => 1.0,
+    }
+}
+
+fn ordinal(n: usize) -> String {
+    match n {
+        1 => "single".into(),
+        2 => "2nd".into(),
+        3 => "3rd".into(),
+        n => format!("{n}th"),
+    }
+}
