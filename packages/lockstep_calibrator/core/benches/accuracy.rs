@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use common::{mixed_drive, model, nominal, simulate, straight_drive, true_vehicle, Run};
 use lockstep_calibrator::{
-    determined, fit, Calibrator, Config, Gate, History, ModelParams, Observability, Outcome, PoseNoise,
+    determined, fit, Calibrator, Config, History, ModelParams, Observability, Outcome, PoseNoise,
 };
 
 /// A SLAM noise level.
@@ -74,8 +74,8 @@ pub struct RunResult {
     pub ours_std: [f64; 4],
     /// Accepted updates.
     pub accepted: usize,
-    /// Our final parameters and accepted updates with threshold 1 at 0 (every window fitted): the
-    /// ablation.
+    /// Our final parameters and accepted updates with `significance_sigmas` 0 (the residual gate alone):
+    /// the ablation.
     pub gate_off: Option<(ModelParams, usize)>,
     /// The baseline.
     pub censi: Result<censi::Estimate, censi::Failure>,
@@ -127,15 +127,15 @@ fn run_censi(h: &History, secs: f64) -> Result<censi::Estimate, censi::Failure> 
     censi::calibrate(&censi::intervals(&all.steps, &all.poses))
 }
 
-/// The calibrator's settings at a noise level: the defaults with the level's pose noise, and threshold 1
-/// as given (`None`: the default `Gate::Fixed(1.1)`).
-fn config(level: &Level, gate: Option<f64>) -> Config {
+/// The calibrator's settings at a noise level: the defaults with the level's pose noise, and
+/// `significance_sigmas` as given (`None`: the default).
+fn config(level: &Level, significance_sigmas: Option<f64>) -> Config {
     let mut c = Config {
         noise: level.noise(),
         ..Config::default()
     };
-    if let Some(t) = gate {
-        c.gate = Gate::Fixed(t);
+    if let Some(s) = significance_sigmas {
+        c.significance_sigmas = s;
     }
     c
 }

@@ -7,8 +7,9 @@
 //!
 //! Gauss-Newton with Levenberg-Marquardt damping on the reduced system: each window's start pose is
 //! eliminated by its Schur complement, so one iteration costs a 4 x 4 solve plus, per window, a 3 x 3 one,
-//! however many windows there are. Huber weights (3 sigma) are refreshed every iteration, so a few bad
-//! poses do not drag the fit. The covariance of the shared parameters is the inverse of the reduced
+//! however many windows there are. From scratch the fit is plain least squares until it converges; then (and
+//! from a warm start) Huber weights (3 sigma) are refreshed every iteration, so a few bad poses do not drag
+//! the fit. The covariance of the shared parameters is the inverse of the reduced
 //! information, scaled by the residual's variance.
 
 use nalgebra::{Matrix3, SMatrix, SVector, Vector3};
@@ -34,7 +35,10 @@ type VectorN = SVector<f64, N>;
 const THETA_STEP: [f64; N] = [1e-7, 1e-6, 1e-5, 1e-6, 1e-5];
 /// Huber's threshold on a sample's normalized error norm.
 const HUBER: f64 = 3.0;
+/// Iterations of a fit from scratch, and of one warm-started from the previous fit (which goes on
+/// converging at the next refit, a few seconds later).
 const MAX_ITERATIONS: usize = 30;
+const MAX_WARM_ITERATIONS: usize = 8;
 
 /// The result of a joint fit.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +86,12 @@ fn with_theta(base: &ModelParams, t: &[f64; N]) -> ModelParams {
 /// its own noise when it carries one.
 pub fn errors(w: &Window, params: &ModelParams, start: Pose, noise: PoseNoise) -> Vec<[f64; 3]> {
     let times: Vec<f64> = w.poses.iter().map(|p| p.t_secs).collect();
-    predict(w, params, start, &times)
+    residuals(&predict(w, params, start, &times), w, noise)
+}
+
+/// Normalized errors of `predicted` poses against the window's observed ones.
+fn residuals(predicted: &[Pose], w: &Window, noise: PoseNoise) -> Vec<[f64; 3]> {
+    predicted
         .iter()
         .zip(&w.poses)
         .map(|(pred, obs)| {
@@ -170,7 +179,14 @@ impl Problem<'_> {
         let mut g = VectorN::zeros();
         let mut shares = Vec::with_capacity(self.windows.len());
         for ((w, start), k) in self.windows.iter().zip(starts).zip(weights) {
-            let r0 = self.weighted(w, theta, *start, k);
+            let params = with_theta(&self.base, theta);
+            let times: Vec<f64> = w.poses.iter().map(|p| p.t_secs).collect();
+            let predicted = predict(w, &params, *start, &times);
+            let r0: Vec<f64> = residuals(&predicted, w, self.noise)
+                .iter()
+                .zip(k)
+                .flat_map(|(e, k)| e.map(|v| v * k.sqrt()))
+                .collect();
             let n = r0.len();
             let mut jt = vec![vec![0.0; n]; N];
             for (c, col) in jt.iter_mut().enumerate() {
@@ -186,9 +202,6 @@ impl Problem<'_> {
             }
             // The start pose's columns in closed form: moving the start moves every predicted pose with it,
             // turning it turns the whole prediction about the start.
-            let params = with_theta(&self.base, theta);
-            let times: Vec<f64> = w.poses.iter().map(|p| p.t_secs).collect();
-            let predicted = predict(w, &params, *start, &times);
             let mut jx = vec![vec![0.0; n]; 3];
             for (i, ((p, obs), k)) in predicted.iter().zip(&w.poses).zip(k.iter()).enumerate() {
                 let noise = obs.noise.unwrap_or(self.noise);
@@ -237,13 +250,15 @@ fn moved(start: Pose, d: &Vector3<f64>) -> Pose {
 
 /// Fits the `free` shared parameters of `init` (radius, track width, beta, asymmetry) and one start pose
 /// per window to every window's observed poses. `starts` warm-starts the poses (else each window's first
-/// observed pose). `None` when no window has 6 poses or the solve fails.
+/// observed pose). `warm`: `init` is the previous fit's result, so a few iterations are enough. `None` when no
+/// window has 6 poses or the solve fails.
 pub fn fit_windows(
     windows: &[&Window],
     init: &ModelParams,
     starts: Option<&[Pose]>,
     free: [bool; N],
     noise: PoseNoise,
+    warm: bool,
 ) -> Option<BatchFit> {
     let windows: Vec<&Window> = windows.iter().copied().filter(|w| w.poses.len() >= 6).collect();
     if windows.is_empty() {
@@ -261,8 +276,22 @@ pub fn fit_windows(
         _ => windows.iter().map(|w| w.poses[0].pose).collect(),
     };
     let mut lambda = 1e-4;
-    for _ in 0..MAX_ITERATIONS {
-        let (weights, cost) = problem.weights(&theta, &poses);
+    let iterations = if warm {
+        MAX_WARM_ITERATIONS
+    } else {
+        MAX_ITERATIONS
+    };
+    // From scratch, plain least squares first: with the start far off, Huber weights would let whole windows
+    // count as outliers and the fit settle where it explains none of them. Robust once it has converged.
+    let mut robust = warm;
+    for _ in 0..iterations {
+        let (weights, cost) = if robust {
+            problem.weights(&theta, &poses)
+        } else {
+            let ones: Vec<Vec<f64>> = windows.iter().map(|w| vec![1.0; w.poses.len()]).collect();
+            let cost = problem.cost(&theta, &poses, &ones);
+            (ones, cost)
+        };
         let (h, g, shares) = problem.reduced(&theta, &poses, &weights);
         let mut improved = false;
         while lambda < 1e10 {
@@ -298,7 +327,10 @@ pub fn fit_windows(
             lambda *= 4.0;
         }
         if !improved {
-            break;
+            if robust {
+                break;
+            }
+            robust = true;
         }
     }
     let (weights, weighted_cost) = problem.weights(&theta, &poses);

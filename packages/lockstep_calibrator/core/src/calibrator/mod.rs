@@ -25,9 +25,38 @@ use crate::needs::{needs, DriveSummary, Need};
 use crate::observe::determined;
 use evidence::{jump, pooled, stretches, Segment, Series, CHANGE_WINDOWS};
 
+/// Fits `stretches` jointly from `init`; each stretch starts from the pose `from` gave the window it
+/// begins with, else from its first observed pose.
+fn fit_stretches(
+    stretches: &[Window],
+    init: &ModelParams,
+    from: Option<&BatchFit>,
+    free: [bool; N],
+    noise: crate::fit::PoseNoise,
+    warm: bool,
+) -> Option<BatchFit> {
+    let starts: Vec<_> = stretches
+        .iter()
+        .map(|w| {
+            from.and_then(|p| {
+                p.stretches
+                    .iter()
+                    .position(|t| (t - w.t0_secs).abs() < 1e-9)
+                    .map(|i| p.starts[i])
+            })
+            .unwrap_or(w.poses[0].pose)
+        })
+        .collect();
+    let windows: Vec<&Window> = stretches.iter().collect();
+    fit_windows(&windows, init, Some(&starts), free, noise, warm)
+}
+
 /// A fitted parameter whose standard deviation is above this (relative for radius and track width) is not
 /// determined: the drive did not pin it, whatever the windows' kinds of motion suggested.
 const MAX_STD: [f64; N] = [0.02, 0.05, 0.5, 0.02, 0.1];
+
+/// A joint fit whose RMS normalized residual is above this lost its way (a wrong start far from linear).
+const LOST_RMS: f64 = 1.5;
 
 /// A standard deviation this fraction of the one in use makes the estimate worth publishing.
 const SHARPER: f64 = 0.7;
@@ -236,37 +265,34 @@ impl Calibrator {
         self.stale = true;
     }
 
-    /// Fits the windows jointly again.
+    /// Fits the windows jointly again: over long stretches, warm-started from the previous fit. A long
+    /// stretch's prediction is far from linear in the parameters (a 3 % track-width error turns the heading
+    /// by a tenth of a radian over 15 s of turning), so when there is no previous fit, or the warm one does
+    /// not explain its windows (`LOST_RMS`), each window is first fitted from its own start pose, and the
+    /// long stretches start from that; if they still do not explain their windows, the windows' fit stands.
     fn refit(&mut self) {
         let c = self.config;
         let fitted: Vec<&Segment> = self.segments.iter().filter(|s| !s.held_out).collect();
         let (free, mut refused) = pooled(&fitted, &c.observability);
-        let all: Vec<&Segment> = self.segments.iter().collect();
-        let stretches = stretches(&all, c.stretch_secs);
         let previous = self.estimate.take();
         if free.iter().any(|f| *f) {
-            let windows: Vec<&Window> = stretches.iter().collect();
-            // Warm start: a stretch that began where one of the previous fit began starts from its pose.
-            let starts: Vec<_> = stretches
-                .iter()
-                .map(|w| {
-                    previous.as_ref().and_then(|p| {
-                        p.stretches
-                            .iter()
-                            .position(|t| (t - w.t0_secs).abs() < 1e-9)
-                            .map(|i| p.starts[i])
-                    })
-                })
-                .collect::<Vec<_>>();
-            let starts: Vec<_> = starts
-                .iter()
-                .zip(&stretches)
-                .map(|(s, w)| s.unwrap_or(w.poses[0].pose))
-                .collect();
+            let all: Vec<&Segment> = self.segments.iter().collect();
+            let long = stretches(&all, c.stretch_secs);
             let init = self.estimate_start(previous.as_ref());
-            let mut e = fit_windows(&windows, &init, Some(&starts), free, c.noise);
-            if let Some(e) = &mut e {
-                e.stretches = stretches.iter().map(|w| w.t0_secs).collect();
+            let mut e = previous
+                .as_ref()
+                .and_then(|p| fit_stretches(&long, &init, Some(p), free, c.noise, true))
+                .filter(|e| e.rms < LOST_RMS);
+            if e.is_none() {
+                let short = stretches(&all, c.window_secs);
+                let windows = fit_stretches(&short, &init, None, free, c.noise, false);
+                let again = windows
+                    .as_ref()
+                    .and_then(|w| fit_stretches(&long, &w.params, Some(w), free, c.noise, false))
+                    .filter(|e| e.rms < LOST_RMS);
+                e = again.or(windows);
+            }
+            if let Some(e) = &e {
                 for (k, name) in NAMES.iter().enumerate() {
                     let limit = MAX_STD[k] * scale(k, &e.params);
                     if e.free[k] && (e.std[k].is_nan() || e.std[k] >= limit) {
@@ -541,7 +567,7 @@ impl Calibrator {
             .collect();
         self.starts()
             .iter()
-            .filter_map(|s| fit_windows(&windows, s, None, e.free, self.config.noise))
+            .filter_map(|s| fit_windows(&windows, s, None, e.free, self.config.noise, false))
             .map(|f| f.rms)
             .fold(e.rms, f64::min)
     }
