@@ -276,11 +276,7 @@ pub fn fit_windows(
         _ => windows.iter().map(|w| w.poses[0].pose).collect(),
     };
     let mut lambda = 1e-4;
-    let iterations = if warm {
-        MAX_WARM_ITERATIONS
-    } else {
-        MAX_ITERATIONS
-    };
+    let iterations = if warm { MAX_WARM_ITERATIONS } else { MAX_ITERATIONS };
     // From scratch, plain least squares first: with the start far off, Huber weights would let whole windows
     // count as outliers and the fit settle where it explains none of them. Robust once it has converged.
     let mut robust = warm;
