@@ -360,3 +360,105 @@ pub fn fit_windows(
         starts: poses,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{PoseSample, WheelStep};
+
+    /// A window driven by `(left, right)` wheel speeds (rad/s) for `secs` each, observed exactly at 20 Hz as
+    /// `truth` moves the body.
+    fn drive(truth: &ModelParams, pieces: &[(f64, f64, f64)]) -> Window {
+        let dt = 0.01;
+        let mut steps = Vec::new();
+        let mut t = 0.0;
+        for &(left, right, secs) in pieces {
+            for _ in 0..(secs / dt).round() as usize {
+                steps.push(WheelStep {
+                    t0_secs: t,
+                    t1_secs: t + dt,
+                    d_left_rad: left * dt,
+                    d_right_rad: right * dt,
+                    left_radps: left,
+                    right_radps: right,
+                });
+                t += dt;
+            }
+        }
+        let mut w = Window {
+            t0_secs: 0.0,
+            t1_secs: t,
+            commands: Vec::new(),
+            steps,
+            poses: Vec::new(),
+            nominal: ModelParams::default(),
+        };
+        let times: Vec<f64> = (0..=(t / 0.05).round() as usize)
+            .map(|k| k as f64 * 0.05)
+            .collect();
+        w.poses = predict(&w, truth, Pose::default(), &times)
+            .into_iter()
+            .zip(&times)
+            .map(|(pose, t)| PoseSample {
+                t_secs: *t,
+                pose,
+                noise: None,
+            })
+            .collect();
+        w
+    }
+
+    const NOISE: PoseNoise = PoseNoise {
+        sigma_xy_m: 0.02,
+        sigma_yaw_rad: 0.0087,
+    };
+
+    #[test]
+    fn unequal_wheels_and_a_sideways_slide_are_told_apart_from_radius_track_and_beta() {
+        let truth = ModelParams {
+            wheel_radius_m: 0.0515,
+            track_width_m: 0.376,
+            centripetal_factor: 0.1,
+            wheel_radius_asymmetry: 0.004,
+            lateral_slip_s: 0.05,
+            ..ModelParams::default()
+        };
+        // Straight, a turn in place each way, a slow and a fast arc.
+        let w = drive(
+            &truth,
+            &[
+                (10.0, 10.0, 4.0),
+                (-8.0, 8.0, 3.0),
+                (8.0, -8.0, 3.0),
+                (4.0, 7.0, 4.0),
+                (10.0, 16.0, 4.0),
+            ],
+        );
+        let e = fit_windows(&[&w], &ModelParams::default(), None, [true; N], NOISE, false).unwrap();
+        let got = theta_of(&e.params);
+        let want = theta_of(&truth);
+        for k in 0..N {
+            assert!(
+                (got[k] - want[k]).abs() < 1e-4 * want[k].abs().max(1.0),
+                "{}: {got:?} vs {want:?}",
+                NAMES[k]
+            );
+            assert!(e.std[k].is_finite() && e.std[k] > 0.0, "{}", NAMES[k]);
+        }
+        assert!(e.rms < 0.01, "{}", e.rms);
+    }
+
+    #[test]
+    fn a_parameter_left_fixed_keeps_its_value_and_has_no_uncertainty() {
+        let truth = ModelParams {
+            wheel_radius_m: 0.052,
+            ..ModelParams::default()
+        };
+        let w = drive(&truth, &[(10.0, 10.0, 4.0), (0.0, 0.0, 1.0), (6.0, 6.0, 3.0)]);
+        let free = [true, false, false, false, false];
+        let e = fit_windows(&[&w], &ModelParams::default(), None, free, NOISE, false).unwrap();
+        assert!((e.params.wheel_radius_m - 0.052).abs() < 1e-7, "{:?}", e.params);
+        assert_eq!(e.params.track_width_m, 0.4);
+        assert!(e.std[1].is_infinite() && e.std[0].is_finite());
+    }
+}
