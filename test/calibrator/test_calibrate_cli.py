@@ -120,7 +120,8 @@ def test_standing_still_exits_2_saying_nothing_could_be_estimated_and_what_drivi
         "  delay stays nominal at 0.0000 s: needs command steps: changes of the commanded speed or turn rate",
         "(no window held a command step)",
         "  centripetal factor (beta) stays nominal at 0.000: needs turns of at least 0.5 rad (29 deg) within one"
-        " 3 s window at two or more different |v*omega| levels (speed times turn rate at least 0.05 m/s^2 apart)",
+        " 3 s window, at two or more different |v*omega| levels over the drive (speed times turn rate at least"
+        " 0.05 m/s^2 apart)",
     ]:
         assert expected in proc.stdout, f"{expected!r} not in\n{proc.stdout}"
     assert "error" not in proc.stderr and "panicked" not in proc.stderr, proc.stderr

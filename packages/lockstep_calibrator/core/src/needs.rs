@@ -161,7 +161,7 @@ pub fn driving_needed(p: Parameter, config: &Config) -> String {
             config.max_delay_secs
         ),
         Parameter::CentripetalFactor => format!(
-            "needs turns of at least {rotation} within one {window} s window at two or more different |v*omega| levels (speed times turn rate at least {} m/s^2 apart), e.g. a slow arc and a fast one, or an arc and a turn in place",
+            "needs turns of at least {rotation} within one {window} s window, at two or more different |v*omega| levels over the drive (speed times turn rate at least {} m/s^2 apart), e.g. a slow arc and a fast one, or an arc and a turn in place",
             o.min_level_gap
         ),
     }

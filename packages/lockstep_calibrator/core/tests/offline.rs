@@ -524,7 +524,7 @@ fn a_creeping_straight_drive_estimates_nothing_and_names_the_driving_each_parame
         "  wheel radius stays nominal at 0.050000 m: needs straight runs of at least 0.3 m within one 3 s window, i.e. 0.10 m/s or faster (the farthest any 3 s window went was 0.1",
         "  track width stays nominal at 0.40000 m: needs turns in place of at least 0.5 rad (29 deg) within one 3 s window",
         "  delay stays nominal at 0.0000 s: needs command steps: changes of the commanded speed or turn rate",
-        "  centripetal factor (beta) stays nominal at 0.000: needs turns of at least 0.5 rad (29 deg) within one 3 s window at two or more different |v*omega| levels (speed times turn rate at least 0.05 m/s^2 apart)",
+        "  centripetal factor (beta) stays nominal at 0.000: needs turns of at least 0.5 rad (29 deg) within one 3 s window, at two or more different |v*omega| levels over the drive (speed times turn rate at least 0.05 m/s^2 apart)",
     ] {
         assert!(summary.contains(line), "{line}\nnot in\n{summary}");
     }
