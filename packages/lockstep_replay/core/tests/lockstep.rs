@@ -136,6 +136,12 @@ fn an_output_recorded_without_its_header_is_reported_as_skipped() {
         .map(|s| (s.module.as_str(), s.channel.as_str(), s.sequence_num))
         .collect();
     assert_eq!(skipped, vec![("count", "/out", None)]);
+    // The headerless output is one of the selected frames: replayed + skipped = selected.
+    assert_eq!(
+        outcome.selected,
+        outcome.outputs.len() + outcome.skipped.len(),
+        "{outcome:?}"
+    );
     assert!(
         outcome.skipped[0].reason.contains("no dependency header"),
         "{}",

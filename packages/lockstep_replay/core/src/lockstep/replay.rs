@@ -165,7 +165,8 @@ pub struct SkippedFrame {
 pub struct ReplayOutcome {
     /// Simulated outputs, in replay order.
     pub outputs: Vec<Simulated>,
-    /// Frames selected.
+    /// Frames selected: the recorded outputs of the replayed modules, with or without a dependency header, so
+    /// that every selected frame is either replayed or skipped.
     pub selected: usize,
     /// Frames not replayed.
     pub skipped: Vec<SkippedFrame>,
@@ -365,6 +366,7 @@ pub fn replay_observed(
         FrameSelection::Module(m) => m == module,
     };
     for h in recording.headerless.iter().filter(|h| replays(&h.module)) {
+        outcome.selected += 1;
         outcome.skipped.push(SkippedFrame {
             module: h.module.clone(),
             channel: h.channel.clone(),
