@@ -1,10 +1,10 @@
 //! Aggregates (`C = count : { edge(X, _) }`, `S = sum W : { w(X, W) }`, `min`, `max`): the fold over the
 //! rows of one atom, in a lower stratum, that match the variables bound outside the aggregate.
 
-use crate::eval::{arith, bind_row, eval_expr};
-use crate::parser::{AggOp, ArithOp};
-use crate::program::{CExpr, Step};
-use crate::relation::Relation;
+use crate::arith::arith;
+use crate::ast::{AggOp, ArithOp};
+use crate::program::{eval_expr, CExpr, Step};
+use crate::relation::{bind_row, Relation};
 use crate::value::{hash_values, Value};
 
 /// Fold `value` (or count) over the rows `inner` matches in its whole relation; `None` for `min` or `max`

@@ -8,9 +8,9 @@ use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
+use crate::ast::{Atom, Clause, CmpOp, Expr, Literal};
 use crate::error::{Error, Location, Result, VariableContext};
 use crate::limits::MAX_DIAGNOSTICS;
-use crate::parser::{Atom, Clause, CmpOp, Expr, Literal};
 use crate::program::PredInfo;
 use crate::value::{Symbol, Value};
 
@@ -67,6 +67,26 @@ impl Builder {
         self.pred_ids.insert(sym, id);
         Some(id)
     }
+
+    /// The constant arguments of a fact's head, reporting every argument that is not a constant (the
+    /// fact is then shorter than its head and is not stored).
+    fn fact_values(&mut self, head: &Atom) -> Vec<Value> {
+        let mut tuple = Vec::with_capacity(head.args.len());
+        for arg in &head.args {
+            match arg {
+                Expr::Const(v, _) => tuple.push(*v),
+                Expr::Var(name, l) => self.errors.push(unsafe_var(name, l, VariableContext::Head)),
+                Expr::Anon(l) => self.errors.push(unsafe_var("_", l, VariableContext::Head)),
+                other => self.errors.push(Error::Unsupported {
+                    location: other.location().clone(),
+                    message: "this expression has no value (division by zero, overflow or arithmetic on a \
+                              symbol)"
+                        .into(),
+                }),
+            }
+        }
+        tuple
+    }
 }
 
 /// Resolves predicate names and runs every check on `clauses` (all sources together).
@@ -111,20 +131,7 @@ pub(crate) fn check(clauses: &[Clause]) -> Result<Checked<'_>> {
             }
         }
         if clause.is_fact {
-            let mut tuple = Vec::with_capacity(clause.head.args.len());
-            for arg in &clause.head.args {
-                match arg {
-                    Expr::Const(v, _) => tuple.push(*v),
-                    Expr::Var(name, l) => b.errors.push(unsafe_var(name, l, VariableContext::Head)),
-                    Expr::Anon(l) => b.errors.push(unsafe_var("_", l, VariableContext::Head)),
-                    other => b.errors.push(Error::Unsupported {
-                        location: other.location().clone(),
-                        message: "this expression has no value (division by zero, overflow or arithmetic \
-                                  on a symbol)"
-                            .into(),
-                    }),
-                }
-            }
+            let tuple = b.fact_values(&clause.head);
             if let (Some(h), true) = (head, tuple.len() == clause.head.args.len()) {
                 base_facts.push((h, tuple));
             }

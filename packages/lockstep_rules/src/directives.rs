@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::ast::{Clause, Expr, Literal};
 use crate::error::{Error, Location};
-use crate::parser::{Clause, Expr, Literal};
 use crate::value::Value;
 
 /// A column type of a `.decl`.

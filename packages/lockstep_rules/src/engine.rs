@@ -5,13 +5,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::check;
 use crate::directives::{self, Directives};
 use crate::error::{Error, Result};
 use crate::eval::Database;
 use crate::limits::MAX_TEXT_BYTES;
 use crate::lint::{self, Warning};
 use crate::parser;
-use crate::program::{self, Program};
+use crate::plan;
+use crate::program::Program;
 use crate::value::Value;
 
 /// A tuple of a relation, as returned by queries.
@@ -60,7 +62,8 @@ impl RuleSet {
         if let Some(err) = Error::from_list(directives::check(&clauses, &directives)) {
             return Err(err);
         }
-        let program = program::build(&clauses)?;
+        // Every check on all sources together, then the join plans.
+        let program = check::check(&clauses).and_then(plan::compile)?;
         Ok(RuleSet {
             program: Arc::new(program),
             origins: sources.iter().map(|(_, o)| (*o).to_owned()).collect(),

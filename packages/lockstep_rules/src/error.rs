@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// A position in a rule source: the origin name given to [`crate::RuleSet::parse`] (the path for files),
+/// A position in a rule source: the origin name given to `RuleSet::parse` (the path for files),
 /// a 1-based line and a 1-based column counted in characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Location {

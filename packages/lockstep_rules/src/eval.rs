@@ -4,100 +4,12 @@
 //! appended to the head relation at once, past those bounds, by batches whose hash-table slots are
 //! prefetched as they are derived. The next round reads them as its delta.
 
+use crate::arith::compare;
+use crate::ast::CmpOp;
 use crate::error::{Error, Result};
-use crate::parser::{ArithOp, CmpOp};
-use crate::program::{Arg, CExpr, CRule, Program, Source, Step, Stratum};
-use crate::relation::{Relation, NONE};
+use crate::program::{eval_expr, Arg, CExpr, CRule, Program, Source, Step, Stratum};
+use crate::relation::{bind_row, Relation, NONE};
 use crate::value::{hash_values, Value};
-
-/// `a op b`, or `None` when undefined (division by zero, overflow, non-finite float, arithmetic on a
-/// symbol): the rule instance then derives nothing, as in clingo.
-pub(crate) fn arith(op: ArithOp, a: Value, b: Value) -> Option<Value> {
-    if op == ArithOp::Abs {
-        let negated = match a {
-            Value::Int(i) => Value::Int(i.checked_neg()?),
-            Value::Float(x) => Value::from(-x.get()),
-            Value::Sym(_) => return None,
-        };
-        return arith(ArithOp::Max, a, negated);
-    }
-    if let ArithOp::Min | ArithOp::Max = op {
-        // By value, as comparisons order numbers; the value keeps its type (min(2, 3.5) is 2).
-        if matches!(a, Value::Sym(_)) || matches!(b, Value::Sym(_)) {
-            return None;
-        }
-        let a_first = a.compare(b).is_le() == (op == ArithOp::Min);
-        return Some(if a_first { a } else { b });
-    }
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => match op {
-            ArithOp::Add => x.checked_add(y),
-            ArithOp::Sub => x.checked_sub(y),
-            ArithOp::Mul => x.checked_mul(y),
-            // Integer division truncates toward zero, like Soufflé and C.
-            ArithOp::Div => x.checked_div(y),
-            ArithOp::Mod => x.checked_rem(y),
-            ArithOp::Min | ArithOp::Max | ArithOp::Abs => None,
-        }
-        .map(Value::Int),
-        (Value::Sym(_), _) | (_, Value::Sym(_)) => None,
-        (a, b) => {
-            let (x, y) = (a.as_f64()?, b.as_f64()?);
-            let r = match op {
-                ArithOp::Add => x + y,
-                ArithOp::Sub => x - y,
-                ArithOp::Mul => x * y,
-                ArithOp::Div => x / y,
-                ArithOp::Mod => x % y,
-                ArithOp::Min | ArithOp::Max | ArithOp::Abs => return None,
-            };
-            r.is_finite().then(|| Value::from(r))
-        }
-    }
-}
-
-pub(crate) fn eval_expr(e: &CExpr, regs: &[Value]) -> Option<Value> {
-    match e {
-        CExpr::Const(v) => Some(*v),
-        CExpr::Slot(s) => Some(regs[*s]),
-        CExpr::Neg(a) => match eval_expr(a, regs)? {
-            Value::Int(i) => i.checked_neg().map(Value::Int),
-            Value::Float(x) => Some(Value::from(-x.get())),
-            Value::Sym(_) => None,
-        },
-        CExpr::Bin(op, a, b) => arith(*op, eval_expr(a, regs)?, eval_expr(b, regs)?),
-    }
-}
-
-/// Whether `row` has equal values in the `same` column pairs (a variable repeated in an atom); if so, its
-/// `binds` columns are copied into their register slots.
-#[inline]
-pub(crate) fn bind_row(
-    row: &[Value],
-    same: &[(usize, usize)],
-    binds: &[(usize, usize)],
-    regs: &mut [Value],
-) -> bool {
-    if !same.iter().all(|&(a, b)| row[a] == row[b]) {
-        return false;
-    }
-    for &(col, slot) in binds {
-        regs[slot] = row[col];
-    }
-    true
-}
-
-pub(crate) fn compare(op: CmpOp, a: Value, b: Value) -> bool {
-    let ord = a.compare(b);
-    match op {
-        CmpOp::Eq => ord.is_eq(),
-        CmpOp::Ne => ord.is_ne(),
-        CmpOp::Lt => ord.is_lt(),
-        CmpOp::Le => ord.is_le(),
-        CmpOp::Gt => ord.is_gt(),
-        CmpOp::Ge => ord.is_ge(),
-    }
-}
 
 /// All relations of a program plus the scratch space of evaluation, reused from tick to tick.
 #[derive(Debug, Clone)]
@@ -322,7 +234,6 @@ impl Exec<'_> {
             self.emit(regs);
             return;
         };
-        let rels = &*self.rels;
         match step {
             Step::Scan {
                 pred,
@@ -356,22 +267,31 @@ impl Exec<'_> {
                     }
                 }
             }
+            _ => {
+                if self.passes(step, regs) {
+                    self.step(steps, i + 1, regs);
+                }
+            }
+        }
+    }
+
+    /// Whether the bindings in `regs` pass `step`, one of the steps that continue at most once (every step
+    /// but a scan); an assignment or an aggregate also stores its value in `regs`.
+    #[inline]
+    fn passes(&self, step: &Step, regs: &mut [Value]) -> bool {
+        let rels = &*self.rels;
+        match step {
             Step::Contains { pred, source, args } => {
                 let rel = &rels[*pred];
                 let (lo, hi) = self.range(*pred, *source);
                 let hash = hash_values(args.iter().map(|a| a.get(regs)));
-                if let Some(r) = rel.find_hashed(hash, |c| args[c].get(regs)) {
-                    if (lo..hi).contains(&(r as usize)) {
-                        self.step(steps, i + 1, regs);
-                    }
-                }
+                (rel.find_hashed(hash, |c| args[c].get(regs)))
+                    .is_some_and(|r| (lo..hi).contains(&(r as usize)))
             }
             Step::NotContains { pred, args } => {
                 let rel = &rels[*pred];
                 let hash = hash_values(args.iter().map(|a| a.get(regs)));
-                if rel.find_hashed(hash, |c| args[c].get(regs)).is_none() {
-                    self.step(steps, i + 1, regs);
-                }
+                rel.find_hashed(hash, |c| args[c].get(regs)).is_none()
             }
             Step::NotExists { pred, index, key } => {
                 let rel = &rels[*pred];
@@ -379,9 +299,7 @@ impl Exec<'_> {
                     None => rel.len() > 0,
                     Some(ix) => rel.chain_head(*ix, key, regs) != NONE,
                 };
-                if !exists {
-                    self.step(steps, i + 1, regs);
-                }
+                !exists
             }
             Step::Aggregate {
                 inner,
@@ -391,30 +309,27 @@ impl Exec<'_> {
                 out_bound,
             } => {
                 let Some(result) = crate::aggregate::fold(rels, inner, *op, value.as_deref(), regs) else {
-                    return;
+                    return false;
                 };
                 if *out_bound {
-                    if compare(CmpOp::Eq, regs[*out], result) {
-                        self.step(steps, i + 1, regs);
-                    }
+                    compare(CmpOp::Eq, regs[*out], result)
                 } else {
                     regs[*out] = result;
-                    self.step(steps, i + 1, regs);
+                    true
                 }
             }
-            Step::Filter { op, lhs, rhs } => {
-                if let (Some(a), Some(b)) = (eval_expr(lhs, regs), eval_expr(rhs, regs)) {
-                    if compare(*op, a, b) {
-                        self.step(steps, i + 1, regs);
-                    }
-                }
-            }
-            Step::Assign { slot, expr } => {
-                if let Some(v) = eval_expr(expr, regs) {
+            Step::Filter { op, lhs, rhs } => match (eval_expr(lhs, regs), eval_expr(rhs, regs)) {
+                (Some(a), Some(b)) => compare(*op, a, b),
+                _ => false,
+            },
+            Step::Assign { slot, expr } => match eval_expr(expr, regs) {
+                Some(v) => {
                     regs[*slot] = v;
-                    self.step(steps, i + 1, regs);
+                    true
                 }
-            }
+                None => false,
+            },
+            Step::Scan { .. } => unreachable!("a scan continues once per row: `step` runs it"),
         }
     }
 }

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use crate::ast::{ArithOp, CmpOp};
 use crate::error::{Error, Location, Result};
-use crate::parser::{ArithOp, CmpOp};
 
 /// A token of a rule file.
 #[derive(Debug, Clone, PartialEq)]

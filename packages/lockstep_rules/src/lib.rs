@@ -43,6 +43,8 @@
 //! ```
 
 mod aggregate;
+mod arith;
+mod ast;
 mod check;
 pub mod directives;
 mod engine;

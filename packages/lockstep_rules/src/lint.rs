@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use crate::ast::{Clause, Expr, Literal};
 use crate::error::Location;
-use crate::parser::{Clause, Expr, Literal};
 
 /// A likely mistake that does not stop the rules from loading.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -6,10 +6,12 @@
 //! per parenthesis or call (never per operator or `-` sign), and the trees it returns are never higher than
 //! the limit, so the recursive walks over them in checking, planning, evaluation and `Drop` stay shallow.
 
+use crate::arith::arith;
+use crate::ast::{ArithOp, Expr};
 use crate::error::{Error, Location, Result};
 use crate::lexer::Tok;
 use crate::limits::MAX_NESTING;
-use crate::parser::{ArithOp, Expr, Parser, FUNCTIONS};
+use crate::parser::{Parser, FUNCTIONS};
 use crate::value::Value;
 
 /// An expression and its height (0 for a constant or a variable).
@@ -28,7 +30,7 @@ fn too_deep(location: Location) -> Error {
 /// `lhs op rhs`, evaluated right away when both sides are constants; refused when higher than the limit.
 fn fold(op: ArithOp, (lhs, hl): Sized, (rhs, hr): Sized, location: Location) -> Result<Sized> {
     if let (Expr::Const(a, _), Expr::Const(b, _)) = (&lhs, &rhs) {
-        if let Some(v) = crate::eval::arith(op, *a, *b) {
+        if let Some(v) = arith(op, *a, *b) {
             return Ok((Expr::Const(v, location), 0));
         }
     }

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use crate::ast::{Atom, CmpOp, Expr, Literal};
 use crate::check::{positive_atom_vars, Checked, ResolvedRule};
 use crate::error::{Error, Result};
 use crate::limits::MAX_PLAN_STEPS;
-use crate::parser::{Atom, CmpOp, Expr, Literal};
 use crate::program::{assign_memos, Arg, CExpr, CRule, Program, Source, Step, Stratum};
 use crate::value::Value;
 

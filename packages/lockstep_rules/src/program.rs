@@ -1,15 +1,14 @@
 //! The checked and compiled program that evaluation runs: predicates, base facts, and strata of rules
-//! compiled into join plans. [`build`] runs the checks of [`crate::check`], then the planning of
-//! [`crate::plan`].
+//! compiled into join plans. The checks build its predicates, the planner its strata; this module only
+//! holds the data, so that both of them and the evaluator can use it.
 
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::check::check;
-use crate::error::{Location, Result};
-use crate::parser::{AggOp, ArithOp, Clause, CmpOp};
-use crate::plan::compile;
+use crate::arith::arith;
+use crate::ast::{AggOp, ArithOp, CmpOp};
+use crate::error::Location;
 use crate::value::{Symbol, Value};
 
 /// A predicate of the program.
@@ -47,6 +46,21 @@ pub(crate) enum CExpr {
     Slot(usize),
     Neg(Box<CExpr>),
     Bin(ArithOp, Box<CExpr>, Box<CExpr>),
+}
+
+/// The value of `e` with the register slots `regs`, or `None` when undefined (see [`arith`]).
+#[inline]
+pub(crate) fn eval_expr(e: &CExpr, regs: &[Value]) -> Option<Value> {
+    match e {
+        CExpr::Const(v) => Some(*v),
+        CExpr::Slot(s) => Some(regs[*s]),
+        CExpr::Neg(a) => match eval_expr(a, regs)? {
+            Value::Int(i) => i.checked_neg().map(Value::Int),
+            Value::Float(x) => Some(Value::from(-x.get())),
+            Value::Sym(_) => None,
+        },
+        CExpr::Bin(op, a, b) => arith(*op, eval_expr(a, regs)?, eval_expr(b, regs)?),
+    }
 }
 
 /// Which rows of a relation a body atom reads during a semi-naive round.
@@ -220,9 +234,4 @@ impl Program {
     pub(crate) fn pred_id(&self, name: &str) -> Option<usize> {
         self.pred_ids.get(&Symbol::new(name)).copied()
     }
-}
-
-/// Checks and compiles `clauses` (all sources together).
-pub(crate) fn build(clauses: &[Clause]) -> Result<Program> {
-    check(clauses).and_then(compile)
 }

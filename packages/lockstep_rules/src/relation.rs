@@ -206,3 +206,21 @@ impl Relation {
         }
     }
 }
+
+/// Whether `row` has equal values in the `same` column pairs (a variable repeated in an atom); if so, its
+/// `binds` columns are copied into their register slots.
+#[inline]
+pub(crate) fn bind_row(
+    row: &[Value],
+    same: &[(usize, usize)],
+    binds: &[(usize, usize)],
+    regs: &mut [Value],
+) -> bool {
+    if !same.iter().all(|&(a, b)| row[a] == row[b]) {
+        return false;
+    }
+    for &(col, slot) in binds {
+        regs[slot] = row[col];
+    }
+    true
+}
