@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use r2r_rcl as rcl;
 
+pub use crate::rcl_node::full_node_name;
 use crate::rcl_node::{c_string, check, RclError, RclNode};
 
 /// One endpoint (publisher or subscription) of a topic, as the graph reports it.
@@ -227,11 +228,6 @@ pub fn rihs_text(version: u8, value: &[u8]) -> String {
         text.push_str(&format!("{byte:02x}"));
     }
     text
-}
-
-/// `/ns` + `node` -> `/ns/node`; `/` + `node` -> `/node`.
-pub fn full_node_name(namespace: &str, name: &str) -> String {
-    format!("{}/{name}", namespace.trim_end_matches('/'))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //! so node crates need nothing but this dependency.
 
 pub mod action_server;
+mod error;
 pub mod generic;
 pub mod graph;
 mod guarded;
@@ -27,72 +28,25 @@ pub mod param_rules;
 pub mod parameter_events;
 mod parameter_service;
 pub mod parameter_text;
+mod python_link;
 pub mod qos;
 mod rcl_node;
+mod shared_node;
 pub mod time;
 pub mod typesupport;
 
+pub use error::{BoxError, Error, Result, RosContext};
 pub use guarded::{start_only, Guard, Guarded, OnRefused};
 pub use param_rules::{Check, Int, ParamRule, ParamRules, Real};
 pub use rcl_node::RclError;
+pub use shared_node::{lock, SharedNode};
 
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use r2r;
 pub use r2r::{log_debug, log_error, log_info, log_warn};
-
-/// Any error a node's own code returns (anyhow errors convert into it).
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
-
-/// What can go wrong while starting, running or stopping a node.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("ROS error while {action}: {source}")]
-    Ros {
-        action: String,
-        #[source]
-        source: r2r::Error,
-    },
-    #[error("could not start the tokio runtime: {0}")]
-    Runtime(#[source] std::io::Error),
-    #[error("node `{node}` failed: {source}")]
-    Node { node: String, source: BoxError },
-    #[error("the node mutex was poisoned by a panic in another thread")]
-    Poisoned,
-    /// A parameter's start value breaks its rule (the message names it, its value and its range).
-    #[error("{0}")]
-    Parameter(String),
-}
-
-/// Result alias of this crate.
-pub type Result<T> = std::result::Result<T, Error>;
-
-/// Attach what we were doing to an r2r error.
-pub trait RosContext<T> {
-    fn ros_context(self, action: impl Into<String>) -> Result<T>;
-
-    /// Like [`RosContext::ros_context`], describing the action only on error: for calls on a hot path
-    /// (publishing every message) whose description has to be formatted.
-    fn with_ros_context(self, action: impl FnOnce() -> String) -> Result<T>;
-}
-
-impl<T> RosContext<T> for std::result::Result<T, r2r::Error> {
-    fn ros_context(self, action: impl Into<String>) -> Result<T> {
-        self.with_ros_context(|| action.into())
-    }
-
-    fn with_ros_context(self, action: impl FnOnce() -> String) -> Result<T> {
-        self.map_err(|source| Error::Ros {
-            action: action(),
-            source,
-        })
-    }
-}
-
-/// A node shared between the spinner and the node's tasks.
-pub type SharedNode = Arc<Mutex<r2r::Node>>;
 
 /// The items of a comma-separated string parameter (`joints:=a, b,c`): trimmed, empty ones dropped. ROS 2
 /// string-array parameters cannot be empty, so list parameters are strings.
@@ -102,11 +56,6 @@ pub fn param_list(text: &str) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect()
-}
-
-/// Lock a shared node, mapping a poisoned mutex to [`Error::Poisoned`].
-pub fn lock(node: &SharedNode) -> Result<MutexGuard<'_, r2r::Node>> {
-    node.lock().map_err(|_| Error::Poisoned)
 }
 
 /// Longest time one `spin_once` blocks the node's thread while nothing arrives. It returns at once when
@@ -435,25 +384,4 @@ where
 /// The node's logger name, for `r2r::log_*!` macros.
 pub fn logger_name(node: &SharedNode) -> Result<String> {
     Ok(lock(node)?.logger().to_owned())
-}
-
-#[cfg(lockstep_link_python)]
-mod python_link {
-    use std::os::raw::c_int;
-
-    extern "C" {
-        fn Py_IsInitialized() -> c_int;
-    }
-
-    /// Reference one libpython symbol so the linker (which runs with --as-needed) keeps libpython as a
-    /// dependency of the binary; the wheels' librcl.so needs it at load time. Taking the address is enough.
-    pub fn keep() {
-        let symbol: unsafe extern "C" fn() -> c_int = Py_IsInitialized;
-        std::hint::black_box(symbol);
-    }
-}
-
-#[cfg(not(lockstep_link_python))]
-mod python_link {
-    pub fn keep() {}
 }

@@ -5,7 +5,8 @@
 use futures::{SinkExt as _, StreamExt as _};
 use r2r::rcl_interfaces::msg::{Parameter, ParameterEvent};
 
-use crate::{lock, RosContext as _, SharedNode};
+use crate::error::{Result, RosContext as _};
+use crate::shared_node::{lock, SharedNode};
 
 /// The topic parameter changes are announced on.
 pub const TOPIC: &str = "/parameter_events";
@@ -19,7 +20,7 @@ const FORWARD_DEPTH: usize = 16;
 pub(crate) fn announce(
     node: &SharedNode,
     changes: impl futures::Stream<Item = (String, r2r::ParameterValue)> + Send + 'static,
-) -> crate::Result<futures::stream::BoxStream<'static, (String, r2r::ParameterValue)>> {
+) -> Result<futures::stream::BoxStream<'static, (String, r2r::ParameterValue)>> {
     let mut n = lock(node)?;
     let name = n.fully_qualified_name().ros_context("reading the node's name")?;
     let publisher = n

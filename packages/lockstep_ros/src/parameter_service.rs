@@ -9,6 +9,8 @@ use futures::channel::mpsc;
 use futures::stream::{BoxStream, Stream, StreamExt};
 use std::future::Future;
 
+use crate::error::Result;
+
 /// One incarnation of the services: the future serving them and the stream of changes made from outside.
 pub type Incarnation<F, S> = (F, S);
 
@@ -16,9 +18,9 @@ pub type Incarnation<F, S> = (F, S);
 /// called again (after `on_restart` is told why) and the new services take over. Returns one stream of the
 /// changes made from outside through any incarnation. Ends when a future ends without panicking (the
 /// node is going away) or `make` fails.
-pub fn supervise<F, S, M, R>(mut make: M, mut on_restart: R) -> crate::Result<BoxStream<'static, S::Item>>
+pub fn supervise<F, S, M, R>(mut make: M, mut on_restart: R) -> Result<BoxStream<'static, S::Item>>
 where
-    M: FnMut() -> crate::Result<Incarnation<F, S>> + Send + 'static,
+    M: FnMut() -> Result<Incarnation<F, S>> + Send + 'static,
     R: FnMut(String) + Send + 'static,
     F: Future<Output = ()> + Send + 'static,
     S: Stream + Send + 'static,

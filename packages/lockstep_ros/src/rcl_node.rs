@@ -9,6 +9,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use r2r_rcl as rcl;
 
+use crate::python_link;
+
 /// An rcl call that failed, with rcl's own message.
 #[derive(Debug, thiserror::Error)]
 pub enum RclError {
@@ -58,7 +60,7 @@ impl RclNode {
     /// Start a context (no command-line arguments: remappings of the process do not apply) and the node
     /// `name` in `namespace` (`/` or e.g. `/robot`).
     pub(crate) fn new(name: &str, namespace: &str) -> Result<Self, RclError> {
-        crate::python_link::keep();
+        python_link::keep();
         let c_name = c_string(name)?;
         let c_namespace = c_string(namespace)?;
         // SAFETY: the zero-initialised structures are what rcl's init functions expect; every pointer passed
@@ -120,12 +122,17 @@ impl RclNode {
                 text(rcl::rcl_node_get_name(self.node)),
             )
         };
-        crate::graph::full_node_name(&namespace, &name)
+        full_node_name(&namespace, &name)
     }
 
     pub(crate) fn context(&self) -> *mut rcl::rcl_context_t {
         self.context
     }
+}
+
+/// `/ns` + `node` -> `/ns/node`; `/` + `node` -> `/node`.
+pub fn full_node_name(namespace: &str, name: &str) -> String {
+    format!("{}/{name}", namespace.trim_end_matches('/'))
 }
 
 /// Held while a DDS participant of this process is torn down. Fast DDS delivers discovery data between the

@@ -1,6 +1,6 @@
 //! The plain-Rust model of dependency headers and module topology, independent of ROS and protobuf types.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Module name used for an input that came from outside any traced module (a sensor driver, a simulator,
 /// rclpy): its header is synthesized by the receiver, so nobody is known to have produced it. Topology
@@ -180,7 +180,7 @@ impl Topology {
     /// Modules in an order where every module comes after the modules whose outputs it reads (the order
     /// lock-step replay runs them in); ties broken by name so the order is deterministic.
     pub fn module_order(&self) -> Vec<String> {
-        crate::topology::module_order(self)
+        module_order(self)
     }
 
     /// Channels no module of this topology writes: the external inputs (sensors, odometry, ...), sorted.
@@ -192,4 +192,68 @@ impl Topology {
             .cloned()
             .collect()
     }
+}
+
+/// Module-to-module edges: (writer, reader) -> the smallest channel linking them.
+pub(crate) fn module_edges(topology: &Topology) -> BTreeMap<(String, String), String> {
+    let mut writers: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for component in &topology.components {
+        for channel in &component.writer_channels {
+            writers.entry(channel).or_default().push(&component.module_name);
+        }
+    }
+    let mut edges = BTreeMap::new();
+    for reader in &topology.components {
+        for channel in &reader.reader_channels {
+            for writer in writers.get(channel.as_str()).into_iter().flatten() {
+                edges
+                    .entry(((*writer).to_owned(), reader.module_name.clone()))
+                    .or_insert_with(|| channel.clone());
+            }
+        }
+    }
+    edges
+}
+
+/// Kahn's algorithm with a sorted ready set; modules left on a cycle (never for a built topology) go last,
+/// sorted.
+fn module_order(topology: &Topology) -> Vec<String> {
+    let edges = module_edges(topology);
+    let mut indegree: BTreeMap<&str, usize> = topology
+        .components
+        .iter()
+        .map(|c| (c.module_name.as_str(), 0))
+        .collect();
+    for (from, to) in edges.keys() {
+        if from != to {
+            if let Some(d) = indegree.get_mut(to.as_str()) {
+                *d += 1;
+            }
+        }
+    }
+    let mut ready: BTreeSet<&str> = indegree
+        .iter()
+        .filter(|(_, &d)| d == 0)
+        .map(|(&m, _)| m)
+        .collect();
+    let mut order = Vec::new();
+    while let Some(module) = ready.pop_first() {
+        order.push(module.to_owned());
+        for (from, to) in edges.keys() {
+            if from == module && from != to {
+                if let Some(d) = indegree.get_mut(to.as_str()) {
+                    *d -= 1;
+                    if *d == 0 {
+                        ready.insert(to.as_str());
+                    }
+                }
+            }
+        }
+    }
+    for component in &topology.components {
+        if !order.contains(&component.module_name) {
+            order.push(component.module_name.clone());
+        }
+    }
+    order
 }

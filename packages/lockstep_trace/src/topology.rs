@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use crate::model::{Component, InputRecord, Topology, TraceHeader, EXTERNAL_MODULE};
+use crate::model::{module_edges, Component, InputRecord, Topology, TraceHeader, EXTERNAL_MODULE};
 use crate::{Error, Result};
 
 /// Accumulates "module M reads/writes channel C" facts from headers, declared components and the ROS graph,
@@ -119,27 +119,6 @@ fn require(value: &str, field: &'static str, what: impl FnOnce() -> String) -> R
     Ok(())
 }
 
-/// Module-to-module edges: (writer, reader) -> the smallest channel linking them.
-fn module_edges(topology: &Topology) -> BTreeMap<(String, String), String> {
-    let mut writers: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for component in &topology.components {
-        for channel in &component.writer_channels {
-            writers.entry(channel).or_default().push(&component.module_name);
-        }
-    }
-    let mut edges = BTreeMap::new();
-    for reader in &topology.components {
-        for channel in &reader.reader_channels {
-            for writer in writers.get(channel.as_str()).into_iter().flatten() {
-                edges
-                    .entry(((*writer).to_owned(), reader.module_name.clone()))
-                    .or_insert_with(|| channel.clone());
-            }
-        }
-    }
-    edges
-}
-
 fn find_cycle(topology: &Topology) -> Option<(Vec<String>, Vec<String>)> {
     let edges = module_edges(topology);
     let mut graph = DiGraph::<String, String>::new();
@@ -212,47 +191,4 @@ fn shortest_cycle(
         }
     }
     None
-}
-
-/// Kahn's algorithm with a sorted ready set; modules left on a cycle (never for a built topology) go last,
-/// sorted.
-pub(crate) fn module_order(topology: &Topology) -> Vec<String> {
-    let edges = module_edges(topology);
-    let mut indegree: BTreeMap<&str, usize> = topology
-        .components
-        .iter()
-        .map(|c| (c.module_name.as_str(), 0))
-        .collect();
-    for (from, to) in edges.keys() {
-        if from != to {
-            if let Some(d) = indegree.get_mut(to.as_str()) {
-                *d += 1;
-            }
-        }
-    }
-    let mut ready: BTreeSet<&str> = indegree
-        .iter()
-        .filter(|(_, &d)| d == 0)
-        .map(|(&m, _)| m)
-        .collect();
-    let mut order = Vec::new();
-    while let Some(module) = ready.pop_first() {
-        order.push(module.to_owned());
-        for (from, to) in edges.keys() {
-            if from == module && from != to {
-                if let Some(d) = indegree.get_mut(to.as_str()) {
-                    *d -= 1;
-                    if *d == 0 {
-                        ready.insert(to.as_str());
-                    }
-                }
-            }
-        }
-    }
-    for component in &topology.components {
-        if !order.contains(&component.module_name) {
-            order.push(component.module_name.clone());
-        }
-    }
-    order
 }

@@ -145,7 +145,7 @@ impl Table {
                         let p: f64 = value
                             .parse()
                             .map_err(|_| at(line, format!("period_s `{value}` is not a number")))?;
-                        if let Err(e) = crate::PERIOD_S.check(p) {
+                        if let Err(e) = crate::period::PERIOD_S.check(p) {
                             return Err(at(line, format!("period_s {e}")));
                         }
                         if period.is_some() {

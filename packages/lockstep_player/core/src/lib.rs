@@ -20,6 +20,7 @@ pub mod file;
 pub mod generate;
 pub mod limits;
 pub mod monitor;
+mod period;
 pub mod plan;
 pub mod preview;
 pub mod ramp;
@@ -34,12 +35,9 @@ pub mod validate;
 pub use file::{FileError, InterpolationFile};
 pub use limits::{AxisLimits, JointLimits, LimitsError};
 pub use monitor::{Monitor, Quantity, Violation};
+pub use period::PERIOD_S;
 pub use plan::{Plan, Refusal};
 pub use ramp::{axis_stop_secs, Ramp};
 pub use speed_limit::{Bound, InterpolationChoice, SpeedLimit};
 pub use spline::{Curve, Interpolation};
 pub use stream::{Phase, Stream};
-
-/// The periods the player works with (a file's `period_s`, the output period T_c): down to 10 us, up to 10 s.
-/// Shorter ones make the number of ticks per file point overflow; the check says so before anything runs.
-pub const PERIOD_S: lockstep_ranges::Real = lockstep_ranges::Real::closed(1e-5, 10.0, "s");

@@ -170,6 +170,40 @@ fn axis(file: &str, key: &str, entry: &Value) -> Result<AxisLimits, LimitsError>
     })
 }
 
+/// The first axis with a jerk limit, if any.
+pub fn jerk_limited(limits: &[AxisLimits]) -> Option<usize> {
+    limits.iter().position(|l| l.max_jerk.is_some())
+}
+
+/// Which limits bound the time of a change of speed (t_min) and s_max: the acceleration limits, and the jerk
+/// limits when an axis has one. Velocity limits bound s_max too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// No axis has a jerk limit.
+    Acceleration,
+    /// At least one axis has a jerk limit.
+    AccelerationJerk,
+}
+
+impl Bound {
+    pub fn of(limits: &[AxisLimits]) -> Self {
+        if jerk_limited(limits).is_some() {
+            Self::AccelerationJerk
+        } else {
+            Self::Acceleration
+        }
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Acceleration => "acceleration limit",
+            Self::AccelerationJerk => "acceleration and jerk limits",
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

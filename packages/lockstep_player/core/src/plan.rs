@@ -8,6 +8,7 @@
 //! simulation from t_min upwards. When the path itself is at an acceleration limit at that instant, no ramp
 //! can start there; the ramp then starts a few ticks later and the answer says so (`delay_secs`).
 
+use crate::limits::Bound;
 use crate::monitor::{Monitor, Violation};
 use crate::ramp::axis_stop_secs;
 use crate::stream::{Change, Phase, Stream};
@@ -54,14 +55,14 @@ pub enum Refusal {
         t_min_secs: f64,
         t_feasible_secs: f64,
         /// The limits t_min comes from: acceleration, and jerk when an axis has a jerk limit.
-        bound: crate::speed_limit::Bound,
+        bound: Bound,
     },
     /// Below the lower bound: refused at once, before any search for the shortest feasible ramp.
     #[error("a stop time of {requested_secs:.4} s is below t_min = {t_min_secs:.4} s, the least any ramp needs (each axis's change of velocity within its {bound}); pause without a stop time to get the shortest feasible stop")]
     BelowMinimum {
         requested_secs: f64,
         t_min_secs: f64,
-        bound: crate::speed_limit::Bound,
+        bound: Bound,
     },
     #[error("speed factor {requested} is above s_max = {s_max:.4}, the largest this file allows within the joint limits")]
     AboveMax { requested: f64, s_max: f64 },
@@ -196,7 +197,7 @@ fn change(
             return Err(Refusal::BelowMinimum {
                 requested_secs: r,
                 t_min_secs: tmin,
-                bound: crate::speed_limit::Bound::of(stream.limits()),
+                bound: Bound::of(stream.limits()),
             })
         }
         _ => {}
@@ -221,7 +222,7 @@ fn change(
                 requested_secs: r,
                 t_min_secs: tmin,
                 t_feasible_secs: t_feasible,
-                bound: crate::speed_limit::Bound::of(stream.limits()),
+                bound: Bound::of(stream.limits()),
             })?
         }
     };

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::file::InterpolationFile;
 use crate::limits::AxisLimits;
+pub use crate::limits::{jerk_limited, Bound};
 use crate::spline::Interpolation;
 use crate::stream::Stream;
 
@@ -43,40 +44,6 @@ impl InterpolationChoice {
             Self::Auto if jerk_limited(limits).is_some() => Interpolation::Cubic,
             Self::Auto => Interpolation::Linear,
         }
-    }
-}
-
-/// The first axis with a jerk limit, if any.
-pub fn jerk_limited(limits: &[AxisLimits]) -> Option<usize> {
-    limits.iter().position(|l| l.max_jerk.is_some())
-}
-
-/// Which limits bound the time of a change of speed (t_min) and s_max: the acceleration limits, and the jerk
-/// limits when an axis has one. Velocity limits bound s_max too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bound {
-    /// No axis has a jerk limit.
-    Acceleration,
-    /// At least one axis has a jerk limit.
-    AccelerationJerk,
-}
-
-impl Bound {
-    pub fn of(limits: &[AxisLimits]) -> Self {
-        if jerk_limited(limits).is_some() {
-            Self::AccelerationJerk
-        } else {
-            Self::Acceleration
-        }
-    }
-}
-
-impl std::fmt::Display for Bound {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Acceleration => "acceleration limit",
-            Self::AccelerationJerk => "acceleration and jerk limits",
-        })
     }
 }
 

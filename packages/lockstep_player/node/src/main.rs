@@ -14,12 +14,12 @@
 //!
 //! The logic (file, limits, planning, alignment) is `lockstep_player`; this file wires it to ROS.
 
+mod engine;
 mod params;
 mod requests;
 mod ticker;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -34,6 +34,7 @@ use r2r::sensor_msgs::msg::JointState;
 use r2r::std_msgs::msg::Float64MultiArray;
 use r2r::trajectory_msgs::msg::JointTrajectory;
 
+use engine::{Active, Config, Shared};
 use params::PlayerParams;
 use ticker::{Outputs, Ticker};
 
@@ -45,37 +46,6 @@ fn main() -> anyhow::Result<()> {
     });
     lockstep_ros::run_node("lockstep_interpolation_player", |node| Ok(setup(node)?))
         .context("lockstep_interpolation_player")
-}
-
-/// The goal being played.
-pub(crate) struct Active {
-    session: Session,
-    goal: r2r::ActionServerGoal<MovePlay::Action>,
-    joints: Vec<String>,
-    ticks: u64,
-    /// Wall time between two ticks of this goal, for the timing line at its end.
-    intervals: Intervals,
-    /// Set when a pause, resume, speed change or cancel changed the motion ahead (the output thread clears
-    /// it once it has sent what follows from the change).
-    replanned: bool,
-    /// A pause, resume, speed change or cancel planned ahead, waiting for its tick.
-    pending: Option<requests::Pending>,
-}
-
-#[derive(Default)]
-pub(crate) struct Engine {
-    active: Option<Active>,
-    /// Latest /joint_states position per joint name.
-    measured: BTreeMap<String, f64>,
-}
-
-pub(crate) type Shared = Arc<Mutex<Engine>>;
-
-/// Everything a goal needs besides the engine.
-pub(crate) struct Config {
-    params: PlayerParams,
-    limits: JointLimits,
-    logger: String,
 }
 
 fn setup(

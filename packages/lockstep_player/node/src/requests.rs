@@ -4,18 +4,18 @@
 //! of milliseconds in a debug one. Done under the engine's lock, as it once was, it held up the output tick
 //! (a drive faults on a 44 ms gap). Now a request is planned on a copy of the session a few ticks ahead
 //! (`Session::prepare`), without the lock; the output thread installs the plan at exactly that tick
-//! ([`install_pending`]) and keeps following the current plan until then. A plan ready too late (the
+//! ([`crate::engine::install_pending`]) and keeps following the current plan until then. A plan ready too late (the
 //! motion passed its tick) is made again further ahead. One request is planned at a time, each on top of the
 //! last one installed.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use lockstep_player::session::{Prepared, Request, Stale, State};
+use lockstep_player::session::{Request, Stale, State};
 use lockstep_player::{Plan, Refusal};
 use tokio::sync::{oneshot, Mutex};
 
-use crate::{Active, Shared};
+use crate::engine::{Engine, Pending, Shared};
 
 /// Tries before a request is refused because the motion kept moving past its plan.
 const ATTEMPTS: u32 = 4;
@@ -25,12 +25,6 @@ const REMEMBERED: usize = 8;
 const FIRST_GUESS: Duration = Duration::from_millis(5);
 /// The most the change of a request is put off to plan it.
 const LONGEST_AHEAD: Duration = Duration::from_millis(500);
-
-/// A plan waiting for its tick, and where its outcome goes.
-pub(crate) struct Pending {
-    prepared: Prepared,
-    reply: oneshot::Sender<Result<Plan, Stale>>,
-}
 
 /// Serializes requests and learns how long planning takes.
 pub(crate) struct Planner {
@@ -107,25 +101,7 @@ fn ticks_ahead(recent: &VecDeque<Duration>, period_s: f64, late: u32) -> u64 {
     ((wanted / period_s).ceil() + 1.0).clamp(2.0, most) as u64
 }
 
-/// At a tick boundary (before the tick): the plan waiting for this tick takes over; one whose tick has
-/// passed goes back to be made again.
-pub(crate) fn install_pending(active: &mut Active) {
-    let Some(pending) = active.pending.take() else {
-        return;
-    };
-    let now = active.session.ticks();
-    if now < pending.prepared.at_tick {
-        active.pending = Some(pending);
-        return;
-    }
-    let outcome = active.session.install(pending.prepared);
-    if outcome.is_ok() {
-        active.replanned = true;
-    }
-    let _ = pending.reply.send(outcome);
-}
-
-fn lock(shared: &Shared) -> Result<std::sync::MutexGuard<'_, crate::Engine>, Refusal> {
+fn lock(shared: &Shared) -> Result<std::sync::MutexGuard<'_, Engine>, Refusal> {
     shared
         .lock()
         .map_err(|_| Refusal::Invalid("internal lock poisoned".into()))

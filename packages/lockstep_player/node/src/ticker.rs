@@ -23,8 +23,8 @@ use r2r::lockstep_interfaces::action::MovePlay;
 use r2r::std_msgs::msg::Float64MultiArray;
 use r2r::trajectory_msgs::msg::{JointTrajectory, JointTrajectoryPoint};
 
+use crate::engine::{install_pending, Active, Config, Engine, Shared};
 use crate::params::{list, Output};
-use crate::{Active, Config, Engine, Shared};
 
 /// Where each tick's command goes.
 pub struct Outputs {
@@ -94,7 +94,7 @@ fn run(shared: &Shared, config: &Config, outputs: &Outputs, stop: &AtomicBool) {
         };
         let Ok(mut engine) = shared.lock() else { return };
         if let Some(active) = engine.active.as_mut() {
-            crate::requests::install_pending(active);
+            install_pending(active);
         }
         tick(
             &mut engine,

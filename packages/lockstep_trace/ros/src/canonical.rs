@@ -21,9 +21,9 @@ use r2r_rcl::{
     rcutils_uint8_array_fini, rcutils_uint8_array_init, rcutils_uint8_array_t, rmw_serialize, RCL_RET_OK,
 };
 
-use crate::Result;
+use crate::error::Result;
 
-fn failed(what: &str, code: i32) -> crate::Error {
+fn failed(what: &str, code: i32) -> crate::error::Error {
     lockstep_ros::Error::Ros {
         action: format!("{what} (canonical CDR)"),
         source: r2r::Error::from_rcl_error(code),

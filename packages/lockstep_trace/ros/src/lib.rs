@@ -15,6 +15,8 @@
 
 mod canonical;
 mod convert;
+mod error;
+mod names;
 mod publisher;
 pub mod step;
 mod subscription;
@@ -23,90 +25,18 @@ pub use canonical::canonical_cdr;
 pub use convert::{
     component_from_msg, component_to_msg, header_from_msg, header_to_msg, topology_from_msg, topology_to_msg,
 };
+pub use error::{Error, Result};
 /// The ROS `Time` conversions headers use, from [`lockstep_ros::time`] (re-exported for existing callers).
 pub use lockstep_ros::time::{ns_to_time, time_to_ns};
+pub use names::{
+    header_topic, module_name, node_module_name, resolve_channel, HEADER_TOPIC_SUFFIX, TOPOLOGY_TOPIC_PREFIX,
+};
 pub use publisher::{publish_topology, topology_topic, TracedPublisher};
 pub use step::{Grant, Recent, StepOutputData, StepServer};
 pub use subscription::{Traced, TracedSubscription, Upstream, DEFAULT_HEADER_TIMEOUT};
 
 pub use lockstep_trace;
 pub use r2r::lockstep_interfaces::msg::{ComponentTopology, DependencyHeader, ModuleTopology};
-
-/// Suffix of the sidecar topic that carries a channel's headers.
-pub const HEADER_TOPIC_SUFFIX: &str = "/lockstep_header";
-
-/// Prefix of the latched per-module topology topics.
-pub const TOPOLOGY_TOPIC_PREFIX: &str = "/lockstep/topology/";
-
-/// What can go wrong publishing or subscribing traced topics.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// An r2r call failed: lockstep_ros's error, whose action names the topic
-    /// ([`lockstep_ros::Error::Ros`]).
-    #[error(transparent)]
-    Ros(#[from] lockstep_ros::Error),
-    /// A lock-step grant names no output on the channel a module publishes a step's output on.
-    #[error("the step of {frame} names no output on `{channel}` (it names {named})")]
-    NotGranted {
-        /// The publisher's channel.
-        channel: String,
-        /// The granted frame (`<channel> #<sequence>`).
-        frame: String,
-        /// The output channels the grant names.
-        named: String,
-    },
-    /// The tracing library refused (e.g. an input channel never received).
-    #[error("tracing on `{channel}`: {source}")]
-    Trace {
-        /// The output channel.
-        channel: String,
-        #[source]
-        source: lockstep_trace::Error,
-    },
-}
-
-/// Result alias of this crate.
-pub type Result<T> = std::result::Result<T, Error>;
-
-/// The fully qualified name of `topic` as seen from a node in `namespace`: absolute names stay, relative ones
-/// are put under the namespace. Channel names in headers are fully qualified so that headers from nodes in
-/// different namespaces compare. (`~` private names and remapping rules are not applied: r2r does not expose
-/// rcl's name resolution; remap absolute names instead.)
-pub fn resolve_channel(namespace: &str, topic: &str) -> String {
-    if topic.starts_with('/') {
-        return topic.to_owned();
-    }
-    let namespace = namespace.trim_end_matches('/');
-    format!("{namespace}/{topic}")
-}
-
-/// The module name a node writes into its headers and topology: its fully qualified name without the leading
-/// slash. In the root namespace that is the node name (`obstacle_fusion`); under a namespace the namespace
-/// comes first (`robot1/obstacle_fusion`), so two nodes of one name in two namespaces are two modules. The
-/// node's step service is then `/<module name>/lockstep/step` ([`step::step_service_name`]) and its topology
-/// is latched on `/lockstep/topology/<module name>` ([`topology_topic`]).
-pub fn module_name(namespace: &str, node_name: &str) -> String {
-    let namespace = namespace.trim_matches('/');
-    if namespace.is_empty() {
-        node_name.to_owned()
-    } else {
-        format!("{namespace}/{node_name}")
-    }
-}
-
-/// The module name of `node` (see [`module_name`]), from its namespace and name after remapping
-/// (`--ros-args -r __ns:=/robot1`).
-pub fn node_module_name(node: &r2r::Node) -> Result<String> {
-    use lockstep_ros::RosContext as _;
-    let namespace = node.namespace().ros_context("reading the node namespace")?;
-    let name = node.name().ros_context("reading the node name")?;
-    Ok(module_name(&namespace, &name))
-}
-
-/// The sidecar topic carrying the headers of `topic` (same relative/absolute form as `topic`).
-pub fn header_topic(topic: &str) -> String {
-    format!("{}{HEADER_TOPIC_SUFFIX}", topic.trim_end_matches('/'))
-}
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,8 @@ use r2r::lockstep_interfaces::msg::{DependencyHeader, ModuleTopology};
 use r2r::{QosProfile, WrappedTypesupport};
 
 use crate::convert::{component_to_msg, header_to_msg};
-use crate::{header_topic, resolve_channel, Error, Result, TOPOLOGY_TOPIC_PREFIX};
+use crate::error::{Error, Result};
+use crate::names::{header_topic, resolve_channel, TOPOLOGY_TOPIC_PREFIX};
 
 /// Depth of the header sidecar: reliable, and deep enough that a recorder catching up on a burst of data
 /// still gets every header.
@@ -93,13 +94,13 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
     /// and inputs) with the digest of `msg`. Returns the header and the canonical CDR published, for
     /// [`crate::StepServer::answer`] (or [`crate::StepServer::answer_outputs`] when the computation
     /// publishes on several channels). A grant naming several outputs but none on this channel is refused.
-    pub fn publish_step(&self, grant: &crate::Grant, msg: &T) -> Result<(TraceHeader, Vec<u8>)> {
+    pub fn publish_step(&self, grant: &crate::step::Grant, msg: &T) -> Result<(TraceHeader, Vec<u8>)> {
         let frame = grant.frame_for(&self.channel).ok_or_else(|| Error::NotGranted {
             channel: self.channel.clone(),
             frame: format!("{} #{}", grant.frame.channel_name, grant.frame.sequence_num),
             named: grant.channels(),
         })?;
-        let payload = crate::canonical_cdr(msg)?;
+        let payload = crate::canonical::canonical_cdr(msg)?;
         let mut header = frame.clone();
         header.payload_digest = lockstep_trace::digest(&payload);
         self.publish_with_header(msg, &header)?;
@@ -125,7 +126,7 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
         msg: &T,
         finish: impl FnOnce(&[u8]) -> Result<TraceHeader>,
     ) -> Result<TraceHeader> {
-        let header = finish(&crate::canonical_cdr(msg)?)?;
+        let header = finish(&crate::canonical::canonical_cdr(msg)?)?;
         self.publish_with_header(msg, &header)?;
         Ok(header)
     }

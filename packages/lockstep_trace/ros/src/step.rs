@@ -37,7 +37,8 @@ use r2r::lockstep_interfaces::srv::Step;
 use r2r::ServiceRequest;
 
 use crate::convert::{header_from_msg, header_to_msg};
-use crate::{Result, Traced};
+use crate::error::Result;
+use crate::subscription::Traced;
 
 /// The step service of a node, relative to it: `/<node>/lockstep/step`.
 pub const STEP_SERVICE: &str = "~/lockstep/step";

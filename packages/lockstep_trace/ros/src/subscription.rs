@@ -13,7 +13,8 @@ use r2r::{QosProfile, WrappedTypesupport};
 use tokio::time::Instant;
 
 use crate::convert::header_from_msg;
-use crate::{header_topic, resolve_channel, Result};
+use crate::error::Result;
+use crate::names::{header_topic, resolve_channel};
 
 /// How long a message from a traced publisher waits for its header by default. Headers normally follow
 /// their data within a millisecond; this only bounds the wait when a header is lost.
@@ -190,7 +191,7 @@ impl<T: WrappedTypesupport> State<T> {
     }
 
     fn on_data(&mut self, msg: T) {
-        let digest = match crate::canonical_cdr(&msg) {
+        let digest = match crate::canonical::canonical_cdr(&msg) {
             Ok(bytes) => digest(&bytes),
             Err(e) => {
                 // Out of memory in rmw, in practice: drop the message, keep the subscription.

@@ -6,6 +6,7 @@
 //! - [`queue`]: one client's bounded queue: a slow client's oldest data is dropped and counted.
 //! - [`server`]: the WebSocket server on tokio-tungstenite: channels, subscriptions, relaying, and
 //!   [`Event`]s telling when a channel gets its first subscriber or loses its last.
+//! - `state`: what the server knows behind one lock (clients, channels, services, latched messages).
 //! - `latched`: the last messages of transient-local channels, for clients that subscribe later.
 //! - `requests`: what clients ask of the node (parameters, service calls) and how the node answers.
 //! - [`access`]: the token, and the allowlists of topics, services and parameters.
@@ -17,6 +18,7 @@ pub mod protocol;
 pub mod queue;
 mod requests;
 pub mod server;
+mod state;
 mod stats;
 mod subscriptions;
 pub mod tls;

@@ -6,7 +6,8 @@ use crate::protocol::{
     self, parse_service_call, Level, Parameter, ServerMessage, Service, ServiceSchema,
     OP_SERVICE_CALL_REQUEST,
 };
-use crate::server::{ClientIo, Event, Server};
+use crate::server::{Event, Server};
+use crate::state::ClientIo;
 
 impl Server {
     /// Answers a parameter request of client `client` (ignored if it has left).

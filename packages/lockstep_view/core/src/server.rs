@@ -9,22 +9,22 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::access::{handshake, split_parameters, Allowlist, Kind, Token};
-use crate::latched::Latched;
 use crate::protocol::{
     self, parse_client, Channel, ClientMessage, Level, Parameter, ServerMessage, Service, ServiceCall,
 };
-use crate::queue::{ClientQueue, Outgoing};
+use crate::queue::Outgoing;
+use crate::state::{Client, ClientIo, State};
 pub use crate::stats::ClientStats;
 use crate::tls::Tls;
 
@@ -105,74 +105,6 @@ pub enum Event {
         type_name: String,
         call: ServiceCall,
     },
-}
-
-pub(crate) struct ClientIo {
-    queue: Mutex<ClientQueue>,
-    wake: Notify,
-    closed: AtomicBool,
-}
-
-impl ClientIo {
-    pub(crate) fn queue(&self) -> MutexGuard<'_, ClientQueue> {
-        self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Queues a protocol message; a client that lets them pile up is closed.
-    pub(crate) fn control(&self, text: String) {
-        self.control_frame(Outgoing::Text(text));
-    }
-
-    /// Queues a data frame (dropped first when the client is slow).
-    pub(crate) fn data(&self, frame: Vec<u8>) {
-        self.queue().push_data(frame);
-        self.wake.notify_one();
-    }
-
-    /// Queues a protocol message (text or binary) that must not be dropped.
-    pub(crate) fn control_frame(&self, message: Outgoing) {
-        if self.queue().push_control(message).is_err() {
-            self.closed.store(true, Ordering::Relaxed);
-        }
-        self.wake.notify_one();
-    }
-}
-
-pub(crate) struct Client {
-    pub(crate) address: SocketAddr,
-    pub(crate) io: Arc<ClientIo>,
-    /// Subscription id -> channel id.
-    pub(crate) subscriptions: HashMap<u32, u32>,
-    /// Channel id -> subscription id.
-    pub(crate) by_channel: HashMap<u32, u32>,
-}
-
-#[derive(Default)]
-pub(crate) struct State {
-    pub(crate) channels: BTreeMap<u32, Channel>,
-    /// Channels that disappeared, kept so that one that comes back unchanged gets its old id.
-    retired: Vec<Channel>,
-    next_channel: u32,
-    pub(crate) clients: BTreeMap<u64, Client>,
-    next_client: u64,
-    pub(crate) services: BTreeMap<u32, Service>,
-    pub(crate) next_service: u32,
-    pub(crate) latched: BTreeMap<u32, Latched>,
-}
-
-impl State {
-    /// Queues a protocol message for every client.
-    pub(crate) fn broadcast(&self, text: &str) {
-        for client in self.clients.values() {
-            client.io.control(text.to_owned());
-        }
-    }
-
-    pub(crate) fn subscribers(&self, channel_id: u32) -> usize {
-        (self.clients.values())
-            .filter(|c| c.by_channel.contains_key(&channel_id))
-            .count()
-    }
 }
 
 pub(crate) struct Shared {
@@ -340,6 +272,18 @@ impl Server {
         }
     }
 
+    /// Keep the last `depth` messages of the channel for clients that subscribe later (0: keep none).
+    pub fn set_latched(&self, channel_id: u32, depth: usize) {
+        self.shared.state().set_latched(channel_id, depth);
+    }
+
+    /// Per connected client, in connection order.
+    pub fn client_stats(&self) -> Vec<ClientStats> {
+        (self.shared.state().clients.values())
+            .map(ClientStats::of)
+            .collect()
+    }
+
     /// Sends a status message to every client.
     pub fn broadcast_status(&self, level: Level, message: &str) {
         self.shared.state().broadcast(&protocol::status(level, message));
@@ -396,14 +340,10 @@ impl Server {
         let Ok(Ok(ws)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, accepting).await else {
             return;
         };
-        let io = Arc::new(ClientIo {
-            queue: Mutex::new(ClientQueue::new(
-                self.shared.options.data_queue_len,
-                self.shared.options.control_queue_len,
-            )),
-            wake: Notify::new(),
-            closed: AtomicBool::new(false),
-        });
+        let io = Arc::new(ClientIo::new(
+            self.shared.options.data_queue_len,
+            self.shared.options.control_queue_len,
+        ));
         let id = {
             let mut st = self.shared.state();
             io.control(self.server_info());

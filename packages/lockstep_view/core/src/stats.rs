@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use crate::server::Server;
+use crate::state::Client;
 
 /// What one connected client has been sent and has missed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,20 +19,16 @@ pub struct ClientStats {
     pub queued: usize,
 }
 
-impl Server {
-    /// Per connected client, in connection order.
-    pub fn client_stats(&self) -> Vec<ClientStats> {
-        (self.shared.state().clients.values())
-            .map(|c| {
-                let q = c.io.queue();
-                ClientStats {
-                    address: c.address,
-                    subscriptions: c.subscriptions.len(),
-                    sent: q.sent(),
-                    dropped: q.dropped(),
-                    queued: q.len(),
-                }
-            })
-            .collect()
+impl ClientStats {
+    /// The counts of one connected client.
+    pub(crate) fn of(client: &Client) -> Self {
+        let q = client.io.queue();
+        ClientStats {
+            address: client.address,
+            subscriptions: client.subscriptions.len(),
+            sent: q.sent(),
+            dropped: q.dropped(),
+            queued: q.len(),
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! the node when a channel gets its first subscriber or loses its last.
 
 use crate::protocol::{self, ClientMessage, Level};
-use crate::server::{ClientIo, Event, Server};
+use crate::server::{Event, Server};
+use crate::state::ClientIo;
 
 impl Server {
     /// Acts on a subscribe or unsubscribe of client `id`.

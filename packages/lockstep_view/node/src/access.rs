@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use anyhow::Context as _;
 use lockstep_view::{Allowlist, Kind, Tls, Token};
 
-use crate::cli::ViewArgs;
+use crate::args::ViewArgs;
 
 /// The environment variable a token may come from (it does not show in `ps`, unlike `--token`).
 pub const TOKEN_ENV: &str = "LOCKSTEP_VIEW_TOKEN";
