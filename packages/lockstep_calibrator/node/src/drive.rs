@@ -17,7 +17,7 @@ use lockstep_ros::action_server::{ActionServerCancelRequest, ActionServerGoal, A
 use r2r::geometry_msgs::msg::{Twist, TwistStamped, Vector3};
 use r2r::lockstep_interfaces::action::DrivePattern;
 
-use crate::Shared;
+use crate::state::Shared;
 
 /// Command period (wall time).
 const PERIOD: Duration = Duration::from_millis(50);

@@ -25,47 +25,25 @@ mod params;
 mod push;
 mod services;
 mod state;
+mod stepping;
 mod subscriptions;
 
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::future;
-use lockstep_calibrator::{Calibrator, Outcome};
+use lockstep_calibrator::Calibrator;
 use lockstep_ros::action_server::create_action_server;
 use lockstep_ros::{lock, qos, SharedNode};
-use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::lockstep_interfaces::action::DrivePattern;
-use r2r::lockstep_interfaces::msg::{CalibrationResult, CalibrationStatus};
 use r2r::lockstep_interfaces::srv::PredictMotion;
 use r2r::rcl_interfaces::srv::SetParameters;
 use r2r::std_srvs::srv::Trigger;
 
 use params::CalibratorParams;
-use state::State;
-
-/// How often the node looks whether a window's worth of data came in (wall time).
-const POLL: Duration = Duration::from_millis(20);
-
-pub(crate) type Shared = Arc<Mutex<State>>;
-
-/// What the step task publishes to and pushes with.
-pub(crate) struct Outputs {
-    status: r2r::Publisher<CalibrationStatus>,
-    result: r2r::Publisher<CalibrationResult>,
-    diagnostics: r2r::Publisher<DiagnosticArray>,
-    push: Option<Push>,
-    node_name: String,
-    logger: String,
-}
-
-struct Push {
-    client: r2r::Client<SetParameters::Service>,
-    service: String,
-    prefix: String,
-}
+use state::{Shared, State};
+use stepping::{step_loop, Outputs, Push};
 
 fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
@@ -160,93 +138,4 @@ fn setup(
         );
         Ok(())
     })
-}
-
-/// Steps whenever a window's worth of data came in.
-async fn step_loop(shared: Shared, outputs: Rc<Outputs>) {
-    let mut ticker = tokio::time::interval(POLL);
-    loop {
-        ticker.tick().await;
-        let due = shared.lock().map(|s| s.due()).unwrap_or(false);
-        if due {
-            step(&shared, &outputs).await;
-        }
-    }
-}
-
-/// One step: publish the status, and on acceptance the result (after pushing it, if configured).
-pub(crate) async fn step(shared: &Shared, out: &Outputs) -> (Outcome, String) {
-    let (outcome, t, threshold2, status) = {
-        let Ok(mut s) = shared.lock() else {
-            return (
-                Outcome::Waiting("internal error".into()),
-                "internal error: state poisoned".into(),
-            );
-        };
-        let outcome = s.step();
-        let t = s.data_secs().unwrap_or(0.0);
-        let status = messages::status(&s, &outcome, t);
-        (outcome, t, s.calibrator.config().threshold2, status)
-    };
-    let (name, reason) = messages::describe(&outcome);
-    let line = format!("t={t:.2} s: {name}: {reason}");
-    if let Err(e) = out.status.publish(&status) {
-        r2r::log_warn!(&out.logger, "cannot publish ~/status: {e}");
-    }
-    match &outcome {
-        Outcome::Accepted(a) => {
-            r2r::log_info!(&out.logger, "{line}");
-            for alarm in &a.alarms {
-                r2r::log_warn!(&out.logger, "drift alarm: {alarm}");
-            }
-            let mut msg = messages::accepted(a, threshold2, t);
-            if let Some(result) = push_to_base(shared, out, a.params).await {
-                msg.pushed = result.is_ok();
-                msg.push_result = result.unwrap_or_else(|e| {
-                    r2r::log_warn!(&out.logger, "push failed: {e}");
-                    e
-                });
-            }
-            if let Err(e) = out.result.publish(&msg) {
-                r2r::log_warn!(&out.logger, "cannot publish ~/parameters: {e}");
-            }
-            if let Err(e) = out
-                .diagnostics
-                .publish(&messages::diagnostics(&out.node_name, a, t))
-            {
-                r2r::log_warn!(&out.logger, "cannot publish /diagnostics: {e}");
-            }
-        }
-        Outcome::Rejected { .. } | Outcome::Skipped(_) => r2r::log_info!(&out.logger, "{line}"),
-        Outcome::Waiting(_) | Outcome::Unchanged { .. } => r2r::log_debug!(&out.logger, "{line}"),
-    }
-    (outcome, line)
-}
-
-/// Pushes `params` to `push_node` (None when no push is configured); once taken they are the history's
-/// nominal too: the base now turns commands into wheel speeds and odometry with them.
-pub(crate) async fn push_to_base(
-    shared: &Shared,
-    out: &Outputs,
-    params: lockstep_calibrator::ModelParams,
-) -> Option<Result<String, String>> {
-    let p = out.push.as_ref()?;
-    let result = match r2r::Node::is_available(&p.client) {
-        Ok(available) => {
-            push::push(
-                &p.client,
-                available,
-                &p.service,
-                &push::request(&p.prefix, &params),
-            )
-            .await
-        }
-        Err(e) => Err(format!("{}: {e}", p.service)),
-    };
-    Some(result.map(|()| {
-        if let Ok(mut s) = shared.lock() {
-            s.calibrator.history_mut().set_nominal(params);
-        }
-        format!("set on {}", p.service)
-    }))
 }

@@ -8,7 +8,9 @@ use r2r::geometry_msgs::msg::Pose2D;
 use r2r::lockstep_interfaces::srv::PredictMotion;
 use r2r::std_srvs::srv::Trigger;
 
-use crate::{messages, push_to_base, step, Outputs, Shared};
+use crate::messages;
+use crate::state::Shared;
+use crate::stepping::{push_to_base, step, Outputs};
 
 /// `~/calibrate`: one step now on the latest window; success when it ran (the message says what it did).
 pub async fn calibrate_service(

@@ -1,11 +1,15 @@
 //! What the node keeps around the calibrator: input counts, window counts and when the next step is due
 //! (once per `step_period_secs` of data time, so the node keeps pace with a simulator at any time scale).
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lockstep_calibrator::{
     Calibrator, CommandSample, Dropped, OdomSample, Outcome, Pose, PoseSample, WheelSample,
 };
+
+/// The state as the node's tasks share it.
+pub(crate) type Shared = Arc<Mutex<State>>;
 
 /// Windows per outcome since start or the last reset.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use r2r::sensor_msgs::msg::JointState;
 
 use crate::inputs;
 use crate::params::{CalibratorParams, PoseType, WheelSource};
+use crate::state::Shared;
 use crate::state::State;
-use crate::Shared;
 
 /// Input QoS depth: at a high simulator time scale bursts of odometry arrive at once.
 const INPUT_DEPTH: usize = 1000;

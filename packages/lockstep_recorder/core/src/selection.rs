@@ -2,7 +2,7 @@
 
 use regex::Regex;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The recorder's topic filter, like `ros2 bag record` (`-a`, topic list, `--regex`, `--exclude-regex`).
 #[derive(Debug, Clone)]

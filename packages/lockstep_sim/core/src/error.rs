@@ -159,3 +159,31 @@ pub enum Error {
 
 /// Result with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// `Ok` when `value` is finite and `> 0` (`positive`) or `>= 0`; the error names the field.
+pub(crate) fn check_finite(name: &'static str, value: f64, positive: bool) -> Result<()> {
+    if value.is_finite() && (value > 0.0 || (!positive && value == 0.0)) {
+        Ok(())
+    } else {
+        Err(Error::BadParameter {
+            name,
+            reason: format!(
+                "is {value}; it must be a finite number {}",
+                if positive { "> 0" } else { ">= 0" }
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_is_allowed_where_it_means_off() {
+        assert!(check_finite("x", 0.0, false).is_ok());
+        assert!(check_finite("x", 0.0, true).is_err());
+        assert!(check_finite("x", -1e-300, false).is_err());
+        assert!(check_finite("x", f64::NAN, false).is_err());
+    }
+}

@@ -3,8 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::check_finite;
-use crate::error::Result;
+use crate::error::{check_finite, Result};
 use crate::input::check_time_scale;
 
 /// Most steps one wall tick may run: when the machine cannot keep up with `time_scale`, simulated time falls

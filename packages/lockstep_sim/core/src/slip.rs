@@ -15,8 +15,7 @@
 //! Either way the wheel encoders (and so `joint_states` and odometry) count wheel rotation only: the slip
 //! shows in the true pose (ground truth, SLAM), never in the encoders.
 
-use crate::config::check_finite;
-use crate::error::{Error, Result};
+use crate::error::{check_finite, Error, Result};
 use crate::vehicle::{normalize_angle, DiffDriveParams, Pose2D};
 
 /// Bounds of the factor a wheel's ground speed is its surface speed times (lateral model): a wheel neither

@@ -1,5 +1,5 @@
 //! What comes into the node: cmd_vel, the two services and run-time parameter changes. Every input is
-//! checked before it touches the simulator; garbage is dropped and counted (see [`crate::Shared::drop_input`]).
+//! checked before it touches the simulator; garbage is dropped and counted (see [`crate::shared::Shared::drop_input`]).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -15,8 +15,8 @@ use r2r::ParameterValue;
 
 use crate::drive::Drive;
 use crate::params::{rule_paths, SimParams, VehicleParams};
+use crate::shared::SharedSim;
 use crate::watch::Reloader;
-use crate::SharedSim;
 
 /// Applies cmd_vel messages (commanded mode); `None` = not subscribed (autonomous mode).
 pub async fn cmd_vel(stream: Option<impl Stream<Item = Twist> + Unpin>, shared: SharedSim, logger: String) {

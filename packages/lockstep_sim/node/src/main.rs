@@ -29,26 +29,26 @@
 //! (`dropped N bad input(s) so far (cmd_vel: a, ...)`); std_msgs/String `~/state` has no field for them.
 //!
 //! Modules: [`params`] (parameters), [`messages`] (message building), [`publish`] (publishers),
-//! [`inputs`] (subscriptions, services, parameter changes), [`watch`] (reload and file watching),
-//! [`sim_loop`] (the paced simulation loop; the pacing itself is `lockstep_sim::Pacer`).
+//! [`shared`] (the simulator and the state the tasks share), [`inputs`] (subscriptions, services, parameter
+//! changes), [`watch`] (reload and file watching), [`sim_loop`] (the paced simulation loop; the pacing itself
+//! is `lockstep_sim::Pacer`).
 
 mod drive;
 mod inputs;
 mod messages;
 mod params;
 mod publish;
+mod shared;
 mod sim_loop;
 mod watch;
 
-use std::fmt::Display;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use anyhow::Context as _;
 use futures::future;
 use lockstep_ros::{lock, qos, Guarded, SharedNode};
-use lockstep_sim::{BadInputLog, Mode, Pacer, Simulator};
+use lockstep_sim::{Mode, Pacer, Simulator};
 use r2r::geometry_msgs::msg::Twist;
 use r2r::lockstep_interfaces::srv::SetDestination;
 use r2r::std_msgs::msg::String as StringMsg;
@@ -56,44 +56,8 @@ use r2r::std_srvs::srv::Trigger;
 
 use params::{rule_paths, SimParams, Statics};
 use publish::Publishers;
+use shared::{Shared, SharedSim};
 use watch::Reloader;
-
-/// How often (at most) the running count of dropped inputs is logged (wall seconds).
-const DROPPED_LOG_PERIOD_SECS: f64 = 2.0;
-
-/// The simulator and what the node keeps around it, shared by the loop, the inputs and the reloader.
-pub struct Shared {
-    sim: Simulator,
-    /// The grid markers must be (re)published: at start and after a reload.
-    grid_dirty: bool,
-    /// The state must be (re)published.
-    state_dirty: bool,
-    dropped: BadInputLog,
-    epoch: Instant,
-    /// The running drive script (commanded mode).
-    drive: Option<drive::Drive>,
-}
-
-impl Shared {
-    /// Counts a dropped input and logs the running counts if a line is due.
-    fn drop_input(&mut self, input: &'static str, reason: impl Display, logger: &str) {
-        if let Some(line) = self
-            .dropped
-            .record(input, reason, self.epoch.elapsed().as_secs_f64())
-        {
-            r2r::log_warn!(logger, "{line}");
-        }
-    }
-
-    /// Logs the final count of a burst of dropped inputs once the throttle period has passed.
-    fn flush_dropped(&mut self, logger: &str) {
-        if let Some(line) = self.dropped.flush(self.epoch.elapsed().as_secs_f64()) {
-            r2r::log_warn!(logger, "{line}");
-        }
-    }
-}
-
-pub type SharedSim = Arc<Mutex<Shared>>;
 
 fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
@@ -149,14 +113,7 @@ fn setup(
         sim.pose(),
         sim.destination()
     );
-    let shared: SharedSim = Arc::new(Mutex::new(Shared {
-        sim,
-        grid_dirty: true,
-        state_dirty: true,
-        dropped: BadInputLog::new(DROPPED_LOG_PERIOD_SECS),
-        epoch: Instant::now(),
-        drive,
-    }));
+    let shared: SharedSim = Arc::new(Mutex::new(Shared::new(sim, drive)));
     let reloader = Reloader::new(shared.clone(), scene_file, rule_files, mode);
     {
         let mut p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;

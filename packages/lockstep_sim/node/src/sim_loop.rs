@@ -8,7 +8,7 @@ use lockstep_sim::{Every, Pacer, WarningThrottle};
 
 use crate::params::{SimParams, Statics};
 use crate::publish::Publishers;
-use crate::{Shared, SharedSim};
+use crate::shared::{Shared, SharedSim};
 
 /// How often the loop wakes up.
 const WALL_TICK: Duration = Duration::from_millis(10);

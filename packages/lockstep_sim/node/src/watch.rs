@@ -15,7 +15,7 @@ use futures::future;
 use lockstep_sim::{Mode, PreparedWorld, ReloadSummary};
 
 use crate::params::Statics;
-use crate::SharedSim;
+use crate::shared::SharedSim;
 
 /// The files in force, and how often they were switched.
 #[derive(Debug, Clone)]

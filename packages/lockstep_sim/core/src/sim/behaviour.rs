@@ -6,8 +6,7 @@
 //! `next_<p>(...)` is asserted as `<p>(...)` on the next tick (`next_state` -> `state`, `next_backups` ->
 //! `backups`), starting from the rows of `initial_<p>(...)` when the vehicle sets off. A value the rules do
 //! not carry on (no `next_<p>` row this tick) is gone on the next one.
-
-use std::collections::BTreeMap;
+//! The carried values themselves are kept in `Memory` (module `memory`).
 
 use lockstep_rules::{Engine, Facts, RuleSet, Tuple, Value};
 
@@ -15,7 +14,7 @@ use crate::config::Mode;
 use crate::error::{Error, Result};
 use crate::input::check_command;
 
-use super::{Simulator, StepReport};
+use super::types::{Simulator, StepReport};
 
 /// The state before any destination is known (a simulator state, not one of the rules').
 pub const IDLE_STATE: &str = "idle";
@@ -74,7 +73,7 @@ fn value_text(v: Option<&Value>) -> String {
     }
 }
 
-/// The predicates the simulator asserts (besides the carried values of [`Memory`] and the outside facts):
+/// The predicates the simulator asserts (besides the carried values the rules name and the outside facts):
 /// their facts come from outside the rule files, so they are not "never defined".
 pub const INPUT_PREDICATES: [&str; 13] = [
     "state",
@@ -109,82 +108,6 @@ pub(super) fn initial_state_in(engine: &mut Engine, env: &Facts) -> Result<Strin
                     .join(", ")
             ),
         }),
-    }
-}
-
-/// What the behaviour carries between ticks, named by the rules (see the module's documentation).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct Memory {
-    /// (`next_p`, `p`) for every derived `next_p` but `next_state` (the state is kept apart).
-    carried: Vec<(String, String)>,
-    /// (`initial_p`, `p`) for every derived `initial_p` but `initial_state`.
-    initial: Vec<(String, String)>,
-    /// The rows asserted on the coming tick, by predicate.
-    values: BTreeMap<String, Vec<Tuple>>,
-}
-
-impl Memory {
-    /// The carried predicates of `rules`; values of predicates they still carry are kept.
-    pub(super) fn of(rules: &RuleSet, previous: Option<Memory>) -> Memory {
-        let derived = rules.defined_predicates();
-        let pairs = |prefix: &str| -> Vec<(String, String)> {
-            derived
-                .iter()
-                .filter_map(|p| {
-                    let rest = p.strip_prefix(prefix)?;
-                    (!rest.is_empty() && rest != "state").then(|| ((*p).to_owned(), rest.to_owned()))
-                })
-                .collect()
-        };
-        let mut memory = Memory {
-            carried: pairs("next_"),
-            initial: pairs("initial_"),
-            values: BTreeMap::new(),
-        };
-        if let Some(previous) = previous {
-            memory.values = previous
-                .values
-                .into_iter()
-                .filter(|(p, _)| memory.names().any(|n| n == p))
-                .collect();
-        }
-        memory
-    }
-
-    /// The predicates asserted from memory.
-    pub(super) fn names(&self) -> impl Iterator<Item = &str> {
-        self.carried.iter().chain(&self.initial).map(|(_, p)| p.as_str())
-    }
-
-    fn assert_into(&self, facts: &mut Facts) {
-        for (p, rows) in &self.values {
-            for row in rows {
-                facts.add(p, row.iter().cloned());
-            }
-        }
-    }
-
-    /// The values of `pairs`' source predicates after an evaluation.
-    fn read(engine: &Engine, pairs: &[(String, String)]) -> BTreeMap<String, Vec<Tuple>> {
-        pairs
-            .iter()
-            .map(|(from, to)| (to.clone(), engine.query(from).unwrap_or_default()))
-            .collect()
-    }
-
-    /// The values as the vehicle sets off.
-    fn start(&mut self, engine: &Engine) {
-        self.values = Memory::read(engine, &self.initial);
-    }
-
-    /// The values for the next tick.
-    fn carry(&mut self, engine: &Engine) {
-        self.values = Memory::read(engine, &self.carried);
-    }
-
-    /// The value of `predicate` asserted on the coming tick (for tests and logs).
-    pub(super) fn get(&self, predicate: &str) -> &[Tuple] {
-        self.values.get(predicate).map_or(&[], Vec::as_slice)
     }
 }
 

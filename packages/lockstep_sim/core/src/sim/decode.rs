@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::surface::{Surface, SurfaceTable};
 
 use super::sensing::{check_known_cell, collides_in};
-use super::{Simulator, StepReport};
+use super::types::{Simulator, StepReport};
 
 /// The predicate asserting the simulated time (s) in every evaluation.
 pub const SIM_TIME: &str = "sim_time";
@@ -181,7 +181,7 @@ impl Simulator {
     /// Changes `min_step_m` (0 = half the cell size) from the next tick on; not finite or negative: an error
     /// naming it, nothing changes.
     pub fn set_min_step_m(&mut self, min_step_m: f64) -> Result<()> {
-        crate::config::check_finite("min_step_m", min_step_m, false)?;
+        crate::error::check_finite("min_step_m", min_step_m, false)?;
         self.config.min_step_m = min_step_m;
         Ok(())
     }

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::slip::{ground_motion, GroundMotion, SlipModel};
 
-use super::Simulator;
+use super::types::Simulator;
 
 impl Simulator {
     /// Replaces the slip model of the ground under the TRUE vehicle, from the next step on (like

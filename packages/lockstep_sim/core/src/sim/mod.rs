@@ -1,9 +1,15 @@
 //! The simulator: a fixed-step loop over the scene, the vehicle, its sensors and the behaviour rules.
+//!
+//! The [`Simulator`]'s fields and the reports are defined in `types`, which the other modules of `sim` import;
+//! this module builds, steps and reloads the simulator, with the behaviour (`behaviour`, `memory`), the
+//! surface decoding (`decode`), the sensors (`sensing`) and the ground (`ground`) in the modules below it.
 
 mod behaviour;
 mod decode;
 mod ground;
+mod memory;
 mod sensing;
+mod types;
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -16,41 +22,19 @@ use crate::history::{PathHistory, Recent};
 use crate::input::{check_command, CommandLimits};
 use crate::noise::Gaussian;
 use crate::scene::{Cell, Scene};
-use crate::surface::{Surface, SurfaceTable};
+use crate::surface::SurfaceTable;
 use crate::vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};
 
 pub use behaviour::{COMMANDED_STATE, IDLE_STATE, INPUT_PREDICATES};
 pub use decode::{parse_facts, SIM_TIME};
-pub use sensing::Perception;
+pub use types::{Perception, Simulator, SlamSample, StepReport};
 
-use behaviour::{check_contract, Memory};
+use behaviour::check_contract;
+use memory::Memory;
 use sensing::{check_cell, check_known_cell, collides_in, first_free_cell};
 
 /// Spacing of the path history's samples while the path is short (m).
 const PATH_SPACING_M: f64 = 0.05;
-
-/// A SLAM-like pose sample: the true pose plus seeded Gaussian noise.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SlamSample {
-    /// Simulated time of the sample (s).
-    pub time_secs: f64,
-    /// The noisy pose in the `map` frame.
-    pub pose: Pose2D,
-}
-
-/// What happened in one [`Simulator::step`].
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct StepReport {
-    /// Problems with the rules' output this tick (no `next_state`, two of them, evaluation errors...): the
-    /// vehicle holds still for the tick and the simulator keeps running.
-    pub warnings: Vec<String>,
-    /// `(from, to)` when the behaviour state changed.
-    pub transition: Option<(String, String)>,
-    /// A new SLAM sample was taken (read it with [`Simulator::slam`]).
-    pub slam_sample: bool,
-    /// The vehicle hit an obstacle (and did not move this tick).
-    pub collided: bool,
-}
 
 /// What a successful reload changed.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,58 +73,6 @@ impl PreparedWorld {
         check_contract(&rules, mode)?;
         Ok(PreparedWorld { scene, rules })
     }
-}
-
-/// The simulator. Deterministic: the same scene, rules, configuration, command sequence and step sizes give
-/// the same trajectory, odometry and SLAM samples, bit for bit.
-#[derive(Debug)]
-pub struct Simulator {
-    config: SimConfig,
-    scene: Scene,
-    /// Which codes are obstacles, and their names (see `decode`).
-    surfaces: SurfaceTable,
-    engine: Engine,
-    /// Decodes the whole scene (the obstacle table), apart from the behaviour's engine.
-    decoder: Engine,
-    /// The rules read `sim_time`: the decodings may change every tick.
-    reads_time: bool,
-    /// Facts from outside, asserted in every evaluation.
-    outside: Facts,
-    /// Counts changes of `outside`.
-    outside_version: u64,
-    /// The surface under the vehicle, decoded this tick (or the last time it could be).
-    ground: Option<Surface>,
-    /// Commanded mode: the (typecode, outside version) `ground` was decoded for.
-    ground_key: Option<(i64, u64)>,
-    /// What the behaviour carries between ticks.
-    memory: Memory,
-    time_secs: f64,
-    pose: Pose2D,
-    start_pose: Pose2D,
-    wheels: WheelState,
-    /// The true body twist of the last step (speed along the body's x axis, yaw rate).
-    ground_twist: (f64, f64),
-    odom: Odometry,
-    noise: Gaussian,
-    slam: Option<SlamSample>,
-    next_slam_secs: f64,
-    /// Latest external command: (v, w, simulated time received).
-    commanded: Option<(f64, f64, f64)>,
-    /// Commands waiting out the true delay: (issued at, v, w).
-    queue: VecDeque<(f64, f64, f64)>,
-    applied: (f64, f64),
-    /// The command decided by the last step, before the delay: (simulated time issued, v, w).
-    issued: (f64, f64, f64),
-    state: String,
-    state_since_secs: f64,
-    destination: Option<Cell>,
-    bumped: bool,
-    collisions: u64,
-    distance_m: f64,
-    path: PathHistory,
-    states_visited: Recent<(f64, String)>,
-    arrived_at_secs: Option<f64>,
-    last_perception: Option<Perception>,
 }
 
 impl Simulator {

@@ -6,26 +6,7 @@ use crate::scene::{Cell, Scene};
 use crate::surface::SurfaceTable;
 use crate::vehicle::{normalize_angle, Pose2D};
 
-use super::Simulator;
-
-/// What the vehicle's sensors and its navigation report, i.e. the facts of one tick.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Perception {
-    /// Free distance ahead of the footprint (m), over three parallel rays spanning the vehicle's width.
-    pub free_front_m: f64,
-    /// Free distance to the left of the footprint (m).
-    pub free_left_m: f64,
-    /// Free distance to the right of the footprint (m).
-    pub free_right_m: f64,
-    /// Distance to the destination cell's centre (m).
-    pub dest_distance_m: f64,
-    /// Bearing of the destination relative to the heading (rad, positive = left).
-    pub heading_error_rad: f64,
-    /// Free distance along the bearing to the destination (m), like `free_front_m`.
-    pub goal_free_m: f64,
-    /// Within `arrival_tolerance_m` of the destination's centre.
-    pub at_destination: bool,
-}
+use super::types::{Perception, Simulator};
 
 impl Simulator {
     /// The sensors and navigation facts for the current true pose.
