@@ -2,7 +2,7 @@
 
   1. drive    launch/system.launch.xml (`lockstep launch`): the adaptive vehicle drives the sample warehouse
               (behaviour from Datalog rules, a tour of destinations set through the simulator's services) and
-              feeds the example pipeline (fig. 3a: m1, m2, m3) its range sensors and odometry while
+              feeds the example pipeline (obstacle fusion m1, motion controller m2, mission planner m3) its range sensors and odometry while
               lockstep_recorder records every topic; stopped with Ctrl-C (SIGINT)
   2. replay   launch/replay_system.launch.xml replay:=true: the bag replayed lock-step into the live modules
               (timed, differences.png; frames whose inputs preceded the recording are skipped and reported

@@ -52,3 +52,20 @@ def test_the_verbs_joining_the_graph_run_in_the_ros_binary_and_need_its_environm
     assert "--output" in full.stdout
     play = subprocess.run([str(LOCKSTEP), "bag", "play", "--help"], capture_output=True, text=True, timeout=120)
     assert play.returncode == 0 and "Usage: lockstep bag play" in play.stdout, play
+
+
+def test_lockstep_builds_without_ros():
+    # Without the `ros` feature the `lockstep_cli` package depends on no ROS crate at all (normal and build
+    # dependencies), so `cargo build -p lockstep_cli --no-default-features` works where ROS is not installed;
+    # with it (the default), r2r comes in through the node crates of `lockstep-ros`.
+    def tree(*features: str) -> set:
+        done = subprocess.run(["cargo", "tree", "-p", "lockstep_cli", *features, "--edges", "normal,build",
+                               "--prefix", "none", "--format", "{p}"], capture_output=True, text=True,
+                              timeout=300, cwd=REPO_ROOT)
+        assert done.returncode == 0, done.stderr
+        return {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
+
+    without = tree("--no-default-features")
+    assert "lockstep_rules" in without and "lockstep_bag" in without, sorted(without)
+    assert not {c for c in without if c == "r2r" or c.startswith("r2r_") or c.endswith("_node")}, sorted(without)
+    assert "r2r" in tree()

@@ -51,7 +51,7 @@ fn hand_over(args: &[OsString]) -> ExitCode {
                 .map_or_else(String::new, |v| v.to_string_lossy().into_owned());
             let err = std::process::Command::new(path).args(args).exec();
             format!(
-                "`lockstep {verb}` runs {} and it could not start: {err} (it is built and installed with `lockstep`: cargo build -p lockstep_cli)",
+                "`lockstep {verb}` runs {} and it could not start: {err} (it is built beside `lockstep` by `cargo build -p lockstep_cli`, with its default `ros` feature, on a machine with ROS 2)",
                 path.display()
             )
         }
