@@ -3,7 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::{Figure, Panel, SeriesKind};
+use crate::model::{Figure, Panel, SeriesKind};
 
 /// Height of the figure's title band, pixels.
 pub(crate) const TITLE_BAND_PX: u32 = 40;

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use lockstep_replay::lockstep::fold_indices;
 use serde_norway::Value;
 
 use crate::error::{Error, Result};
@@ -442,7 +443,7 @@ fn parse_expect(node: &Node<'_>) -> Result<BTreeMap<String, ChannelExpect>> {
                             spec.mapping(&["exact", "abs_tol", "rel_tol"])?;
                             parse_tolerance(&spec, &mut t)?;
                         }
-                        expect.fields.insert(crate::compare::fold_indices(&field), t);
+                        expect.fields.insert(fold_indices(&field), t);
                     }
                 }
                 _ => {}

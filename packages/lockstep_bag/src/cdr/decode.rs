@@ -6,8 +6,9 @@
 //! sequences as a `uint32` count, then the elements; fixed arrays with no count; a message with no
 //! fields as one byte (rosidl's `structure_needs_at_least_one_member`).
 
+use super::error::{CdrError, Result};
 use super::schema::{ArrayKind, Field, FieldType, MessageType, Primitive, Schema};
-use super::{CdrError, Result, Value};
+use super::value::Value;
 
 const HEADER: usize = 4;
 

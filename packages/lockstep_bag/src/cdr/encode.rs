@@ -1,8 +1,9 @@
 //! XCDR1 encoding of a [`Value`] by a [`Schema`]: the canonical form (little endian, zero padding, options
 //! zero), byte for byte what [`Schema::canonical`] makes of the same message.
 
+use super::error::{CdrError, Result};
 use super::schema::{ArrayKind, Field, FieldType, MessageType, Primitive, Schema};
-use super::{CdrError, Result, Value};
+use super::value::Value;
 
 const HEADER: [u8; 4] = [0, 1, 0, 0];
 

@@ -1,6 +1,6 @@
 //! The `ros2msg` schema text parsed into message types.
 
-use super::{CdrError, Result};
+use super::error::{CdrError, Result};
 use std::collections::BTreeMap;
 
 /// A primitive field type of the ROS 2 message language.

@@ -7,6 +7,9 @@
 
 use mcap::records::{op, Record};
 
+/// Byte length of the magic that opens and closes an MCAP file.
+pub(crate) const MAGIC_LEN: u64 = 8;
+
 /// The kinds of field an MCAP record is made of.
 #[derive(Clone, Copy)]
 enum Field {

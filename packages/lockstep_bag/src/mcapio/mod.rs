@@ -11,6 +11,7 @@ mod layout;
 mod summary;
 
 pub(crate) use chunk::{decompress as decompress_chunk, records as records_in_chunk};
+use layout::MAGIC_LEN;
 pub(crate) use layout::{parse_record, record_name};
 pub(crate) use summary::{read_summary, SummaryState};
 
@@ -20,8 +21,6 @@ use mcap::records::{ChunkIndex, Record};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
-
-const MAGIC_LEN: u64 = 8;
 
 /// Reads one whole record at `offset` (as given by an index) and hands its parsed form to `f`. The
 /// record must lie inside the file and start with a header of the same length.

@@ -4,7 +4,7 @@
 //! and length inside the data section.
 
 use super::chunk::{crc32, records, RECORD_HEADER_LEN};
-use super::MAGIC_LEN;
+use super::layout::MAGIC_LEN;
 use crate::{Error, Result};
 use mcap::records::{op, Record};
 use mcap::Summary;

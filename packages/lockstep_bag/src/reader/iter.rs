@@ -1,10 +1,12 @@
 //! Iteration: merges the messages of every storage file of a bag into one timestamp-ordered stream.
 
-use super::compressed::decompress_message;
+use super::bag::BagReader;
+use super::compressed::{decompress_message, BagCompression};
+use super::mcap_file::McapFile;
 use super::sqlite_file::SQLITE_PAGE;
-use super::{BagCompression, BagMessage, BagReader, ReadOptions, StorageFile};
+use super::storage::StorageFile;
+use super::types::{BagMessage, ReadOptions};
 use crate::mcapio::RecordPos;
-use crate::reader::mcap_file::McapFile;
 use crate::{Error, Result};
 use mcap::records::MessageHeader;
 use std::cmp::Reverse;

@@ -2,11 +2,14 @@
 //! [`BagReader::messages_with`], each with its [`Location`], and its data only when asked for (for a
 //! caller that hashes each payload once and reads it again later with [`BagReader::read_at`]).
 
-use super::compressed::decompress_message;
+use super::bag::BagReader;
+use super::chunk_cache::IndexedChunk;
+use super::compressed::{decompress_message, BagCompression};
 use super::iter::{initial_loads, row_position, wanted_channels, Load, MsgKey, Pending};
-use super::location::{IndexedChunk, Location};
+use super::location::Location;
 use super::sqlite_file::SQLITE_PAGE;
-use super::{BagCompression, BagReader, ReadOptions, StorageFile};
+use super::storage::StorageFile;
+use super::types::ReadOptions;
 use crate::{Error, Result};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};

@@ -1,7 +1,7 @@
 //! The MCAP storage of the reader: what an MCAP file holds (from its summary, or from one linear
 //! pass when it has no usable summary), and reading its chunks, messages and extra records.
 
-use super::ChannelInfo;
+use super::types::ChannelInfo;
 use crate::mcapio::{self, RecordPos, SummaryState};
 use crate::metadata::union_range;
 use crate::msgdefs::MessageDefinition;

@@ -11,6 +11,8 @@
 //! creates no `-shm`/`-wal` file and a read-only copy of a bag opens. (The decompressed copies of a
 //! `FILE`-compressed bag go to a temporary directory elsewhere.) Only [`crate::reindex`] writes.
 
+mod bag;
+mod chunk_cache;
 mod compressed;
 mod iter;
 mod located;
@@ -18,238 +20,29 @@ mod location;
 mod mcap_file;
 mod sqlite_file;
 mod storage;
+mod types;
 
+pub use bag::BagReader;
 pub use compressed::BagCompression;
 pub use iter::MessageIter;
 pub use located::{LocatedIter, LocatedMessage, Payload};
 pub use location::{Location, DEFAULT_CHUNK_CACHE_BYTES};
+pub use types::{AttachmentRecord, BagMessage, BagTopic, MetadataRecord, ReadOptions, StorageKind};
 
 use crate::metadata::{file_name_of, BagMetadata, FileInformation, TopicMetadata, METADATA_FILE};
-use crate::msgdefs::MessageDefinition;
 use crate::qos::parse_qos_yaml;
 use crate::{Error, Result};
+use bag::{in_file, BagFile};
+use chunk_cache::ChunkCache;
 use compressed::Scratch;
-use location::ChunkCache;
 use mcap::records::Record;
-use mcap_file::{ExtraKind, McapFile};
-use sqlite_file::SqliteFile;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use mcap_file::ExtraKind;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 pub(crate) use storage::storage_files_in;
-use storage::{storage_by_magic, storage_of};
-
-/// The storage plugin of a bag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StorageKind {
-    /// MCAP files.
-    Mcap,
-    /// sqlite3 `.db3` files.
-    Sqlite3,
-}
-
-impl StorageKind {
-    /// rosbag2's storage identifier.
-    pub fn identifier(self) -> &'static str {
-        match self {
-            StorageKind::Mcap => "mcap",
-            StorageKind::Sqlite3 => "sqlite3",
-        }
-    }
-}
-
-/// A topic of an open bag.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BagTopic {
-    /// Name, type, format, QoS and hash.
-    pub metadata: TopicMetadata,
-    /// Messages on the topic, from the storage files (MCAP statistics, sqlite3 counts); for a topic
-    /// that only metadata.yaml lists, metadata.yaml's count.
-    pub message_count: u64,
-    /// The message definition stored in the bag, if any.
-    pub definition: Option<MessageDefinition>,
-}
-
-/// One message read from a bag (its data decompressed when the bag uses rosbag2's message
-/// compression).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BagMessage {
-    /// Topic name.
-    pub topic: Arc<str>,
-    /// Receive time (ns since epoch), the bag's ordering key.
-    pub log_time_ns: u64,
-    /// Publish time (ns); equals `log_time_ns` for storages that do not keep it.
-    pub publish_time_ns: u64,
-    /// Serialized message (CDR).
-    pub data: Vec<u8>,
-    /// MCAP sequence number (0 for sqlite3).
-    pub sequence: u32,
-    /// Index of the storage file in the bag.
-    pub file_index: usize,
-    /// MCAP channel id or sqlite3 topic id within that file.
-    pub channel_id: u32,
-}
-
-/// An MCAP attachment (extra data stored beside the topics).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttachmentRecord {
-    /// Index of the storage file holding it.
-    pub file_index: usize,
-    /// Attachment name.
-    pub name: String,
-    /// Media type.
-    pub media_type: String,
-    /// Log time (ns).
-    pub log_time_ns: u64,
-    /// Creation time (ns).
-    pub create_time_ns: u64,
-    /// Content.
-    pub data: Vec<u8>,
-}
-
-/// An MCAP metadata record (named string map).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MetadataRecord {
-    /// Index of the storage file holding it.
-    pub file_index: usize,
-    /// Record name.
-    pub name: String,
-    /// Entries.
-    pub entries: BTreeMap<String, String>,
-}
-
-/// Which messages to read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReadOptions {
-    /// Only these topics (`None`: all).
-    pub topics: Option<BTreeSet<String>>,
-    /// Only messages at or after this time (ns).
-    pub start_ns: Option<u64>,
-    /// Only messages before this time (ns).
-    pub end_ns: Option<u64>,
-}
-
-impl ReadOptions {
-    /// All messages of the given topics.
-    pub fn topics<I: IntoIterator<Item = S>, S: Into<String>>(topics: I) -> Self {
-        ReadOptions {
-            topics: Some(topics.into_iter().map(Into::into).collect()),
-            ..Self::default()
-        }
-    }
-
-    fn wants_time(&self, t: u64) -> bool {
-        self.start_ns.is_none_or(|s| t >= s) && self.end_ns.is_none_or(|e| t < e)
-    }
-}
-
-/// What a storage file says about one of its channels (MCAP) or topics (sqlite3).
-#[derive(Debug, Clone)]
-struct ChannelInfo {
-    topic: Arc<str>,
-    type_name: String,
-    encoding: String,
-    qos_text: String,
-    type_hash: String,
-    definition: Option<MessageDefinition>,
-}
-
-enum StorageFile {
-    Mcap(McapFile),
-    Sqlite(SqliteFile),
-}
-
-impl StorageFile {
-    /// Opens `path`, which must hold `kind` (checked by its magic number).
-    fn open(path: &Path, kind: StorageKind) -> Result<Self> {
-        storage_by_magic(path, Some(kind))?;
-        Ok(match kind {
-            StorageKind::Mcap => StorageFile::Mcap(McapFile::open(path)?),
-            StorageKind::Sqlite3 => StorageFile::Sqlite(SqliteFile::open(path)?),
-        })
-    }
-
-    fn time_range(&self) -> Option<(u64, u64)> {
-        match self {
-            StorageFile::Mcap(f) => f.time_range,
-            StorageFile::Sqlite(f) => f.time_range,
-        }
-    }
-
-    /// Every channel (MCAP) or topic (sqlite3) of the file by id, with its message count.
-    fn channels(&self) -> Vec<(u32, &ChannelInfo, u64)> {
-        match self {
-            StorageFile::Mcap(m) => m
-                .channels
-                .iter()
-                .map(|(id, c)| (u32::from(*id), c, m.counts.get(id).copied().unwrap_or(0)))
-                .collect(),
-            StorageFile::Sqlite(s) => s
-                .topics
-                .iter()
-                .map(|(id, c)| (*id as u32, c, s.counts.get(id).copied().unwrap_or(0)))
-                .collect(),
-        }
-    }
-}
-
-/// One storage file of a bag.
-struct BagFile {
-    /// The file in the bag (for `FILE` compression, the compressed file).
-    path: PathBuf,
-    /// Its size on disk.
-    size: u64,
-    /// Whether `storage` reads a decompressed copy of `path` (in the reader's scratch directory).
-    decompressed: bool,
-    storage: StorageFile,
-}
-
-impl BagFile {
-    /// `error`, from reading this file, said against the file of the bag: an error reading a
-    /// decompressed copy is wrapped in one naming the compressed file.
-    fn wrap(&self, error: Error) -> Error {
-        in_file(&self.path, self.decompressed, error)
-    }
-}
-
-/// `error`, from reading the storage file `path` of a bag (from its decompressed copy when
-/// `decompressed`), said against `path`.
-fn in_file(path: &Path, decompressed: bool, error: Error) -> Error {
-    if decompressed {
-        Error::InDecompressedFile {
-            path: path.to_path_buf(),
-            source: Box::new(error),
-        }
-    } else {
-        error
-    }
-}
-
-/// An open bag. Reading it never writes into its directory.
-pub struct BagReader {
-    path: PathBuf,
-    storage: StorageKind,
-    compression: BagCompression,
-    metadata: BagMetadata,
-    has_metadata_file: bool,
-    files: Vec<BagFile>,
-    topics: Vec<BagTopic>,
-    /// Decompressed MCAP chunks kept for [`BagReader::read_at`].
-    chunk_cache: Mutex<ChunkCache>,
-    /// Decompressed copies of `FILE`-compressed storage files; declared last so that it is dropped
-    /// (and the directory removed) after the files reading from it are closed.
-    _scratch: Option<Scratch>,
-}
-
-impl std::fmt::Debug for BagReader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BagReader")
-            .field("path", &self.path)
-            .field("storage", &self.storage)
-            .field("compression", &self.compression)
-            .finish_non_exhaustive()
-    }
-}
+use storage::{storage_by_magic, storage_of, StorageFile};
+use types::ChannelInfo;
 
 impl BagReader {
     /// Opens a bag directory, or a single MCAP or sqlite3 file (recognised by its magic number).

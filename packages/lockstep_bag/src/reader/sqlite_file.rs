@@ -1,7 +1,7 @@
 //! The sqlite3 storage of the reader: rosbag2's `.db3` files (every schema version: with or without
 //! QoS, type hash and message definitions), opened without ever writing beside them.
 
-use super::ChannelInfo;
+use super::types::ChannelInfo;
 use crate::msgdefs::MessageDefinition;
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags};

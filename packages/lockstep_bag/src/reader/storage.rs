@@ -1,9 +1,12 @@
-//! Which storage a bag's files hold (by extension and by magic number) and the order of split files.
+//! Which storage a bag's files hold (by extension and by magic number), the order of split files, and
+//! an open storage file of either kind.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use super::StorageKind;
+use super::mcap_file::McapFile;
+use super::sqlite_file::SqliteFile;
+use super::types::{ChannelInfo, StorageKind};
 use crate::{Error, Result};
 
 pub(super) fn storage_of(path: &Path) -> Option<StorageKind> {
@@ -69,4 +72,44 @@ pub(crate) fn storage_files_in(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     found.sort_by_key(|p| file_order_key(p));
     Ok(found)
+}
+
+/// An open storage file of either kind.
+pub(super) enum StorageFile {
+    Mcap(McapFile),
+    Sqlite(SqliteFile),
+}
+
+impl StorageFile {
+    /// Opens `path`, which must hold `kind` (checked by its magic number).
+    pub(super) fn open(path: &Path, kind: StorageKind) -> Result<Self> {
+        storage_by_magic(path, Some(kind))?;
+        Ok(match kind {
+            StorageKind::Mcap => StorageFile::Mcap(McapFile::open(path)?),
+            StorageKind::Sqlite3 => StorageFile::Sqlite(SqliteFile::open(path)?),
+        })
+    }
+
+    pub(super) fn time_range(&self) -> Option<(u64, u64)> {
+        match self {
+            StorageFile::Mcap(f) => f.time_range,
+            StorageFile::Sqlite(f) => f.time_range,
+        }
+    }
+
+    /// Every channel (MCAP) or topic (sqlite3) of the file by id, with its message count.
+    pub(super) fn channels(&self) -> Vec<(u32, &ChannelInfo, u64)> {
+        match self {
+            StorageFile::Mcap(m) => m
+                .channels
+                .iter()
+                .map(|(id, c)| (u32::from(*id), c, m.counts.get(id).copied().unwrap_or(0)))
+                .collect(),
+            StorageFile::Sqlite(s) => s
+                .topics
+                .iter()
+                .map(|(id, c)| (*id as u32, c, s.counts.get(id).copied().unwrap_or(0)))
+                .collect(),
+        }
+    }
 }

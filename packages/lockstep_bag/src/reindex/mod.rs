@@ -7,18 +7,21 @@
 //! untouched; in place, a damaged file is replaced only once its rewritten copy is on disk and reads back
 //! with at least the messages salvaged. A file that is not MCAP is refused before anything is written.
 
+mod report;
 mod salvage;
+mod scan;
 mod write;
 
+pub use report::{ReindexReport, ReindexedFile};
 pub use salvage::SkippedBytes;
 
-use crate::metadata::{
-    file_name_of, union_range, BagMetadata, FileInformation, TopicMetadata, METADATA_FILE,
-};
+use scan::FileScan;
+
+use crate::metadata::{file_name_of, BagMetadata, FileInformation, TopicMetadata, METADATA_FILE};
 use crate::qos::parse_qos_yaml;
 use crate::reader::{storage_files_in, BagReader};
 use crate::{Error, Result};
-use mcap::records::{Channel, Record};
+use mcap::records::Channel;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -31,108 +34,6 @@ pub enum ReindexTarget {
     /// Replace each damaged file of the input, once its rewritten copy reads back with at least the
     /// messages salvaged from it, and rewrite metadata.yaml.
     InPlace,
-}
-
-/// What reindexing did to one storage file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReindexedFile {
-    /// The input file.
-    pub path: PathBuf,
-    /// Where its messages are now (the input itself when left in place).
-    pub output: PathBuf,
-    /// The file had a valid footer and no damage: copied (or, in place, left) as it is.
-    pub was_complete: bool,
-    /// Messages kept.
-    pub messages: u64,
-    /// Chunks whose messages were kept.
-    pub chunks: u64,
-    /// Damaged parts skipped in the middle of the file (reading went on after each).
-    pub skipped: Vec<SkippedBytes>,
-    /// Bytes not used: the skipped parts and the unusable end (0 for complete files).
-    pub bytes_dropped: u64,
-    /// Why the end of the file could not be used, if so.
-    pub stop_reason: Option<String>,
-    /// Messages dropped because the file holds no channel record for them.
-    pub messages_without_channel: u64,
-}
-
-/// The outcome of [`reindex_with`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReindexReport {
-    /// The bag directory or file written (the input itself in place).
-    pub output: PathBuf,
-    /// One entry per storage file, in bag order.
-    pub files: Vec<ReindexedFile>,
-    /// The metadata written (for a bag directory) or embedded (for a single file).
-    pub metadata: BagMetadata,
-}
-
-/// What a first scan of one file found.
-#[derive(Default)]
-pub(crate) struct FileScan {
-    schemas: BTreeMap<u16, (String, String, Vec<u8>)>,
-    channels: BTreeMap<u16, Channel>,
-    /// Per channel id: messages, first and last log time.
-    per_channel: BTreeMap<u16, (u64, u64, u64)>,
-    /// Messages on known channels (the ones a rewrite keeps).
-    messages: u64,
-    range: Option<(u64, u64)>,
-    without_channel: u64,
-    outcome: salvage::ScanOutcome,
-}
-
-impl FileScan {
-    fn of(path: &Path) -> Result<Self> {
-        let mut scan = FileScan::default();
-        if !salvage::check_magic(path)? {
-            return Ok(scan);
-        }
-        scan.outcome = salvage::scan(path, |record| {
-            match record {
-                Record::Schema { header, data } => {
-                    scan.schemas.entry(header.id).or_insert((
-                        header.name,
-                        header.encoding,
-                        data.into_owned(),
-                    ));
-                }
-                Record::Channel(c) => {
-                    scan.channels.entry(c.id).or_insert(c);
-                }
-                Record::Message { header, .. } => {
-                    let t = header.log_time;
-                    let e = scan.per_channel.entry(header.channel_id).or_insert((0, t, t));
-                    *e = (e.0 + 1, e.1.min(t), e.2.max(t));
-                }
-                _ => {}
-            }
-            Ok(())
-        })?;
-        for (id, &(n, first, last)) in &scan.per_channel {
-            if scan.channels.contains_key(id) {
-                scan.messages += n;
-                scan.range = union_range(scan.range, first, last);
-            } else {
-                scan.without_channel += n;
-            }
-        }
-        Ok(scan)
-    }
-
-    fn report(&self, path: &Path, output: &Path) -> ReindexedFile {
-        let o = &self.outcome;
-        ReindexedFile {
-            path: path.to_path_buf(),
-            output: output.to_path_buf(),
-            was_complete: o.complete,
-            messages: self.messages,
-            chunks: o.chunks,
-            skipped: o.skipped.clone(),
-            bytes_dropped: o.skipped.iter().chain(&o.tail).map(|s| s.length).sum(),
-            stop_reason: o.tail.as_ref().map(|t| t.reason.clone()),
-            messages_without_channel: self.without_channel,
-        }
-    }
 }
 
 /// The output [`reindex_with`] uses when none is given: `<bag>.reindexed` beside a bag directory,

@@ -1,7 +1,7 @@
 //! Writing what a scan salvaged into a new, indexed MCAP file.
 
 use super::salvage;
-use super::FileScan;
+use super::scan::FileScan;
 use crate::metadata::BagMetadata;
 use crate::writer::{rosbag2_record, DEFAULT_CHUNK_SIZE_BYTES, MCAP_PROFILE, ROSBAG2_METADATA_NAME};
 use crate::{Error, Result};

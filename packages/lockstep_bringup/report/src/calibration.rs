@@ -9,11 +9,10 @@
 
 use std::path::Path;
 
-use crate::html::{Cell, Page};
-use crate::{
-    number, png_image, read, write_page, Image, Kind, Missing, Rendered, ReportError, Result,
-    CALIBRATION_YAML,
-};
+use crate::error::{ReportError, Result};
+use crate::files::{png_image, read, write_page, CALIBRATION_YAML};
+use crate::html::{number, Cell, Page};
+use crate::types::{Image, Kind, Missing, Rendered};
 
 /// The motion model's parameters, in the file's order: key, name shown, unit, decimals.
 const PARAMETERS: [(&str, &str, &str, usize); 4] = [

@@ -16,12 +16,11 @@ use std::path::{Component, Path};
 
 use serde::{Deserialize, Deserializer};
 
+use crate::error::{ReportError, Result};
+use crate::files::{image, parse, png_image, write, write_page, REPORT_JSON};
 use crate::html::{escape, href, Cell, Page};
 use crate::plots::{path_figure, player_figure, timeline_figure};
-use crate::{
-    image, parse, png_image, write, write_page, Image, Kind, Missing, Rendered, ReportError, Result,
-    REPORT_JSON,
-};
+use crate::types::{Image, Kind, Missing, Rendered};
 
 /// One key figure of the table.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

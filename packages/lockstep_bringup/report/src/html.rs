@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use crate::Image;
+use crate::types::Image;
 
 /// The widest the page's column is, CSS pixels; the plots drawn here are this wide, so they are shown at
 /// one image pixel per screen pixel in a full-width window and stay sharp.
@@ -173,5 +173,13 @@ impl Page {
     pub fn finish(mut self) -> String {
         let _ = write!(self.out, "</main>\n<script>{SCRIPT}</script>\n</body></html>\n");
         self.out
+    }
+}
+
+/// A number with `decimals`, or `n/a` when it is missing or not finite.
+pub(crate) fn number(value: Option<f64>, decimals: usize) -> String {
+    match value {
+        Some(v) if v.is_finite() => format!("{v:.decimals$}"),
+        _ => "n/a".to_owned(),
     }
 }

@@ -13,8 +13,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::html::{Cell, Page};
-use crate::{number, parse, png_image, write_page, Kind, Missing, Rendered, Result, REPORT_JSON};
+use crate::error::Result;
+use crate::files::{parse, png_image, write_page, REPORT_JSON};
+use crate::html::{number, Cell, Page};
+use crate::types::{Image, Kind, Missing, Rendered};
 
 /// `report.json` of a lock-step replay.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -430,7 +432,7 @@ fn wiring_rows(w: &Wiring) -> Vec<Vec<Cell>> {
 }
 
 /// The whole page.
-pub fn page(dir: &Path, report: &ReplayReport, images: &[crate::Image]) -> String {
+pub fn page(dir: &Path, report: &ReplayReport, images: &[Image]) -> String {
     let mut page = Page::new(
         "Lock-step replay report",
         &format!("output folder {}", dir.display()),

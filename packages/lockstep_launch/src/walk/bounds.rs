@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use roxmltree::Node;
 use serde_norway::Value;
 
-use super::{at, Scope, Source, Walker};
+use super::source::Source;
+use super::walker::{at, Scope, Walker};
 use crate::error::{LaunchError, Location, Result};
 use crate::limits::{bytes_text, MAX_COPIED_BYTES, MAX_DEPTH, MAX_FILE_BYTES, MAX_INCLUDES, MAX_PROCESSES};
 

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use roxmltree::Node;
-use serde_norway::Value;
 
 use crate::ament::PackageIndex;
 use crate::error::{one_line, LaunchError, Location, Result};
@@ -17,9 +16,11 @@ use crate::subst::{self, Bounds, SubstEnv};
 mod bounds;
 mod node;
 mod source;
+mod walker;
 
 use bounds::scope_bytes;
 use source::Source;
+use walker::{at, Scope, Walker};
 
 /// How to read a launch file: command-line arguments and where packages are.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +64,7 @@ pub fn plan_file(path: &Path, options: &LaunchOptions) -> Result<Plan> {
 
 fn read_plan(path: &Path, options: &LaunchOptions) -> Result<Plan> {
     let mut walker = Walker {
-        options,
+        index: &options.index,
         plan: Plan::default(),
         anon: BTreeMap::new(),
         labels: BTreeMap::new(),
@@ -88,34 +89,6 @@ fn read_plan(path: &Path, options: &LaunchOptions) -> Result<Plan> {
         .map(|(name, _)| name.clone())
         .collect();
     Ok(plan)
-}
-
-/// What a `<group>` (or an include) scopes.
-#[derive(Debug, Clone, Default)]
-struct Scope {
-    vars: BTreeMap<String, String>,
-    env: BTreeMap<String, Option<String>>,
-    namespace: String,
-    remaps: Vec<(String, String)>,
-    params: Vec<(String, Value)>,
-}
-
-struct Walker<'o> {
-    options: &'o LaunchOptions,
-    plan: Plan,
-    anon: BTreeMap<String, String>,
-    labels: BTreeMap<String, usize>,
-    declared: BTreeSet<String>,
-    /// Elements open around the one being read, across included files.
-    depth: usize,
-    /// The files being read, outermost first (as the file system names them), to see include cycles.
-    files: Vec<PathBuf>,
-    /// Files read so far.
-    files_read: usize,
-    /// Bytes of text read, expanded and copied so far (see [`crate::limits::MAX_COPIED_BYTES`]).
-    copied: usize,
-    /// Substitutions of the file being read.
-    bounds: Bounds,
 }
 
 /// Substitution context: one scope of one file.
@@ -149,10 +122,6 @@ impl SubstEnv for Subst<'_> {
             .or_insert_with(|| format!("{name}_{}_{next}", std::process::id()))
             .clone()
     }
-}
-
-fn at(src: &Source<'_>, node: Node<'_, '_>) -> Location {
-    src.location(node.range().start)
 }
 
 impl Walker<'_> {
@@ -209,7 +178,7 @@ impl Walker<'_> {
         let mut env = Subst {
             scope,
             file: src.path(),
-            index: &self.options.index,
+            index: self.index,
             anon: &mut self.anon,
         };
         let value = subst::expand_bounded(attribute.value(), &mut env, &mut self.bounds)

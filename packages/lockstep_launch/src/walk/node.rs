@@ -7,7 +7,9 @@ use roxmltree::Node;
 use serde_norway::Value;
 
 use super::bounds::scope_bytes;
-use super::{at, check_attributes, Scope, Source, Walker};
+use super::check_attributes;
+use super::source::Source;
+use super::walker::{at, Scope, Walker};
 use crate::error::{LaunchError, Result};
 use crate::plan::{absolute, join_namespace, typed_value, NodeSpec, ParamSource, ProcessSpec};
 
@@ -22,7 +24,7 @@ impl Walker<'_> {
                 "respawn=\"true\" is not supported by lockstep launch",
             ));
         }
-        let program = self.options.index.executable(&pkg, &exec).map_err(|searched| {
+        let program = self.index.executable(&pkg, &exec).map_err(|searched| {
             let searched: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
             LaunchError::invalid(
                 &here,
