@@ -11,6 +11,10 @@
 use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
 use nalgebra::{storage::Owned, DMatrix, DVector, Dyn};
 
+// The noise of the observed poses is the residuals' unit; it is defined beside the observed poses (the
+// history's samples carry it), and offered here too, where it has always been.
+pub use crate::history::PoseNoise;
+
 use crate::history::Window;
 use crate::model::{wrap, ModelParams, Pose};
 
@@ -23,15 +27,6 @@ pub struct Free {
     pub track_width: bool,
     /// Centripetal factor.
     pub beta: bool,
-}
-
-/// Noise of the observed poses: the unit of the residuals.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PoseNoise {
-    /// Standard deviation of x and y (m).
-    pub sigma_xy_m: f64,
-    /// Standard deviation of the heading (rad).
-    pub sigma_yaw_rad: f64,
 }
 
 /// Huber's threshold on a sample's normalized error norm.

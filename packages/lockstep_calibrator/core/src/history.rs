@@ -49,6 +49,15 @@ pub struct WheelSample {
     pub right_radps: Option<f64>,
 }
 
+/// Noise of the observed poses: the unit of the pose fit's residuals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PoseNoise {
+    /// Standard deviation of x and y (m).
+    pub sigma_xy_m: f64,
+    /// Standard deviation of the heading (rad).
+    pub sigma_yaw_rad: f64,
+}
+
 /// An observed pose (SLAM, motion capture, GPS).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PoseSample {
@@ -58,7 +67,7 @@ pub struct PoseSample {
     pub pose: Pose,
     /// The pose's own noise when its message carries a covariance (weights this sample in the fit);
     /// `None`: the configured noise.
-    pub noise: Option<crate::fit::PoseNoise>,
+    pub noise: Option<PoseNoise>,
 }
 
 /// Wheel motion between two consecutive odometry (or wheel encoder) samples.

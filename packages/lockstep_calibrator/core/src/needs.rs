@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::calibrator::Config;
+use crate::calibrator::types::Config;
 use crate::delay::{DelayEstimate, DelayRefusal};
 use crate::model::ModelParams;
 use crate::observe::Determined;

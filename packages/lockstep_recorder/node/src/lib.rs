@@ -21,6 +21,7 @@
 
 pub mod cli;
 mod parameters;
+mod pending_parameters;
 mod shared;
 mod topics;
 mod writer;

@@ -13,6 +13,8 @@ use r2r::lockstep_interfaces::msg::{
     DependencyHeader, ModuleTopology, RecorderStatus, SkippedTopic, TopicStatistics,
 };
 
+use crate::pending_parameters::Pending;
+
 /// The ROS graph of one recorded topic: fully qualified names of the nodes publishing and subscribing it
 /// (the recorder itself left out).
 #[derive(Default, Clone)]
@@ -49,8 +51,8 @@ pub struct Shared {
     state: Mutex<State>,
     /// Asks the ROS graph who publishes and subscribes (with the recorder's own node names, to leave out).
     graph_probe: Mutex<Option<(GraphProbe, Vec<String>)>>,
-    /// The modules' parameters and their changes, waiting for the bag thread (see `parameters`).
-    pub(crate) parameters: crate::parameters::Pending,
+    /// The modules' parameters and their changes, waiting for the bag thread (learnt by `parameters`).
+    pub(crate) parameters: Pending,
 }
 
 impl Shared {
@@ -71,7 +73,7 @@ impl Shared {
             logger,
             state: Mutex::default(),
             graph_probe: Mutex::default(),
-            parameters: crate::parameters::Pending::default(),
+            parameters: Pending::default(),
         })
     }
 

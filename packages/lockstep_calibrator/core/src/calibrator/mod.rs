@@ -11,7 +11,9 @@
 
 mod candidate;
 mod evidence;
-mod types;
+// Visible in the crate so that module `needs` takes `Config` from where it is defined: taking it through
+// this module would make the two modules import each other.
+pub(crate) mod types;
 
 use std::collections::VecDeque;
 

@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Result};
 
-use super::Report;
+use super::report::Report;
 
 /// The file's name in the output directory.
 pub(crate) const FILE: &str = "diff_drive_controller.yaml";

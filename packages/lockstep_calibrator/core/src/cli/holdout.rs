@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::Evaluation;
+use super::evaluation::Evaluation;
 
 /// What to hold out of a bag whose samples span `[0, bag_secs]`.
 #[derive(Debug, Clone, Copy, PartialEq)]

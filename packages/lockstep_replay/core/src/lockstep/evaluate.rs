@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::recording::Recording;
-use super::replay::{ReplayOutcome, Simulated};
+use super::types::{ReplayOutcome, Simulated};
 
 /// Max and mean absolute difference of one numeric field (or of all of them).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -5,7 +5,10 @@
 use lockstep_bag::cdr::{Schema, Value};
 use lockstep_trace::{InputRecord, SourceRef, TraceHeader};
 
-use super::{LockstepError, Result};
+use super::error::{LockstepError, Result};
+
+/// Suffix of the sidecar topic holding a channel's dependency headers.
+pub const HEADER_SUFFIX: &str = "/lockstep_header";
 
 fn field<'v>(value: &'v Value, name: &str, what: &str) -> Result<&'v Value> {
     value.field(name).ok_or_else(|| LockstepError::Header {

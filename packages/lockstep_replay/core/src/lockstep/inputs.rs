@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use lockstep_trace::{InputRecord, TraceHeader};
 
 use super::recording::Recording;
-use super::replay::{MissingUpstream, Simulated};
+use super::types::{MissingUpstream, Simulated};
 
 /// Where an input's bytes come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

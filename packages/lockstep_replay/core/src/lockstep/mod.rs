@@ -9,7 +9,9 @@
 //! - [`write_bag`] stores the simulated outputs and their headers in a new bag, log times as recorded, so
 //!   replaying one recording twice gives byte-identical files.
 
+mod error;
 mod evaluate;
+mod frame;
 mod header;
 mod inputs;
 mod order;
@@ -19,95 +21,17 @@ mod plot;
 mod recording;
 mod replay;
 mod topology_source;
+mod types;
 
+pub use error::{LockstepError, Result};
 pub use evaluate::{evaluate, fold_indices, ChannelEvaluation, Difference, Evaluation, ModuleEvaluation};
-pub use header::{header_from_value, header_to_value};
+pub use frame::Frame;
+pub use header::{header_from_value, header_to_value, HEADER_SUFFIX};
 pub use output::write_bag;
 pub use plot::{differences_figure, differences_figure_against};
-pub use recording::{Channel, Frame, RecordedMessage, Recording, HEADER_SUFFIX};
-pub use replay::{
-    replay, replay_observed, FrameSelection, MissingUpstream, Module, NewModule, ReplayOptions,
-    ReplayOutcome, Simulated, SkippedFrame, StepInput,
-};
+pub use recording::{Channel, RecordedMessage, Recording};
+pub use replay::{replay, replay_observed, Module, StepInput};
 pub use topology_source::TopologySource;
-
-/// What can go wrong in a lock-step replay.
-#[derive(Debug, thiserror::Error)]
-pub enum LockstepError {
-    /// Reading or writing a bag.
-    #[error(transparent)]
-    Bag(#[from] lockstep_bag::Error),
-    /// The bag holds neither the recorder's topology record nor any dependency header: nothing says which
-    /// module reads and writes which channel.
-    #[error(
-        "{bag}: no module topology: the bag holds neither a `lockstep_topology` record (written by \
-         lockstep_recorder) nor dependency headers (`<channel>/lockstep_header` topics, published by traced \
-         modules); record the modules' outputs together with their `/lockstep_header` topics"
-    )]
-    NoTopology {
-        /// The bag, as opened.
-        bag: String,
-    },
-    /// The recorded topology cannot be replayed (a cycle, naming modules and channels).
-    #[error("recorded topology: {0}")]
-    Topology(lockstep_trace::Error),
-    /// A header cannot be read.
-    #[error("dependency header {what}: {reason}")]
-    Header {
-        /// Topic and index of the header message.
-        what: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A live module that the recorded topology does not have.
-    #[error("module `{module}` is not in the recorded topology")]
-    UnknownModule {
-        /// The module.
-        module: String,
-    },
-    /// With `strict`: a frame whose back-trace reaches outside the recording.
-    #[error("frame {channel} #{sequence_num} of `{module}` cannot be replayed: {reason}")]
-    Unreplayable {
-        /// Its module.
-        module: String,
-        /// Its output channel.
-        channel: String,
-        /// Its sequence number.
-        sequence_num: u32,
-        /// Why.
-        reason: String,
-    },
-    /// A module's step failed.
-    #[error("`{module}` failed on frame {channel} #{sequence_num}: {reason}")]
-    Step {
-        /// The module.
-        module: String,
-        /// The output channel of the frame.
-        channel: String,
-        /// Its sequence number.
-        sequence_num: u32,
-        /// What the module said.
-        reason: String,
-    },
-    /// A recorded message a frame needs cannot be had.
-    #[error("recorded {channel} (digest {digest:016x}): {reason}")]
-    Payload {
-        /// Its channel.
-        channel: String,
-        /// Its payload digest.
-        digest: u64,
-        /// Why.
-        reason: String,
-    },
-    /// A simulated output or header cannot be encoded for the output bag.
-    #[error("encoding {what}: {reason}")]
-    Encode {
-        /// What.
-        what: String,
-        /// Why.
-        reason: String,
-    },
-}
-
-/// `Result` with a [`LockstepError`].
-pub type Result<T, E = LockstepError> = std::result::Result<T, E>;
+pub use types::{
+    FrameSelection, MissingUpstream, NewModule, ReplayOptions, ReplayOutcome, Simulated, SkippedFrame,
+};

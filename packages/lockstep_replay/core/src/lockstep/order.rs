@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use super::recording::Frame;
+use super::frame::Frame;
 
 type Key = (i64, usize, String, u64, u32);
 

@@ -9,10 +9,12 @@ use lockstep_bag::cdr::Schema;
 use lockstep_bag::{BagWriter, MessageDefinition, TopicSpec, WriterOptions};
 use lockstep_trace::TraceHeader;
 
-use super::header::header_to_value;
-use super::recording::{Frame, RecordedMessage, Recording, HEADER_SUFFIX, TOPOLOGY_RECORD};
-use super::replay::ReplayOutcome;
-use super::{LockstepError, Result};
+use super::error::{LockstepError, Result};
+use super::frame::Frame;
+use super::header::{header_to_value, HEADER_SUFFIX};
+use super::recording::{RecordedMessage, Recording};
+use super::topology_source::TOPOLOGY_RECORD;
+use super::types::ReplayOutcome;
 
 /// Writes `outcome` into a new bag at `dir`, a recording of its own:
 /// - per output channel the data topic and its `/lockstep_header` sidecar with the simulated outputs and

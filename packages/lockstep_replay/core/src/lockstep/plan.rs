@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use lockstep_trace::{InputRecord, TraceHeader};
 
-use super::recording::{Frame, Recording};
-use super::replay::NewModule;
+use super::frame::Frame;
+use super::recording::Recording;
+use super::types::NewModule;
 
 /// One computation to grant: its frames (one per output channel; same module, start time and inputs).
 #[derive(Debug, Clone)]

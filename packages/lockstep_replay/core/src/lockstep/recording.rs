@@ -8,21 +8,13 @@ use std::collections::BTreeMap;
 
 use lockstep_bag::cdr::Schema;
 use lockstep_bag::{BagReader, Location, MessageDefinition, Payload, ReadOptions};
-use lockstep_trace::{digest, Topology, TraceHeader};
+use lockstep_trace::{digest, Topology};
 
-use super::header::header_from_value;
+use super::error::{LockstepError, Result};
+use super::frame::Frame;
+use super::header::{header_from_value, HEADER_SUFFIX};
+use super::order::replay_order;
 use super::topology_source::{topology_facts, TopologySource};
-use super::{LockstepError, Result};
-
-/// Suffix of the sidecar topic holding a channel's dependency headers.
-pub const HEADER_SUFFIX: &str = "/lockstep_header";
-
-/// The MCAP metadata record holding the module topology when the recorder closed the bag (one entry per
-/// module: `reads=a,b;writes=c`).
-pub const TOPOLOGY_RECORD: &str = "lockstep_topology";
-
-/// The same, written by the recorder whenever the topology grew during the recording.
-pub const TOPOLOGY_UPDATE_RECORD: &str = "lockstep_topology_update";
 
 /// One recorded data message.
 #[derive(Debug, Clone)]
@@ -56,26 +48,6 @@ pub struct Channel {
     pub offered_qos: Vec<lockstep_bag::QosProfile>,
     /// Its type's description hash as recorded (`RIHS01_...`; empty when the bag has none).
     pub type_hash: String,
-}
-
-/// One recorded computation: a module's output header.
-#[derive(Debug, Clone)]
-pub struct Frame {
-    /// The header as recorded.
-    pub header: TraceHeader,
-    /// When the recorder logged the header.
-    pub header_log_time_ns: u64,
-}
-
-impl Frame {
-    /// (channel, epoch, sequence): what names this output everywhere.
-    pub fn id(&self) -> (String, u64, u32) {
-        (
-            self.header.channel_name.clone(),
-            self.header.epoch,
-            self.header.sequence_num,
-        )
-    }
 }
 
 /// A recorded output of a module with no dependency header in the bag: it cannot be replayed (nothing says
@@ -277,7 +249,7 @@ impl Recording {
         }
         let headerless = headerless(&topology, &frames, outputs);
         let rank = |module: &str| modules.get(module).copied().unwrap_or(usize::MAX);
-        super::order::replay_order(&mut frames, &rank);
+        replay_order(&mut frames, &rank);
         Ok(Self {
             topology,
             frames,

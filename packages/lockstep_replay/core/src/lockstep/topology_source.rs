@@ -11,9 +11,15 @@ use lockstep_bag::cdr::Schema;
 use lockstep_bag::{BagReader, MetadataRecord, ReadOptions};
 use lockstep_trace::{Component, TopologyBuilder};
 
-use super::header::header_from_value;
-use super::recording::{HEADER_SUFFIX, TOPOLOGY_RECORD, TOPOLOGY_UPDATE_RECORD};
-use super::{LockstepError, Result};
+use super::error::{LockstepError, Result};
+use super::header::{header_from_value, HEADER_SUFFIX};
+
+/// The MCAP metadata record holding the module topology when the recorder closed the bag (one entry per
+/// module: `reads=a,b;writes=c`).
+pub const TOPOLOGY_RECORD: &str = "lockstep_topology";
+
+/// The same, written by the recorder whenever the topology grew during the recording.
+pub const TOPOLOGY_UPDATE_RECORD: &str = "lockstep_topology_update";
 
 /// Where the module topology of a [`super::Recording`] came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,23 @@
+//! One recorded computation ([`Frame`]): the unit the replay orders, plans and steps.
+
+use lockstep_trace::TraceHeader;
+
+/// One recorded computation: a module's output header.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// The header as recorded.
+    pub header: TraceHeader,
+    /// When the recorder logged the header.
+    pub header_log_time_ns: u64,
+}
+
+impl Frame {
+    /// (channel, epoch, sequence): what names this output everywhere.
+    pub fn id(&self) -> (String, u64, u32) {
+        (
+            self.header.channel_name.clone(),
+            self.header.epoch,
+            self.header.sequence_num,
+        )
+    }
+}
