@@ -2,7 +2,10 @@
 //!
 //! - [`map`]: a station map (stations, lanes with speed limits) from YAML; routes planned by travel time.
 //! - [`routes`]: the [`Planner`] interface, and `route: {from, to}` parameters turned into planned points.
-//! - [`fleet`]: which robot takes a task: the one that can start it soonest.
+//! - [`fleet`]: which robot takes a task: the one that can start it soonest; [`robots`]: the robots.
+//! - [`manager`]: the task manager's policy as a state machine: events in, commands out (queues, preemption,
+//!   busy actuators, delays, restart from the [`journal`]).
+//! - [`sim`]: the simulated actuators' behaviour (the navigation route follower).
 //! - [`config`]: levels, decomposition templates, parameter compatibility rules, attributes and the actuator
 //!   mapping, from YAML; errors name the key path and line.
 //! - [`params`]: parameters templated from the parent's and merged by rule (min, max, parent, child,
@@ -13,11 +16,16 @@
 
 pub mod config;
 pub mod fleet;
+pub mod journal;
+pub mod manager;
 pub mod map;
 pub mod params;
+pub mod robots;
 pub mod routes;
 pub mod scheduler;
+pub mod sim;
 pub mod status;
+mod travel;
 pub mod tree;
 mod yaml;
 

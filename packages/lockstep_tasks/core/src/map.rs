@@ -22,7 +22,7 @@ use std::path::Path;
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Deserialize;
 
-use crate::routes::{Edge, RouteError};
+use crate::travel::{Edge, RouteError};
 
 /// At most this many stations in one map.
 pub const MAX_STATIONS: usize = 10_000;

@@ -15,6 +15,8 @@ use petgraph::visit::{EdgeRef, Reversed};
 use serde_json::{json, Value};
 
 use crate::map::StationMap;
+pub use crate::travel::RouteError;
+use crate::travel::{Cost, Edge};
 use crate::tree::Tree;
 
 /// The parameter [`plan_routes`] plans.
@@ -37,24 +39,6 @@ pub struct PlannedRoute {
     pub time_s: f64,
     /// The lowest speed limit of its lanes (m/s); +inf for a route from a station to itself (no lane).
     pub speed_limit_mps: f64,
-}
-
-/// Why a route cannot be planned.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RouteError {
-    #[error("`{name}` is not a station of {map} (it has: {known})")]
-    UnknownStation {
-        name: String,
-        map: String,
-        known: String,
-    },
-    #[error("no route from {from} to {to} on {map}: {reason}")]
-    Unreachable {
-        from: String,
-        to: String,
-        map: String,
-        reason: String,
-    },
 }
 
 /// Plans routes between named stations.
@@ -169,53 +153,6 @@ fn apply(params: &mut BTreeMap<String, Value>, route: &PlannedRoute, speed_param
     }
 }
 
-/// One direction of a lane, as the planner sees it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Edge {
-    length_m: f64,
-    speed_limit_mps: f64,
-    time_s: f64,
-    /// The time in whole nanoseconds: sums of these are exact, so equally fast routes tie exactly.
-    nanos: u64,
-}
-
-/// What a route costs: its time, then its number of lanes (fewer wins a tie).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Cost {
-    nanos: u64,
-    lanes: u32,
-}
-
-impl std::ops::Add for Cost {
-    type Output = Cost;
-    fn add(self, other: Cost) -> Cost {
-        Cost {
-            nanos: self.nanos.saturating_add(other.nanos),
-            lanes: self.lanes.saturating_add(other.lanes),
-        }
-    }
-}
-
-impl Edge {
-    pub(crate) fn new(length_m: f64, speed_limit_mps: f64) -> Self {
-        let time_s = length_m / speed_limit_mps;
-        Edge {
-            length_m,
-            speed_limit_mps,
-            time_s,
-            // Saturates (at 584 years): no lane is that slow in a real map.
-            nanos: (time_s * 1e9).round() as u64,
-        }
-    }
-
-    fn cost(&self) -> Cost {
-        Cost {
-            nanos: self.nanos,
-            lanes: 1,
-        }
-    }
-}
-
 /// Planning on a station map: the fastest route by time. One Dijkstra search from the destination over the
 /// reversed lanes gives every station's (time, lanes) to it, in whole nanoseconds, so equally fast routes tie
 /// exactly; the route then follows, from the start, the lanes that keep to it.
@@ -223,9 +160,11 @@ impl StationMap {
     /// The cost of the fastest route from every station that can reach `to`: one search over the reversed
     /// lanes.
     fn costs_to(&self, to: usize) -> HashMap<NodeIndex, Cost> {
-        dijkstra(Reversed(&self.graph), NodeIndex::new(to), None, |e| {
+        // Collected into std's map: petgraph returns hashbrown's when another crate enables that feature.
+        let costs = dijkstra(Reversed(&self.graph), NodeIndex::new(to), None, |e| {
             e.weight().cost()
-        })
+        });
+        costs.into_iter().collect()
     }
 
     /// The route from `from` along the fastest lanes to the station the `costs` lead to: at each station the

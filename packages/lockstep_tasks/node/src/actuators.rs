@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use lockstep_tasks::config::Actuator;
-use lockstep_tasks::Params;
 use r2r::lockstep_interfaces::action::{Display, Lift, Load, Localize, MovePlay, Navigate, Prompt, Roll};
 use r2r::lockstep_interfaces::srv::{PauseMotion, ResumeMotion};
 
-use crate::fleet::Robot;
+use lockstep_tasks::robots::Robot;
 use serde_json::Value;
 
 /// The action types the manager can drive (their goals are type-checked before sending).
@@ -392,20 +391,4 @@ where
         .await
         .map_err(|_| format!("no answer within {} s", wait.as_secs_f64()))?
         .map_err(|e| e.to_string())
-}
-
-/// The goal (JSON) of an action at `path` for `actuator`: each mapped goal field takes its parameter's value.
-pub fn goal(path: &str, actuator: &Actuator, params: &Params) -> Result<Value, String> {
-    let mut goal = serde_json::Map::new();
-    for (field, param) in &actuator.goal {
-        let value = params.get(param).ok_or_else(|| {
-            let have: Vec<&str> = params.keys().map(String::as_str).collect();
-            format!(
-                "{path}: goal field `{field}` takes parameter `{param}`, which this action does not have (it has: {})",
-                have.join(", ")
-            )
-        })?;
-        goal.insert(field.clone(), value.clone());
-    }
-    Ok(Value::Object(goal))
 }

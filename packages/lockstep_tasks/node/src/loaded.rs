@@ -7,8 +7,10 @@ use lockstep_ros::{lock, SharedNode};
 use lockstep_tasks::Config;
 
 use crate::actuators::{self, Client, Pauser};
-use crate::environment;
-use crate::fleet::{qualified, Robot};
+use lockstep_tasks::manager::environment;
+use lockstep_tasks::manager::Setup;
+use lockstep_tasks::robots::{qualified, Robot};
+use serde_json::Value;
 
 /// A configuration and its actuator clients.
 pub struct Loaded {
@@ -59,26 +61,31 @@ impl Loaded {
         })
     }
 
-    /// Actuator name -> the condition that blocks it.
-    pub fn blocked_by(&self) -> BTreeMap<String, String> {
-        (self.config.actuators.iter())
-            .filter_map(|(name, a)| Some((name.clone(), a.blocked_by.clone()?)))
-            .collect()
-    }
-
-    /// Actuators that pause along their path.
-    pub fn pausable(&self) -> std::collections::BTreeSet<String> {
-        (self.config.actuators.iter())
-            .filter(|(_, a)| a.pause.is_some())
-            .map(|(name, _)| name.clone())
-            .collect()
-    }
-
     /// Every action server, for the log.
     pub fn server_list(&self) -> String {
         let mut all: Vec<&str> = self.servers.values().map(String::as_str).collect();
         all.sort();
         all.dedup();
         all.join(", ")
+    }
+}
+
+/// What the manager's state machine needs of a loaded configuration: the configuration, the servers, and a
+/// goal's check against its actuator's goal type (the typed client's).
+impl Setup for Loaded {
+    fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn servers(&self) -> &BTreeMap<(String, String), String> {
+        &self.servers
+    }
+
+    fn check_goal(&self, robot: &str, actuator: &str, goal: &Value) -> Result<(), String> {
+        let client = (self.clients.get(robot))
+            .ok_or_else(|| format!("no robot `{robot}`"))?
+            .get(actuator)
+            .ok_or_else(|| format!("actuator `{actuator}` is not configured"))?;
+        client.check(goal)
     }
 }

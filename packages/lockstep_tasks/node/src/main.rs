@@ -20,28 +20,28 @@
 //!   without running their completed actions again).
 //!
 //! Every name is relative, so `__ns` moves the manager and its robots together.
-//! The logic (configuration, decomposition, scheduling, statuses, routes, assignment) is `lockstep_tasks`.
+//! The logic (configuration, decomposition, scheduling, statuses, routes, assignment, and the manager's
+//! policy as a state machine: `lockstep_tasks::manager`) is `lockstep_tasks`; this node maps ROS callbacks
+//! to its events and its commands to r2r calls ([`driver`]).
 
 mod actuators;
-mod environment;
-mod fleet;
-mod goals;
-mod journal;
+mod convert;
+mod driver;
+mod inputs;
 mod loaded;
-mod manager;
-mod queue;
-mod refusals;
 mod services;
-mod task;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use futures::{future, StreamExt as _};
+use futures::{future, Stream, StreamExt as _};
 use lockstep_ros::{lock, qos, Int, ParamRule, ParamRules, Real, SharedNode};
+use lockstep_tasks::manager::{AttributeRequest, Environment, Event, Manager};
 use lockstep_tasks::map::StationMap;
+use lockstep_tasks::robots::{self, Robot};
 use r2r::lockstep_interfaces::action::ExecuteTask;
 use r2r::lockstep_interfaces::msg::{ActuatorState, TaskEvent};
 use r2r::lockstep_interfaces::srv::{AddAttribute, ListTasks, PauseTask, ResumeTask};
@@ -49,11 +49,11 @@ use r2r::std_msgs::msg::String as StringMsg;
 use r2r::std_srvs::srv::Trigger;
 use tokio::sync::{mpsc, oneshot};
 
-use environment::Environment;
+use driver::{Driver, Events};
+use inputs::Input;
 use loaded::Loaded;
-use lockstep_tasks_node::action_server::create_action_server;
-use manager::{Event, Manager};
-use services::{attribute, serve};
+use lockstep_tasks_node::action_server::{create_action_server, ActionServerGoalRequest};
+use services::serve;
 
 /// Parameters of the task manager; each doc string is what `ros2 param describe` shows.
 #[derive(r2r::RosParams, Debug, Clone)]
@@ -120,18 +120,23 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::run_node("lockstep_task_manager", |node| Ok(setup(node)?)).context("lockstep_task_manager")
 }
 
-fn setup(
-    node: SharedNode,
-) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
+/// What the node starts with: its parameters read and checked, the map, the robots, the state file's
+/// content, the configuration with its clients, and the rules.
+struct Start {
+    p: ManagerParams,
+    config_path: PathBuf,
+    map: Option<StationMap>,
+    robots: BTreeMap<String, Robot>,
+    state_file: Option<PathBuf>,
+    saved: Option<lockstep_tasks::journal::State>,
+    loaded: Rc<Loaded>,
+    env: Environment,
+}
+
+fn start(node: &SharedNode) -> anyhow::Result<Start> {
     // Checked against RULES at start (a bad value stops the node, naming the parameter and its range) and on
     // every run-time set; all are read at start only, so a run-time set is refused saying so.
-    let p = lockstep_ros::declare_start_only_parameters(&node, ManagerParams::default())?;
-    // In range (RULES), so these conversions cannot panic and the ticker's period is never zero.
-    let step_period = Duration::from_secs_f64(p.step_period_s);
-    let server_wait = Duration::from_secs_f64(p.server_wait_s);
-    let keep_finished = usize::try_from(p.keep_finished)
-        .map_err(|_| anyhow::anyhow!("parameter 'keep_finished' = {}: does not fit", p.keep_finished))?;
-    let logger = lockstep_ros::logger_name(&node)?;
+    let p = lockstep_ros::declare_start_only_parameters(node, ManagerParams::default())?;
     let config_path = PathBuf::from(&p.config_file);
     let map = match p.map_file.trim() {
         "" => None,
@@ -139,7 +144,7 @@ fn setup(
             Some(StationMap::read(std::path::Path::new(file)).map_err(|e| anyhow::anyhow!("map_file: {e}"))?)
         }
     };
-    let robots = fleet::robots(
+    let robots = robots::robots(
         &lockstep_ros::param_list(&p.robots),
         &lockstep_ros::param_list(&p.start_stations),
         map.as_ref(),
@@ -148,10 +153,10 @@ fn setup(
     let state_file = (!p.state_file.trim().is_empty()).then(|| PathBuf::from(p.state_file.trim()));
     // Read before anything runs: a state file that cannot be read stops the node and is left as it is.
     let saved = match &state_file {
-        Some(path) => journal::read(path).map_err(|e| anyhow::anyhow!(e))?,
+        Some(path) => lockstep_tasks::journal::read(path).map_err(|e| anyhow::anyhow!(e))?,
         None => None,
     };
-    let loaded = Rc::new(Loaded::load(&node, &config_path, &robots)?);
+    let loaded = Rc::new(Loaded::load(node, &config_path, &robots)?);
     let mut rules = Vec::new();
     for file in lockstep_ros::param_list(&p.rules_files) {
         let text = std::fs::read_to_string(&file).with_context(|| format!("rules_files: reading {file}"))?;
@@ -160,187 +165,221 @@ fn setup(
     let mut env = Environment::new(rules);
     env.set_facts(String::new())
         .map_err(|e| anyhow::anyhow!("rules_files: {e}"))?;
-    env.servers = loaded.servers.clone();
-    env.blocked_by = loaded.blocked_by();
-    env.pausable = loaded.pausable();
-    env.drain_timeout = server_wait;
+    // In range (RULES), so this conversion cannot panic.
+    env.drain_timeout_s = p.server_wait_s;
+    Ok(Start {
+        p,
+        config_path,
+        map,
+        robots,
+        state_file,
+        saved,
+        loaded,
+        env,
+    })
+}
 
-    let mut n = lock(&node)?;
-    let goals = create_action_server::<ExecuteTask::Action>(&mut n, "execute_task")?;
-    let events = manager::Events {
-        publisher: n.create_publisher::<TaskEvent>("task_events", qos::reliable(1000))?,
-        clock: n.get_ros_clock(),
-    };
-    let facts = n.subscribe::<StringMsg>("task_facts", qos::reliable(10))?;
+/// The node's action server, topics and services.
+struct Interfaces {
+    goals: Box<dyn Stream<Item = ActionServerGoalRequest<ExecuteTask::Action>> + Unpin>,
+    events: Events,
+    facts: Box<dyn Stream<Item = StringMsg> + Unpin>,
+    states: Vec<Box<dyn Stream<Item = ActuatorState> + Unpin>>,
+    services: Services,
+}
+
+fn interfaces(node: &SharedNode, robots: &BTreeMap<String, Robot>) -> anyhow::Result<Interfaces> {
+    let mut n = lock(node)?;
     let mut state_topics: Vec<String> = robots.values().map(|r| r.topic("actuator_states")).collect();
     state_topics.push("actuator_states".into());
     state_topics.sort();
     state_topics.dedup();
-    let mut states = Vec::new();
+    let mut states: Vec<Box<dyn Stream<Item = ActuatorState> + Unpin>> = Vec::new();
     for topic in &state_topics {
-        states.push(n.subscribe::<ActuatorState>(topic, qos::reliable(100))?);
+        states.push(Box::new(n.subscribe::<ActuatorState>(topic, qos::reliable(100))?));
     }
-    let list = n.create_service::<ListTasks::Service>("list_tasks", qos::reliable(10))?;
-    let pause = n.create_service::<PauseTask::Service>("pause_task", qos::reliable(10))?;
-    let resume = n.create_service::<ResumeTask::Service>("resume_task", qos::reliable(10))?;
-    let add = n.create_service::<AddAttribute::Service>("add_attribute", qos::reliable(10))?;
-    let reload = n.create_service::<Trigger::Service>("~/reload", qos::reliable(10))?;
-    drop(n);
-    r2r::log_info!(
-        &logger,
-        "{}: levels [{}], task types [{}], robots [{}], actuators [{}]",
-        config_path.display(),
-        loaded.config.levels.join(", "),
-        loaded.config.task_types().join(", "),
-        robots.keys().cloned().collect::<Vec<_>>().join(", "),
-        loaded.server_list()
-    );
+    Ok(Interfaces {
+        goals: Box::new(create_action_server::<ExecuteTask::Action>(
+            &mut n,
+            "execute_task",
+        )?),
+        events: Events {
+            publisher: n.create_publisher::<TaskEvent>("task_events", qos::reliable(1000))?,
+            clock: n.get_ros_clock(),
+        },
+        facts: Box::new(n.subscribe::<StringMsg>("task_facts", qos::reliable(10))?),
+        states,
+        services: Services {
+            list: Box::new(n.create_service::<ListTasks::Service>("list_tasks", qos::reliable(10))?),
+            pause: Box::new(n.create_service::<PauseTask::Service>("pause_task", qos::reliable(10))?),
+            resume: Box::new(n.create_service::<ResumeTask::Service>("resume_task", qos::reliable(10))?),
+            add: Box::new(n.create_service::<AddAttribute::Service>("add_attribute", qos::reliable(10))?),
+            reload: Box::new(n.create_service::<Trigger::Service>("~/reload", qos::reliable(10))?),
+        },
+    })
+}
 
-    let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
-    let reloader = {
+/// The manager's loop, restored from the state file if there was one.
+fn driver(
+    node: &SharedNode,
+    start: Start,
+    events: Events,
+    tx: mpsc::UnboundedSender<Input>,
+) -> anyhow::Result<Driver> {
+    let logger = lockstep_ros::logger_name(node)?;
+    let mut manager = Manager::new(start.loaded, start.env);
+    manager.keep_finished = usize::try_from(start.p.keep_finished).map_err(|_| {
+        anyhow::anyhow!(
+            "parameter 'keep_finished' = {}: does not fit",
+            start.p.keep_finished
+        )
+    })?;
+    manager.robots = start.robots.clone();
+    manager.map = start.map;
+    manager.journal = start.state_file.is_some();
+    let mut driver = Driver::new(manager, events, tx, logger);
+    driver.server_wait = Duration::from_secs_f64(start.p.server_wait_s);
+    driver.state_file = start.state_file;
+    driver.reload = {
         let node = node.clone();
-        let path = config_path.clone();
-        let robots = robots.clone();
+        let (path, robots) = (start.config_path, start.robots);
         Box::new(move || {
             Loaded::load(&node, &path, &robots)
                 .map(Rc::new)
                 .map_err(|e| format!("{e:#}"))
         })
     };
-    let mut manager = Manager::new(
-        loaded,
-        env,
-        events,
-        tx.clone(),
-        logger.clone(),
-        server_wait,
-        reloader,
-    );
-    manager.keep_finished = keep_finished;
-    manager.robots = robots;
-    manager.map = map;
-    manager.state_file = state_file;
-    if let Some(saved) = saved {
-        manager.restore(saved);
+    if let Some(saved) = start.saved {
+        driver.run(Event::Restore(saved));
     }
+    Ok(driver)
+}
 
-    // Every input becomes an event for the manager's loop.
-    let goals_task = {
-        let tx = tx.clone();
-        goals.for_each(move |request| {
-            let _ = tx.send(Event::Goal(request));
-            future::ready(())
-        })
+/// Every topic input becomes an input of the manager's loop: goals, facts, actuator states, and the ticks
+/// that step the schedulers every `step_period`.
+async fn forward_topics(
+    goals: impl Stream<Item = ActionServerGoalRequest<ExecuteTask::Action>> + Unpin,
+    facts: impl Stream<Item = StringMsg> + Unpin,
+    states: Vec<Box<dyn Stream<Item = ActuatorState> + Unpin>>,
+    tx: mpsc::UnboundedSender<Input>,
+    step_period: Duration,
+) {
+    let send = |input| {
+        let _ = tx.send(input);
+        future::ready(())
     };
-    let facts_task = {
-        let tx = tx.clone();
-        facts.for_each(move |msg| {
-            let _ = tx.send(Event::Facts(msg.data));
-            future::ready(())
-        })
-    };
-    let states_task = {
-        let tx = tx.clone();
-        futures::stream::select_all(states).for_each(move |msg| {
-            let _ = tx.send(Event::ActuatorState {
-                server: msg.server,
-                busy: msg.busy,
-                remaining_secs: msg.busy_remaining_s,
-            });
-            future::ready(())
-        })
-    };
-    let list_task = {
-        let tx = tx.clone();
-        list.for_each(move |req| {
-            let tx = tx.clone();
-            async move {
-                let (reply, answer) = oneshot::channel();
-                let _ = tx.send(Event::List(reply));
-                let (tasks, actuators, robots) = answer.await.unwrap_or_default();
-                let _ = req.respond(ListTasks::Response {
-                    tasks,
-                    actuators,
-                    robots,
-                });
+    let ticker = async {
+        let mut interval = tokio::time::interval(step_period);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            if tx.send(Input::Tick).is_err() {
+                return;
             }
-        })
+        }
     };
-    let pause_task = serve(
-        pause,
+    tokio::join!(
+        goals.for_each(|request| send(Input::Goal(request))),
+        facts.for_each(|msg| send(Input::Facts(msg.data))),
+        futures::stream::select_all(states).for_each(|msg| send(Input::ActuatorState {
+            server: msg.server,
+            busy: msg.busy,
+            remaining_s: msg.busy_remaining_s,
+        })),
+        ticker
+    );
+}
+
+/// Every service request becomes an input of the manager's loop, answered from it.
+async fn forward_services(i: Services, tx: mpsc::UnboundedSender<Input>) {
+    let list = i.list.for_each(|req| {
+        let tx = tx.clone();
+        async move {
+            let (reply, answer) = oneshot::channel();
+            let _ = tx.send(Input::List(reply));
+            let _ = req.respond(answer.await.unwrap_or_default());
+        }
+    });
+    let pause = serve(
+        i.pause,
         tx.clone(),
-        |m: PauseTask::Request, reply| Event::Pause {
+        |m: PauseTask::Request, reply| Input::Pause {
             task: m.task_id,
             reason: m.reason,
             reply,
         },
         |success, message| PauseTask::Response { success, message },
     );
-    let resume_task = serve(
-        resume,
+    let resume = serve(
+        i.resume,
         tx.clone(),
-        |m: ResumeTask::Request, reply| Event::Resume {
+        |m: ResumeTask::Request, reply| Input::Resume {
             task: m.task_id,
             reply,
         },
         |success, message| ResumeTask::Response { success, message },
     );
-    let add_task = serve(
-        add,
+    let add = serve(
+        i.add,
         tx.clone(),
-        |m: AddAttribute::Request, reply| match attribute(&m) {
-            Ok(attribute) => Event::AddAttribute {
-                task: m.task_id,
-                path: m.path,
-                attribute,
-                reply,
+        |m: AddAttribute::Request, reply| Input::AddAttribute {
+            attribute: AttributeRequest {
+                kind: m.kind,
+                delay_s: m.delay_s,
+                query: m.query,
+                reason: m.reason,
             },
-            Err(reason) => {
-                let _ = reply.send(Err(reason));
-                Event::Tick
-            }
+            task: m.task_id,
+            path: m.path,
+            reply,
         },
         |success, message| AddAttribute::Response { success, message },
     );
-    let reload_task = serve(
-        reload,
+    let reload = serve(
+        i.reload,
         tx.clone(),
-        |_: Trigger::Request, reply| Event::Reload(reply),
+        |_: Trigger::Request, reply| Input::Reload(reply),
         |success, message| Trigger::Response { success, message },
     );
-    let ticker = {
-        let tx = tx.clone();
-        let period = step_period;
-        async move {
-            let mut interval = tokio::time::interval(period);
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                interval.tick().await;
-                if tx.send(Event::Tick).is_err() {
-                    return;
-                }
-            }
-        }
-    };
-    drop(tx);
+    tokio::join!(list, pause, resume, add, reload);
+}
+
+/// The services' request streams.
+struct Services {
+    list: Box<dyn Stream<Item = r2r::ServiceRequest<ListTasks::Service>> + Unpin>,
+    pause: Box<dyn Stream<Item = r2r::ServiceRequest<PauseTask::Service>> + Unpin>,
+    resume: Box<dyn Stream<Item = r2r::ServiceRequest<ResumeTask::Service>> + Unpin>,
+    add: Box<dyn Stream<Item = r2r::ServiceRequest<AddAttribute::Service>> + Unpin>,
+    reload: Box<dyn Stream<Item = r2r::ServiceRequest<Trigger::Service>> + Unpin>,
+}
+
+fn setup(
+    node: SharedNode,
+) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
+    let start = start(&node)?;
+    let step_period = Duration::from_secs_f64(start.p.step_period_s);
+    let i = interfaces(&node, &start.robots)?;
+    let loaded = &start.loaded;
+    r2r::log_info!(
+        &lockstep_ros::logger_name(&node)?,
+        "{}: levels [{}], task types [{}], robots [{}], actuators [{}]",
+        start.config_path.display(),
+        loaded.config.levels.join(", "),
+        loaded.config.task_types().join(", "),
+        start.robots.keys().cloned().collect::<Vec<_>>().join(", "),
+        loaded.server_list()
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
+    let mut driver = driver(&node, start, i.events, tx.clone())?;
+    let topics = forward_topics(i.goals, i.facts, i.states, tx.clone(), step_period);
+    let services = forward_services(i.services, tx);
     let run = async move {
-        while let Some(event) = rx.recv().await {
-            manager.handle(event);
+        while let Some(input) = rx.recv().await {
+            driver.handle(input);
         }
     };
     Ok(async move {
-        tokio::join!(
-            run,
-            goals_task,
-            facts_task,
-            states_task,
-            list_task,
-            pause_task,
-            resume_task,
-            add_task,
-            reload_task,
-            ticker
-        );
+        tokio::join!(run, topics, services);
         Ok(())
     })
 }

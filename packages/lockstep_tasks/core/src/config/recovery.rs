@@ -24,29 +24,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-
-use super::{check_attributes, Child, Config, Template};
-
-/// The longest chain of fallbacks (a fallback's fallback's ...) a subtask may have.
-pub const MAX_FALLBACK_CHAIN: usize = 8;
-
-/// The most subtasks one task may decompose into, the fallbacks included.
-pub const MAX_SUBTASKS: usize = 100_000;
+use super::types::{check_attributes, Child, Config, Retry, Template, MAX_FALLBACK_CHAIN, MAX_SUBTASKS};
 
 /// The most tries after the first failure a `retry` may give.
 const MAX_ATTEMPTS: u32 = 1000;
-
-/// Try a failed subtask again: `attempts` more times at most, each `backoff_s` after the failure.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Retry {
-    /// Tries after the first failure (not counting the first): `attempts: 2` runs the subtask 3 times at most.
-    pub attempts: u32,
-    /// Seconds between the failure and the next try (default 0).
-    #[serde(default)]
-    pub backoff_s: f64,
-}
 
 type Problem = (String, String);
 

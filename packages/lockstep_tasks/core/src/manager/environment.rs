@@ -1,17 +1,15 @@
 //! What the environment tells the schedulers: facts for `condition` attributes (Datalog, evaluated by
 //! `lockstep_rules` over the rule files and the latest facts from `/task_facts`) and which actuators are busy
-//! (from `/actuator_states`).
+//! (from `/actuator_states`). Times are seconds on the caller's clock, given with each call: nothing here
+//! reads a clock.
 //!
 //! A condition's query is a rule body: `clear(dock_b)`, `door(d1, open), !alarm`. It holds when the rule
 //! `condition :- <query>.` derives `condition` from the rules and facts in force.
 
+use crate::scheduler::Conditions;
+use lockstep_rules::{Engine, RuleSet};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
-
-use lockstep_rules::{Engine, RuleSet};
-use lockstep_tasks::Conditions;
-use r2r::lockstep_interfaces::msg::ActuatorState;
 
 const HEAD: &str = "lockstep_condition__";
 
@@ -91,12 +89,22 @@ pub struct Environment {
     pub blocked_by: BTreeMap<String, String>,
     /// Actuators that pause along their path instead of being cancelled when their task pauses (an arm).
     pub pausable: BTreeSet<String>,
-    /// Action server -> (busy seconds left, when that was reported).
-    busy: BTreeMap<String, (f64, Instant)>,
-    /// Action server -> when each goal cancelled on it and not yet ended was cancelled.
-    draining: BTreeMap<String, Vec<Instant>>,
-    /// How long a cancelled goal may take to end before its actuator is used again anyway.
-    pub drain_timeout: std::time::Duration,
+    /// Action server -> (busy seconds left, when that was reported [s]).
+    busy: BTreeMap<String, (f64, f64)>,
+    /// Action server -> when each goal cancelled on it and not yet ended was cancelled [s].
+    draining: BTreeMap<String, Vec<f64>>,
+    /// How long a cancelled goal may take to end before its actuator is used again anyway [s].
+    pub drain_timeout_s: f64,
+}
+
+/// An actuator's state as last heard, for ListTasks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActuatorLoad {
+    pub server: String,
+    /// Busy seconds left now.
+    pub remaining_s: f64,
+    /// Seconds since it was heard.
+    pub age_s: f64,
 }
 
 impl Environment {
@@ -122,43 +130,31 @@ impl Environment {
         Ok(())
     }
 
-    /// An actuator's state from /actuator_states.
-    pub fn set_busy(&mut self, server: &str, busy: bool, remaining_secs: f64) {
+    /// An actuator's state from /actuator_states, heard at `now`.
+    pub fn set_busy(&mut self, server: &str, busy: bool, remaining_secs: f64, now: f64) {
         let remaining = if busy && remaining_secs.is_finite() {
             remaining_secs.max(0.0)
         } else {
             0.0
         };
-        self.busy.insert(server.to_owned(), (remaining, Instant::now()));
+        self.busy.insert(server.to_owned(), (remaining, now));
     }
 
-    /// Every actuator state heard, by server, as ListTasks reports it: the seconds left now, stamped with
-    /// when it was received on `clock`.
-    pub fn actuator_states(&self, clock: &std::sync::Mutex<r2r::Clock>) -> Vec<ActuatorState> {
-        let now = lockstep_ros::time::clock_now(clock);
+    /// Every actuator state heard, by server, as ListTasks reports it: the seconds left at `now` and how
+    /// long ago it was heard.
+    pub fn actuator_loads(&self, now: f64) -> Vec<ActuatorLoad> {
         (self.busy.iter())
-            .map(|(server, (remaining, at))| {
-                let elapsed = at.elapsed();
-                let left = (remaining - elapsed.as_secs_f64()).max(0.0);
-                let received = now.and_then(|now| now.checked_sub(elapsed));
-                ActuatorState {
-                    stamp: received
-                        .map(|d| r2r::Clock::to_builtin_time(&d))
-                        .unwrap_or_default(),
-                    server: server.clone(),
-                    busy: left > 0.0,
-                    busy_remaining_s: left,
-                }
+            .map(|(server, (remaining, at))| ActuatorLoad {
+                server: server.clone(),
+                remaining_s: (remaining - (now - at)).max(0.0),
+                age_s: (now - at).max(0.0),
             })
             .collect()
     }
 
-    /// A goal on `server` was cancelled: hold its next goal back until this one ends.
-    pub fn draining(&mut self, server: &str) {
-        self.draining
-            .entry(server.to_owned())
-            .or_default()
-            .push(Instant::now());
+    /// A goal on `server` was cancelled at `now`: hold its next goal back until this one ends.
+    pub fn draining(&mut self, server: &str, now: f64) {
+        self.draining.entry(server.to_owned()).or_default().push(now);
     }
 
     /// A cancelled goal on `server` ended.
@@ -190,9 +186,13 @@ impl Environment {
 }
 
 impl Environment {
-    /// What `robot`'s tasks see: the shared facts, and the states of that robot's actuators.
-    pub fn for_robot<'a>(&'a self, robot: &'a str) -> RobotEnv<'a> {
-        RobotEnv { env: self, robot }
+    /// What `robot`'s tasks see at `now`: the shared facts, and the states of that robot's actuators.
+    pub fn for_robot<'a>(&'a self, robot: &'a str, now: f64) -> RobotEnv<'a> {
+        RobotEnv {
+            env: self,
+            robot,
+            now,
+        }
     }
 
     /// The action server of `robot`'s `actuator`, fully qualified.
@@ -218,6 +218,7 @@ impl Environment {
 pub struct RobotEnv<'a> {
     env: &'a Environment,
     robot: &'a str,
+    now: f64,
 }
 
 impl Conditions for RobotEnv<'_> {
@@ -228,13 +229,13 @@ impl Conditions for RobotEnv<'_> {
     fn available(&self, actuator: &str) -> bool {
         let drained = (self.env.server(self.robot, actuator))
             .and_then(|server| self.env.draining.get(server))
-            .is_none_or(|started| started.iter().all(|t| t.elapsed() >= self.env.drain_timeout));
+            .is_none_or(|started| (started.iter()).all(|t| self.now - t >= self.env.drain_timeout_s));
         drained && self.env.blocked(actuator).is_none()
     }
 
     fn busy_secs(&self, actuator: &str) -> Option<f64> {
         let (remaining, at) = self.env.busy.get(self.env.server(self.robot, actuator)?)?;
-        let left = remaining - at.elapsed().as_secs_f64();
+        let left = remaining - (self.now - at);
         (left > 0.0).then_some(left)
     }
 

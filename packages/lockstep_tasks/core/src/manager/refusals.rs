@@ -1,11 +1,9 @@
 //! Input the manager drops (a `/task_facts` message that does not parse, a goal rejected at once), logged at
-//! most [`LINES_PER_PERIOD`] times per [`LOG_PERIOD`] per kind, each line with the total so far and how many
+//! most [`LINES_PER_PERIOD`] times per [`LOG_PERIOD_S`] seconds per kind, each line with the total so far and how many
 //! went unlogged: a flood of bad input cannot flood the log, and the count says how much there was.
 
-use std::time::{Duration, Instant};
-
-/// The window of the log limit.
-pub const LOG_PERIOD: Duration = Duration::from_secs(5);
+/// The window of the log limit [s].
+pub const LOG_PERIOD_S: f64 = 5.0;
 /// Log lines per kind of refusal and window.
 pub const LINES_PER_PERIOD: u32 = 3;
 
@@ -17,7 +15,7 @@ pub struct Refusals {
     /// Refused and not logged since the last log line.
     unlogged: u64,
     /// The current window: when it began and the lines logged in it.
-    window: Option<(Instant, u32)>,
+    window: Option<(f64, u32)>,
 }
 
 impl Refusals {
@@ -30,11 +28,11 @@ impl Refusals {
         }
     }
 
-    /// Count one refusal; the log line to write now, if one is allowed.
-    pub fn refused(&mut self, reason: &str, now: Instant) -> Option<String> {
+    /// Count one refusal at `now` [s]; the log line to write now, if one is allowed.
+    pub fn refused(&mut self, reason: &str, now: f64) -> Option<String> {
         self.total += 1;
         let lines = match self.window {
-            Some((began, lines)) if now.duration_since(began) < LOG_PERIOD => lines,
+            Some((began, lines)) if now - began < LOG_PERIOD_S => lines,
             _ => {
                 self.window = Some((now, 0));
                 0
@@ -67,17 +65,17 @@ mod tests {
     #[test]
     fn a_flood_gives_a_few_lines_per_period_with_the_counts() {
         let mut r = Refusals::new("/task_facts message");
-        let t0 = Instant::now();
+        let t0 = 100.0;
         let first = r.refused("line 1:3: expected `)`", t0).unwrap_or_default();
         assert_eq!(
             first,
             "/task_facts message refused (1 so far): line 1:3: expected `)`"
         );
         let logged = (1..100)
-            .filter_map(|i| r.refused("bad", t0 + Duration::from_millis(i)))
+            .filter_map(|i| r.refused("bad", t0 + i as f64 * 1e-3))
             .count();
         assert_eq!(logged as u32, LINES_PER_PERIOD - 1);
-        let next = r.refused("bad", t0 + LOG_PERIOD).unwrap_or_default();
+        let next = r.refused("bad", t0 + LOG_PERIOD_S).unwrap_or_default();
         let unlogged = 100 - LINES_PER_PERIOD;
         assert!(
             next.contains(&format!(

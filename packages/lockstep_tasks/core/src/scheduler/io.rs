@@ -110,3 +110,12 @@ pub enum Refused {
     #[error("the task is not paused")]
     NotPaused,
 }
+
+/// Why a task cannot be rebuilt.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RestoreError {
+    #[error("no subtask `{0}` in this task")]
+    UnknownPath(String),
+    #[error("`{0}` is not an action: only actions are restored as completed")]
+    NotALeaf(String),
+}

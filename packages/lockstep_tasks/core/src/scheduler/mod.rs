@@ -52,8 +52,7 @@ use crate::config::Attribute;
 use crate::status::{EndReason, Status};
 use crate::tree::{Id, Tree};
 
-pub use io::{Conditions, Outcome, Output, Refused};
-pub use restore::RestoreError;
+pub use io::{Conditions, Outcome, Output, Refused, RestoreError};
 
 /// One task being scheduled.
 #[derive(Debug, Clone)]

@@ -1,17 +1,9 @@
 //! A task rebuilt after the manager restarted: from the paths of the leaves that had completed.
 
+use super::io::RestoreError;
 use super::Scheduler;
 use crate::status::Status;
 use crate::tree::Tree;
-
-/// Why a task cannot be rebuilt.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RestoreError {
-    #[error("no subtask `{0}` in this task")]
-    UnknownPath(String),
-    #[error("`{0}` is not an action: only actions are restored as completed")]
-    NotALeaf(String),
-}
 
 impl Scheduler {
     /// Rebuild a task that ran before the manager restarted: `tree` as decomposed again, and the paths of the

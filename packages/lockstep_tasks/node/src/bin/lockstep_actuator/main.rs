@@ -39,7 +39,6 @@
 //! acceptance, ending goals), [`timed`], [`control`] (the route follower), [`navigation`], [`hmi`].
 
 mod busy;
-mod control;
 mod hmi;
 mod navigation;
 mod params;

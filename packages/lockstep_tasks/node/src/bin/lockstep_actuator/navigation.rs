@@ -13,8 +13,8 @@ use r2r::geometry_msgs::msg::{Point, PoseStamped, Twist, Vector3};
 use r2r::lockstep_interfaces::action::Navigate;
 use r2r::nav_msgs::msg::Path;
 
-use crate::control::{check_goal, yaw_of, Follower, Gains, Pose};
 use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
+use lockstep_tasks::sim::follower::{check_goal, yaw_of, Follower, Gains, Pose};
 
 /// Zero commands sent when stopping (one could be lost; three make sure).
 const STOP_REPEATS: usize = 3;

@@ -1,17 +1,15 @@
-//! One task in the manager: its scheduler, its ExecuteTask goal, and the actuator goals it has out.
+//! One task in the manager: its scheduler, where it is in its robot's queue, and the actuator goals it has out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use lockstep_tasks::{Id, Outcome, Scheduler, Status};
-use r2r::lockstep_interfaces::action::ExecuteTask;
-use r2r::lockstep_interfaces::msg::TaskInfo;
 use serde_json::Value;
 
-use crate::actuators::CancelHandle;
+use super::io::{Feedback, Setup, TaskInfo, TaskResult};
 use crate::journal::{hex, InFlight, TaskRecord};
-use crate::Loaded;
-use lockstep_tasks_node::action_server::ActionServerGoal;
+use crate::scheduler::{Outcome, Scheduler};
+use crate::status::Status;
+use crate::tree::Id;
 
 /// Where a task is in the manager's queue.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,11 +42,12 @@ impl State {
 }
 
 /// An actuator goal sent for a leaf.
+#[derive(Debug, Clone, PartialEq)]
 pub struct LeafGoal {
     /// Tells this goal's events from those of an earlier goal of the same leaf (sent before a pause).
     pub generation: u64,
-    /// Set once the server accepted it.
-    pub handle: Option<CancelHandle>,
+    /// The goal's UUID, once the server accepted it.
+    pub accepted: Option<[u8; 16]>,
     /// Cancelled before it was accepted: cancel it the moment it is.
     pub cancel_pending: bool,
     /// The latest feedback (JSON), for resuming where it stopped.
@@ -59,7 +58,7 @@ pub struct LeafGoal {
     pub server: String,
 }
 
-pub struct Task {
+pub struct Task<S> {
     pub id: String,
     pub task_type: String,
     /// The goal's parameters with what the manager added (`robot`, `at`): what a restart decomposes again.
@@ -70,15 +69,16 @@ pub struct Task {
     pub resume_pending: bool,
     /// Restored: actions whose goal was out when the manager stopped, and whose end is being asked of their
     /// actuators; the task does not resume until each is known.
-    pub recovering: std::collections::BTreeSet<String>,
+    pub recovering: BTreeSet<String>,
     pub priority: i32,
     /// Arrival order (ties between equal priorities).
     pub seq: u64,
     pub sched: Scheduler,
     pub state: State,
-    /// The configuration and clients it was decomposed with (a reload does not change a running task).
-    pub loaded: Rc<Loaded>,
-    pub goal: Option<ActionServerGoal<ExecuteTask::Action>>,
+    /// The configuration it was decomposed with (a reload does not change a running task).
+    pub setup: Rc<S>,
+    /// An ExecuteTask client waits for its feedback and result (not so for a task restored from the state file).
+    pub client: bool,
     pub goals: BTreeMap<Id, LeafGoal>,
     /// Goals cancelled and not yet ended: generation -> action server.
     pub cancelled: BTreeMap<u64, String>,
@@ -91,12 +91,13 @@ pub struct Task {
     pub leaves_executed: u32,
     /// Something changed since the last feedback.
     pub dirty: bool,
-    pub started: std::time::Instant,
+    /// When it was accepted [s].
+    pub started_s: f64,
     /// Finishing order (1 for the first task to finish), 0 while it has not.
     pub ended: u64,
 }
 
-impl Task {
+impl<S: Setup> Task<S> {
     pub fn is_finished(&self) -> bool {
         matches!(self.state, State::Finished(_))
     }
@@ -117,19 +118,19 @@ impl Task {
                 .map(|(&leaf, g)| InFlight {
                     path: tree.nodes[leaf].path.clone(),
                     actuator: g.actuator.clone(),
-                    goal_id: g.handle.as_ref().map(|h| hex(&h.goal_id)).unwrap_or_default(),
+                    goal_id: g.accepted.as_ref().map(hex).unwrap_or_default(),
                 })
                 .collect(),
         }
     }
 
     /// Per-level counts and running paths, as ExecuteTask feedback.
-    pub fn feedback(&self) -> ExecuteTask::Feedback {
+    pub fn feedback(&self) -> Feedback {
         let tree = self.sched.tree();
-        let mut fb = ExecuteTask::Feedback {
+        let mut fb = Feedback {
             task_id: self.id.clone(),
             state: self.state.name().to_owned(),
-            level_names: self.loaded.config.levels.clone(),
+            level_names: self.setup.config().levels.clone(),
             robot: self.robot.clone(),
             ..Default::default()
         };
@@ -170,10 +171,10 @@ impl Task {
         }
     }
 
-    /// The result for the ExecuteTask client.
-    pub fn result(&self, outcome: &Outcome) -> ExecuteTask::Result {
-        let secs = self.started.elapsed().as_secs_f64();
-        let mut result = ExecuteTask::Result {
+    /// The result for the ExecuteTask client, at `now` [s].
+    pub fn result(&self, outcome: &Outcome, now: f64) -> TaskResult {
+        let secs = now - self.started_s;
+        let mut result = TaskResult {
             task_id: self.id.clone(),
             leaves_executed: self.leaves_executed,
             group_reports: self.group_reports,

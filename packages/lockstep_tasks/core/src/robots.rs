@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use lockstep_tasks::map::StationMap;
+use crate::map::StationMap;
 
 /// One robot: its name, where it is, and what it was last sent to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +34,17 @@ impl Robot {
     }
 }
 
-pub use lockstep_tasks_node::qualified;
+/// `name` resolved against a namespace, as ROS resolves a relative name (no remapping): `/robot1/navigate`
+/// for `navigate` in `/robot1`; an absolute name stays as it is.
+pub fn qualified(namespace: &str, name: &str) -> String {
+    if name.starts_with('/') {
+        name.to_owned()
+    } else if namespace.is_empty() || namespace == "/" {
+        format!("/{name}")
+    } else {
+        format!("{}/{name}", namespace.trim_end_matches('/'))
+    }
+}
 
 /// The robots from the `robots` and `start_stations` parameters (comma-separated, same order), checked
 /// against the station map. Errors name the parameter and the entry.

@@ -1,0 +1,3 @@
+//! The simulated actuators' behaviour, free of ROS: what `lockstep_actuator` does with a goal.
+
+pub mod follower;
