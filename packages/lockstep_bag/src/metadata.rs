@@ -166,6 +166,116 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// The mapping that describes the bag: under `rosbag2_bagfile_information`, or the document itself
+/// when it is the bare mapping (it then has a `version`).
+fn bagfile_information<'v>(ctx: &Ctx<'_>, doc: &'v Value) -> Result<&'v Value> {
+    let info = match doc.get("rosbag2_bagfile_information") {
+        Some(v) => v,
+        None if doc.get("version").is_some() => doc,
+        None => return Err(ctx.err("rosbag2_bagfile_information", "is missing")),
+    };
+    if !info.is_mapping() {
+        return Err(ctx.err(
+            "rosbag2_bagfile_information",
+            format!("expected a mapping, found {}", kind(info)),
+        ));
+    }
+    Ok(info)
+}
+
+/// The format version, refused when outside the versions this library reads (1 to 9).
+fn parse_version(ctx: &Ctx<'_>, info: &Value) -> Result<u32> {
+    let version_value = ctx.get(info, "version", "version")?;
+    let version = version_value
+        .as_i64()
+        .ok_or_else(|| ctx.err("version", "expected an integer"))?;
+    if !(1..=9).contains(&version) {
+        return Err(Error::UnsupportedVersion {
+            path: ctx.path.to_path_buf(),
+            version,
+        });
+    }
+    Ok(version as u32)
+}
+
+/// `topics_with_message_count`: absent or null is none.
+fn parse_topics(ctx: &Ctx<'_>, info: &Value, version: u32) -> Result<Vec<TopicInformation>> {
+    let mut topics = Vec::new();
+    match info.get("topics_with_message_count") {
+        None | Some(Value::Null) => {}
+        Some(Value::Sequence(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                topics.push(parse_topic(ctx, item, i, version)?);
+            }
+        }
+        Some(other) => {
+            return Err(ctx.err(
+                "topics_with_message_count",
+                format!("expected a sequence, found {}", kind(other)),
+            ))
+        }
+    }
+    Ok(topics)
+}
+
+/// `relative_file_paths`: absent or null is none.
+fn parse_relative_file_paths(ctx: &Ctx<'_>, info: &Value) -> Result<Vec<String>> {
+    Ok(match info.get("relative_file_paths") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Sequence(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| ctx.string(v, &format!("relative_file_paths[{i}]")))
+            .collect::<Result<Vec<_>>>()?,
+        Some(other) => {
+            return Err(ctx.err(
+                "relative_file_paths",
+                format!("expected a sequence, found {}", kind(other)),
+            ))
+        }
+    })
+}
+
+/// `files` (version 5 and later): anything but a sequence is none.
+fn parse_files(ctx: &Ctx<'_>, info: &Value) -> Result<Vec<FileInformation>> {
+    let mut files = Vec::new();
+    if let Some(Value::Sequence(items)) = info.get("files") {
+        for (i, item) in items.iter().enumerate() {
+            let field = format!("files[{i}]");
+            files.push(FileInformation {
+                path: ctx.string(
+                    ctx.get(item, "path", &format!("{field}.path"))?,
+                    &format!("{field}.path"),
+                )?,
+                starting_time_ns: ctx
+                    .nested_u64(item, "starting_time", "nanoseconds_since_epoch")
+                    .map_err(|e| prefix(e, &field))?,
+                duration_ns: ctx
+                    .nested_u64(item, "duration", "nanoseconds")
+                    .map_err(|e| prefix(e, &field))?,
+                message_count: ctx.u64(
+                    ctx.get(item, "message_count", &format!("{field}.message_count"))?,
+                    &format!("{field}.message_count"),
+                )?,
+            });
+        }
+    }
+    Ok(files)
+}
+
+/// `custom_data`: anything but a mapping is none.
+fn parse_custom_data(ctx: &Ctx<'_>, info: &Value) -> Result<BTreeMap<String, String>> {
+    let mut custom_data = BTreeMap::new();
+    if let Some(Value::Mapping(map)) = info.get("custom_data") {
+        for (k, v) in map {
+            let key = ctx.string(k, "custom_data")?;
+            let value = ctx.string(v, &format!("custom_data.{key}"))?;
+            custom_data.insert(key, value);
+        }
+    }
+    Ok(custom_data)
+}
+
 impl BagMetadata {
     /// Reads and parses `metadata.yaml` (or any file holding that document).
     pub fn read(path: &Path) -> Result<Self> {
@@ -184,29 +294,8 @@ impl BagMetadata {
                 .unwrap_or_default();
             ctx.err(&field, format!("not valid YAML: {e}"))
         })?;
-        let info = match doc.get("rosbag2_bagfile_information") {
-            Some(v) => v,
-            None if doc.get("version").is_some() => &doc,
-            None => return Err(ctx.err("rosbag2_bagfile_information", "is missing")),
-        };
-        if !info.is_mapping() {
-            return Err(ctx.err(
-                "rosbag2_bagfile_information",
-                format!("expected a mapping, found {}", kind(info)),
-            ));
-        }
-        let version_value = ctx.get(info, "version", "version")?;
-        let version = version_value
-            .as_i64()
-            .ok_or_else(|| ctx.err("version", "expected an integer"))?;
-        if !(1..=9).contains(&version) {
-            return Err(Error::UnsupportedVersion {
-                path: source.to_path_buf(),
-                version,
-            });
-        }
-        let version = version as u32;
-
+        let info = bagfile_information(&ctx, &doc)?;
+        let version = parse_version(&ctx, info)?;
         let storage_identifier = ctx.string(
             ctx.get(info, "storage_identifier", "storage_identifier")?,
             "storage_identifier",
@@ -214,70 +303,10 @@ impl BagMetadata {
         let duration_ns = ctx.nested_u64(info, "duration", "nanoseconds")?;
         let starting_time_ns = ctx.nested_u64(info, "starting_time", "nanoseconds_since_epoch")?;
         let message_count = ctx.u64(ctx.get(info, "message_count", "message_count")?, "message_count")?;
-
-        let mut topics = Vec::new();
-        match info.get("topics_with_message_count") {
-            None | Some(Value::Null) => {}
-            Some(Value::Sequence(items)) => {
-                for (i, item) in items.iter().enumerate() {
-                    topics.push(parse_topic(&ctx, item, i, version)?);
-                }
-            }
-            Some(other) => {
-                return Err(ctx.err(
-                    "topics_with_message_count",
-                    format!("expected a sequence, found {}", kind(other)),
-                ))
-            }
-        }
-
-        let relative_file_paths = match info.get("relative_file_paths") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Sequence(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| ctx.string(v, &format!("relative_file_paths[{i}]")))
-                .collect::<Result<Vec<_>>>()?,
-            Some(other) => {
-                return Err(ctx.err(
-                    "relative_file_paths",
-                    format!("expected a sequence, found {}", kind(other)),
-                ))
-            }
-        };
-
-        let mut files = Vec::new();
-        if let Some(Value::Sequence(items)) = info.get("files") {
-            for (i, item) in items.iter().enumerate() {
-                let field = format!("files[{i}]");
-                files.push(FileInformation {
-                    path: ctx.string(
-                        ctx.get(item, "path", &format!("{field}.path"))?,
-                        &format!("{field}.path"),
-                    )?,
-                    starting_time_ns: ctx
-                        .nested_u64(item, "starting_time", "nanoseconds_since_epoch")
-                        .map_err(|e| prefix(e, &field))?,
-                    duration_ns: ctx
-                        .nested_u64(item, "duration", "nanoseconds")
-                        .map_err(|e| prefix(e, &field))?,
-                    message_count: ctx.u64(
-                        ctx.get(item, "message_count", &format!("{field}.message_count"))?,
-                        &format!("{field}.message_count"),
-                    )?,
-                });
-            }
-        }
-
-        let mut custom_data = BTreeMap::new();
-        if let Some(Value::Mapping(map)) = info.get("custom_data") {
-            for (k, v) in map {
-                let key = ctx.string(k, "custom_data")?;
-                let value = ctx.string(v, &format!("custom_data.{key}"))?;
-                custom_data.insert(key, value);
-            }
-        }
-
+        let topics = parse_topics(&ctx, info, version)?;
+        let relative_file_paths = parse_relative_file_paths(&ctx, info)?;
+        let files = parse_files(&ctx, info)?;
+        let custom_data = parse_custom_data(&ctx, info)?;
         Ok(BagMetadata {
             version,
             storage_identifier,

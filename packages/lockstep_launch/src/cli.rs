@@ -5,7 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 
-use crate::{parse_arguments, plan_file, run, say, sigterm_timeout, LaunchOptions, PackageIndex, RunOptions};
+use crate::{
+    parse_arguments, plan_file, run, say, sigterm_timeout, LaunchOptions, Outcome, PackageIndex, Plan,
+    RunOptions,
+};
 
 /// When to colour the output prefixes.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -44,37 +47,14 @@ pub fn run_launch(args: LaunchArgs) -> anyhow::Result<()> {
     let sigterm_timeout = sigterm_timeout(args.sigterm_timeout)?;
     let index = PackageIndex::from_environment();
     let mut rest = args.arguments.clone();
-    let file = if !rest.is_empty() && !rest[0].contains(":=") && !std::path::Path::new(&args.file).is_file() {
-        let name = rest.remove(0);
-        let prefix = index.package_prefix(&args.file).with_context(|| {
-            format!(
-                "package {} is not installed in any prefix of AMENT_PREFIX_PATH",
-                args.file
-            )
-        })?;
-        prefix.join("share").join(&args.file).join("launch").join(name)
-    } else {
-        PathBuf::from(&args.file)
-    };
+    let file = launch_file(&args.file, &mut rest, &index)?;
     let options = LaunchOptions {
         arguments: parse_arguments(&rest)?,
         index,
     };
     let plan = plan_file(&file, &options)?;
     if args.show_args {
-        println!("Arguments (pass arguments as '<name>:=<value>'):");
-        for arg in &plan.arguments {
-            let default = arg
-                .default
-                .as_deref()
-                .map(|d| format!("(default: '{d}')"))
-                .unwrap_or_else(|| "(required)".into());
-            println!(
-                "\n    '{}':\n        {}\n        {default}",
-                arg.name,
-                arg.description.as_deref().unwrap_or("no description given")
-            );
-        }
+        print_arguments(&plan);
         return Ok(());
     }
     for name in &plan.undeclared_overrides {
@@ -87,16 +67,7 @@ pub fn run_launch(args: LaunchArgs) -> anyhow::Result<()> {
         );
     }
     if args.print {
-        for process in &plan.processes {
-            println!("# {} ({})", process.label, process.at);
-            for (name, value) in &process.env {
-                match value {
-                    Some(value) => println!("#   env {name}={value}"),
-                    None => println!("#   env -u {name}"),
-                }
-            }
-            println!("{}", process.display_argv().join(" "));
-        }
+        print_processes(&plan);
         return Ok(());
     }
     if plan.processes.is_empty() {
@@ -116,6 +87,59 @@ pub fn run_launch(args: LaunchArgs) -> anyhow::Result<()> {
             log_dir,
         },
     )?;
+    report(&outcome)
+}
+
+/// The launch file: `first` itself, or, when it is not a file and the next argument is no
+/// `name:=value`, the file of that name in `share/<first>/launch` of the installed package `first`
+/// (that name is then taken out of `rest`).
+fn launch_file(first: &str, rest: &mut Vec<String>, index: &PackageIndex) -> anyhow::Result<PathBuf> {
+    Ok(
+        if !rest.is_empty() && !rest[0].contains(":=") && !std::path::Path::new(first).is_file() {
+            let name = rest.remove(0);
+            let prefix = index.package_prefix(first).with_context(|| {
+                format!("package {first} is not installed in any prefix of AMENT_PREFIX_PATH")
+            })?;
+            prefix.join("share").join(first).join("launch").join(name)
+        } else {
+            PathBuf::from(first)
+        },
+    )
+}
+
+/// `--show-args`: each launch argument with its description and default.
+fn print_arguments(plan: &Plan) {
+    println!("Arguments (pass arguments as '<name>:=<value>'):");
+    for arg in &plan.arguments {
+        let default = arg
+            .default
+            .as_deref()
+            .map(|d| format!("(default: '{d}')"))
+            .unwrap_or_else(|| "(required)".into());
+        println!(
+            "\n    '{}':\n        {}\n        {default}",
+            arg.name,
+            arg.description.as_deref().unwrap_or("no description given")
+        );
+    }
+}
+
+/// `--print`: each process's label, environment changes and command line.
+fn print_processes(plan: &Plan) {
+    for process in &plan.processes {
+        println!("# {} ({})", process.label, process.at);
+        for (name, value) in &process.env {
+            match value {
+                Some(value) => println!("#   env {name}={value}"),
+                None => println!("#   env -u {name}"),
+            }
+        }
+        println!("{}", process.display_argv().join(" "));
+    }
+}
+
+/// Says why the launch ended; fails naming every process that failed.
+fn report(outcome: &Outcome) -> anyhow::Result<()> {
     let failed: Vec<String> = outcome
         .ended
         .iter()

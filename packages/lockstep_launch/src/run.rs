@@ -266,129 +266,56 @@ fn describe(status: ExitStatus) -> (Option<i32>, Option<i32>) {
     (status.code(), status.signal())
 }
 
+/// How far stopping has gone, and when the last step was taken.
+struct Stopping {
+    /// 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent.
+    stage: u8,
+    /// When `stage` was last raised (the next step comes `sigterm_timeout` later).
+    stage_at: Instant,
+    /// Signals received so far by this launcher.
+    signals_seen: usize,
+}
+
+impl Stopping {
+    /// Moves to the next stage now.
+    fn advance_to(&mut self, stage: u8) {
+        self.stage = stage;
+        self.stage_at = Instant::now();
+    }
+}
+
+/// Sends `sig` to the process group of every process still running.
+fn signal_running(running: &[Running], sig: libc::c_int) {
+    for process in running.iter().filter(|p| p.ended.is_none()) {
+        signal_group(process, sig);
+    }
+}
+
+/// Waits for every process to end, stopping them all (SIGINT, then SIGTERM, then SIGKILL, each
+/// `sigterm_timeout` after the last) once there is a `reason`: a signal to the launcher, or a process
+/// with `on_exit="shutdown"` that ended.
 fn supervise(mut running: Vec<Running>, options: &RunOptions, mut reason: Option<String>) -> Outcome {
-    let mut stop_stage = 0u8; // 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent
-    let mut stage_at = Instant::now();
-    let mut signals_seen = 0;
-    let signal = |running: &[Running], sig: libc::c_int| {
-        for process in running.iter().filter(|p| p.ended.is_none()) {
-            signal_group(process, sig);
-        }
+    let mut stop = Stopping {
+        stage: 0,
+        stage_at: Instant::now(),
+        signals_seen: 0,
     };
     loop {
-        let signals = SIGNALS.load(Ordering::SeqCst);
-        if signals > signals_seen {
-            signals_seen = signals;
-            if stop_stage == 0 {
-                say("WARNING", "signal received: stopping every process (SIGINT)");
-                reason.get_or_insert_with(|| "stopped by a signal".into());
-            } else if stop_stage == 1 {
-                say("WARNING", "second signal: sending SIGTERM");
-                signal(&running, libc::SIGTERM);
-                stop_stage = 2;
-                stage_at = Instant::now();
-            }
-        }
-        if stop_stage == 0 && reason.is_some() {
-            signal(&running, libc::SIGINT);
-            stop_stage = 1;
-            stage_at = Instant::now();
+        on_signals(&running, &mut stop, &mut reason);
+        if stop.stage == 0 && reason.is_some() {
+            signal_running(&running, libc::SIGINT);
+            stop.advance_to(1);
         }
         for process in running.iter_mut() {
-            if process.ended.is_some() {
-                continue;
-            }
-            if let Ok(Some(status)) = process.child.try_wait() {
-                let (code, signal) = describe(status);
-                let ended = Ended {
-                    label: process.label.clone(),
-                    code,
-                    signal,
-                    asked_to_stop: stop_stage > 0,
-                };
-                let how = match (code, signal) {
-                    (Some(code), _) => format!("exit code {code}"),
-                    (None, Some(signal)) => format!("signal {signal}"),
-                    (None, None) => "unknown status".into(),
-                };
-                if ended.failed() {
-                    say(
-                        "ERROR",
-                        &format!(
-                            "{}: process has died [pid {}, {how}]",
-                            process.label,
-                            process.child.id()
-                        ),
-                    );
-                } else {
-                    say(
-                        "INFO",
-                        &format!(
-                            "{}: process has finished cleanly [pid {}, {how}]",
-                            process.label,
-                            process.child.id()
-                        ),
-                    );
-                }
-                if process.shutdown_on_exit && reason.is_none() {
-                    reason = Some(format!(
-                        "{} ended ({how}) and has on_exit=\"shutdown\"",
-                        process.label
-                    ));
-                    say(
-                        "INFO",
-                        &format!(
-                            "{}: shutting everything down",
-                            reason.as_deref().unwrap_or_default()
-                        ),
-                    );
-                }
-                process.ended = Some(ended);
+            if process.ended.is_none() {
+                reap(process, stop.stage > 0, &mut reason);
             }
         }
         if running.iter().all(|p| p.ended.is_some()) {
             break;
         }
-        if stop_stage > 0 && stage_at.elapsed() >= options.sigterm_timeout && stop_stage < 3 {
-            let (sig, name) = if stop_stage == 1 {
-                (libc::SIGTERM, "SIGTERM")
-            } else {
-                (libc::SIGKILL, "SIGKILL")
-            };
-            let left: Vec<&str> = running
-                .iter()
-                .filter(|p| p.ended.is_none())
-                .map(|p| p.label.as_str())
-                .collect();
-            say(
-                "WARNING",
-                &format!(
-                    "still running after {:?}: {}; sending {name}",
-                    options.sigterm_timeout,
-                    left.join(", ")
-                ),
-            );
-            for process in running.iter().filter(|p| p.ended.is_none()) {
-                let pid = process.child.id();
-                let threads = crate::stuck::thread_states(pid);
-                say(
-                    "WARNING",
-                    &format!(
-                        "{} (pid {pid}) before {name}:\n  {}",
-                        process.label,
-                        threads.join("\n  ")
-                    ),
-                );
-                if let Some(bt) = crate::stuck::backtrace(pid) {
-                    say(
-                        "WARNING",
-                        &format!("{} (pid {pid}) backtrace:\n{bt}", process.label),
-                    );
-                }
-            }
-            signal(&running, sig);
-            stop_stage += 1;
-            stage_at = Instant::now();
+        if stop.stage > 0 && stop.stage_at.elapsed() >= options.sigterm_timeout && stop.stage < 3 {
+            escalate(&running, options, &mut stop);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -405,4 +332,117 @@ fn supervise(mut running: Vec<Running>, options: &RunOptions, mut reason: Option
         reason: reason.unwrap_or_else(|| "every process ended".into()),
         ended,
     }
+}
+
+/// A first signal to the launcher starts stopping (SIGINT); a second one while SIGINT is out sends
+/// SIGTERM at once.
+fn on_signals(running: &[Running], stop: &mut Stopping, reason: &mut Option<String>) {
+    let signals = SIGNALS.load(Ordering::SeqCst);
+    if signals > stop.signals_seen {
+        stop.signals_seen = signals;
+        if stop.stage == 0 {
+            say("WARNING", "signal received: stopping every process (SIGINT)");
+            reason.get_or_insert_with(|| "stopped by a signal".into());
+        } else if stop.stage == 1 {
+            say("WARNING", "second signal: sending SIGTERM");
+            signal_running(running, libc::SIGTERM);
+            stop.advance_to(2);
+        }
+    }
+}
+
+/// Records how `process` ended, if it has, and says so; one with `on_exit="shutdown"` gives the
+/// `reason` to stop the others (unless there is one already).
+fn reap(process: &mut Running, asked_to_stop: bool, reason: &mut Option<String>) {
+    let Ok(Some(status)) = process.child.try_wait() else {
+        return;
+    };
+    let (code, signal) = describe(status);
+    let ended = Ended {
+        label: process.label.clone(),
+        code,
+        signal,
+        asked_to_stop,
+    };
+    let how = match (code, signal) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "unknown status".into(),
+    };
+    if ended.failed() {
+        say(
+            "ERROR",
+            &format!(
+                "{}: process has died [pid {}, {how}]",
+                process.label,
+                process.child.id()
+            ),
+        );
+    } else {
+        say(
+            "INFO",
+            &format!(
+                "{}: process has finished cleanly [pid {}, {how}]",
+                process.label,
+                process.child.id()
+            ),
+        );
+    }
+    if process.shutdown_on_exit && reason.is_none() {
+        *reason = Some(format!(
+            "{} ended ({how}) and has on_exit=\"shutdown\"",
+            process.label
+        ));
+        say(
+            "INFO",
+            &format!(
+                "{}: shutting everything down",
+                reason.as_deref().unwrap_or_default()
+            ),
+        );
+    }
+    process.ended = Some(ended);
+}
+
+/// The processes outlived the last stop signal by `sigterm_timeout`: names them, shows where each is
+/// stuck (thread states, backtrace when one can be taken) and sends the next, harder signal.
+fn escalate(running: &[Running], options: &RunOptions, stop: &mut Stopping) {
+    let (sig, name) = if stop.stage == 1 {
+        (libc::SIGTERM, "SIGTERM")
+    } else {
+        (libc::SIGKILL, "SIGKILL")
+    };
+    let left: Vec<&str> = running
+        .iter()
+        .filter(|p| p.ended.is_none())
+        .map(|p| p.label.as_str())
+        .collect();
+    say(
+        "WARNING",
+        &format!(
+            "still running after {:?}: {}; sending {name}",
+            options.sigterm_timeout,
+            left.join(", ")
+        ),
+    );
+    for process in running.iter().filter(|p| p.ended.is_none()) {
+        let pid = process.child.id();
+        let threads = crate::stuck::thread_states(pid);
+        say(
+            "WARNING",
+            &format!(
+                "{} (pid {pid}) before {name}:\n  {}",
+                process.label,
+                threads.join("\n  ")
+            ),
+        );
+        if let Some(bt) = crate::stuck::backtrace(pid) {
+            say(
+                "WARNING",
+                &format!("{} (pid {pid}) backtrace:\n{bt}", process.label),
+            );
+        }
+    }
+    signal_running(running, sig);
+    stop.advance_to(stop.stage + 1);
 }

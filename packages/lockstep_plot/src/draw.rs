@@ -75,6 +75,14 @@ pub(crate) fn y_label_area_px(panel: &Panel) -> u32 {
 /// Height of the x labels and the x axis' description under a panel, pixels.
 const X_LABEL_AREA_PX: u32 = 38;
 
+/// The chart of one panel: f64 axes on the figure's bitmap.
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    BitMapBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Draws one panel: its title, axes and grid, series, limit lines, note and legend.
 fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Result<(), String> {
     // The margins and the caption as ChartBuilder lays them out (margins, then the title), done here so that
     // the plotting area's size is known before the ranges are chosen (equal_aspect needs it).
@@ -91,6 +99,27 @@ fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Re
         .y_label_area_size(y_label_area)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(text)?;
+    draw_mesh(&mut chart, panel)?;
+    let series_labelled = draw_series(&mut chart, panel)?;
+    let limits_labelled = draw_limits(&mut chart, panel, (x0, x1))?;
+    if let Some(note) = &panel.note {
+        draw_note(&mut chart, note, ((x0, x1), (y0, y1)))?;
+    }
+    if series_labelled || limits_labelled {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(text)?;
+    }
+    Ok(())
+}
+
+/// The axes, their descriptions and the light grid; one label per row for a panel of categories.
+fn draw_mesh(chart: &mut Chart<'_, '_>, panel: &Panel) -> Result<(), String> {
     let category = |y: &f64| panel.category_at(*y).unwrap_or_default().to_string();
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(&panel.x_label)
@@ -103,7 +132,11 @@ fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Re
         mesh.y_labels(2 * panel.y_categories.len() + 2)
             .y_label_formatter(&category);
     }
-    mesh.draw().map_err(text)?;
+    mesh.draw().map_err(text)
+}
+
+/// Each series in its colour (non-finite points left out); returns whether any has a legend entry.
+fn draw_series(chart: &mut Chart<'_, '_>, panel: &Panel) -> Result<bool, String> {
     let mut labelled = false;
     for (i, series) in panel.series.iter().enumerate() {
         let colour = series_colour(i);
@@ -141,6 +174,12 @@ fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Re
             }
         }
     }
+    Ok(labelled)
+}
+
+/// Each finite limit as a dashed line across the x range; returns whether any has a legend entry.
+fn draw_limits(chart: &mut Chart<'_, '_>, panel: &Panel, (x0, x1): (f64, f64)) -> Result<bool, String> {
+    let mut labelled = false;
     for limit in panel.limits.iter().filter(|l| l.y.is_finite()) {
         let style = LIMIT_COLOUR.stroke_width(2);
         let drawn = chart
@@ -153,30 +192,27 @@ fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Re
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
         }
     }
-    if let Some(note) = &panel.note {
-        let style = ("sans-serif", 16).into_font().color(&RGBColor(90, 90, 90)).pos(
-            plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Center,
-                plotters::style::text_anchor::VPos::Center,
-            ),
-        );
-        chart
-            .draw_series(std::iter::once(Text::new(
-                note.clone(),
-                ((x0 + x1) / 2.0, y0 + 0.7 * (y1 - y0)),
-                style,
-            )))
-            .map_err(text)?;
-    }
-    if labelled {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font(("sans-serif", 13))
-            .draw()
-            .map_err(text)?;
-    }
+    Ok(labelled)
+}
+
+/// The panel's note, grey and centred, at 70 % of its height.
+fn draw_note(
+    chart: &mut Chart<'_, '_>,
+    note: &str,
+    ((x0, x1), (y0, y1)): ((f64, f64), (f64, f64)),
+) -> Result<(), String> {
+    let style = ("sans-serif", 16).into_font().color(&RGBColor(90, 90, 90)).pos(
+        plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Center,
+        ),
+    );
+    chart
+        .draw_series(std::iter::once(Text::new(
+            note.to_owned(),
+            ((x0 + x1) / 2.0, y0 + 0.7 * (y1 - y0)),
+            style,
+        )))
+        .map_err(text)?;
     Ok(())
 }

@@ -74,22 +74,7 @@ pub enum RulesCommand {
 /// Runs `lockstep rules ...`.
 pub fn run(args: RulesArgs) -> anyhow::Result<()> {
     match args.command {
-        RulesCommand::Check { files, inputs } => {
-            let rules = load(&files)?;
-            let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-            let warnings = rules.warnings(&inputs);
-            for w in &warnings {
-                eprintln!("{w}");
-            }
-            eprintln!(
-                "ok: {} rule(s), {} predicate(s) in {} file(s), {} warning(s)",
-                rules.rule_count(),
-                rules.predicates().len(),
-                files.len(),
-                warnings.len()
-            );
-            Ok(())
-        }
+        RulesCommand::Check { files, inputs } => check(&files, &inputs),
         RulesCommand::Eval {
             files,
             facts,
@@ -101,21 +86,7 @@ pub fn run(args: RulesArgs) -> anyhow::Result<()> {
             max_tuples,
         } => {
             let start = Instant::now();
-            let rules = load(&files)?;
-            let mut engine = Engine::new(rules);
-            engine.set_max_tuples(max_tuples);
-            if let Some(path) = &facts {
-                let batch = read_facts(path)?;
-                engine
-                    .assert_facts(&batch)
-                    .with_context(|| format!("facts in {}", path.display()))?;
-            }
-            if let Some(dir) = &facts_dir {
-                let batch = crate::tsv::read_inputs(engine.rules(), dir)?;
-                engine
-                    .assert_facts(&batch)
-                    .with_context(|| format!("facts in {}", dir.display()))?;
-            }
+            let mut engine = load_engine(&files, facts.as_deref(), facts_dir.as_deref(), max_tuples)?;
             let loaded = start.elapsed();
             engine.evaluate().context("evaluation failed")?;
             let evaluated = start.elapsed() - loaded;
@@ -132,35 +103,85 @@ pub fn run(args: RulesArgs) -> anyhow::Result<()> {
                 }
                 return Ok(());
             }
-            let names: Vec<String> = if outputs.is_empty() {
-                engine
-                    .rules()
-                    .derived_predicates()
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect()
-            } else {
-                outputs
-            };
-            let mut out = serde_json::Map::new();
-            for name in names {
-                let value = if count {
-                    Json::from(engine.count(&name)?)
-                } else {
-                    Json::Array(
-                        engine
-                            .query(&name)?
-                            .iter()
-                            .map(|t| Json::Array(t.iter().map(|v| to_json(*v)).collect()))
-                            .collect(),
-                    )
-                };
-                out.insert(name, value);
-            }
-            println!("{}", Json::Object(out));
-            Ok(())
+            print_relations(&engine, outputs, count)
         }
     }
+}
+
+/// `lockstep rules check`: loads the files (printing every diagnostic), then prints the warnings.
+fn check(files: &[PathBuf], inputs: &[String]) -> anyhow::Result<()> {
+    let rules = load(files)?;
+    let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let warnings = rules.warnings(&inputs);
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    eprintln!(
+        "ok: {} rule(s), {} predicate(s) in {} file(s), {} warning(s)",
+        rules.rule_count(),
+        rules.predicates().len(),
+        files.len(),
+        warnings.len()
+    );
+    Ok(())
+}
+
+/// An engine over the rule `files`, holding the facts of the JSON file `facts` and of the `.facts`
+/// files in `facts_dir`.
+fn load_engine(
+    files: &[PathBuf],
+    facts: Option<&Path>,
+    facts_dir: Option<&Path>,
+    max_tuples: usize,
+) -> anyhow::Result<Engine> {
+    let rules = load(files)?;
+    let mut engine = Engine::new(rules);
+    engine.set_max_tuples(max_tuples);
+    if let Some(path) = facts {
+        let batch = read_facts(path)?;
+        engine
+            .assert_facts(&batch)
+            .with_context(|| format!("facts in {}", path.display()))?;
+    }
+    if let Some(dir) = facts_dir {
+        let batch = crate::tsv::read_inputs(engine.rules(), dir)?;
+        engine
+            .assert_facts(&batch)
+            .with_context(|| format!("facts in {}", dir.display()))?;
+    }
+    Ok(engine)
+}
+
+/// Prints the relations `outputs` (default: every derived one) as one JSON object: each relation's
+/// tuples, or with `count` its number of tuples.
+fn print_relations(engine: &Engine, outputs: Vec<String>, count: bool) -> anyhow::Result<()> {
+    let names: Vec<String> = if outputs.is_empty() {
+        engine
+            .rules()
+            .derived_predicates()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    } else {
+        outputs
+    };
+    let mut out = serde_json::Map::new();
+    for name in names {
+        let value = if count {
+            Json::from(engine.count(&name)?)
+        } else {
+            Json::Array(
+                engine
+                    .query(&name)?
+                    .iter()
+                    .map(|t| Json::Array(t.iter().map(|v| to_json(*v)).collect()))
+                    .collect(),
+            )
+        };
+        out.insert(name, value);
+    }
+    println!("{}", Json::Object(out));
+    Ok(())
 }
 
 fn load(files: &[PathBuf]) -> anyhow::Result<RuleSet> {

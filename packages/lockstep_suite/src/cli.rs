@@ -88,16 +88,7 @@ fn run_inner(args: TestArgs) -> Result<ExitCode, Failure> {
         .map_err(usage)?;
     let mut suite = Suite::load(&suite_path).map_err(usage)?;
     if let Some(dir) = &args.baseline {
-        let dir = std::path::absolute(dir)
-            .with_context(|| format!("{}", dir.display()))
-            .map_err(usage)?;
-        if !dir.join("summary.json").is_file() && !dir.join("cases").is_dir() {
-            return Err(usage(anyhow::anyhow!(
-                "--baseline {}: not the output folder of a `lockstep test` run (no cases/ in it)",
-                dir.display()
-            )));
-        }
-        suite.baseline = Baseline::Run(dir);
+        suite.baseline = Baseline::Run(baseline_dir(dir)?);
     }
     let mut all = cases(&suite);
     if let Some(pattern) = &args.filter {
@@ -113,65 +104,26 @@ fn run_inner(args: TestArgs) -> Result<ExitCode, Failure> {
         .context("cannot tell where the lockstep binary is")
         .map_err(failed)?;
     if let Some(id) = &args.run_case {
-        let output = args
-            .output
-            .as_ref()
-            .context("--run-case needs --output")
-            .map_err(usage)?;
-        let case = all
-            .iter()
-            .find(|c| &c.id == id)
-            .with_context(|| format!("--run-case {id}: not a case of {}", suite_path.display()))
-            .map_err(usage)?;
-        let cases_dir = output.join("cases");
-        std::fs::create_dir_all(&cases_dir)
-            .with_context(|| format!("cannot create {}", cases_dir.display()))
-            .map_err(failed)?;
-        let salt = all.iter().position(|c| c.id == *id).unwrap_or(0) as u32;
-        run_case(&suite, case, &lockstep, &cases_dir, salt).map_err(failed)?;
-        return Ok(ExitCode::SUCCESS);
+        let ctx = Cases {
+            suite: &suite,
+            suite_path: &suite_path,
+            all: &all,
+            lockstep: &lockstep,
+        };
+        return run_one_case(&ctx, id, args.output.as_deref());
     }
-    let output = match &args.output {
-        Some(dir) => dir.clone(),
-        None => PathBuf::from(format!("lockstep_test_{}_{}", suite.name, utc_stamp())),
-    };
-    if std::fs::read_dir(&output).is_ok_and(|mut d| d.next().is_some()) {
-        return Err(usage(anyhow::anyhow!(
-            "--output {}: exists and is not empty",
-            output.display()
-        )));
-    }
-    let output = std::path::absolute(&output).context("--output").map_err(usage)?;
-    let cases_dir = output.join("cases");
-    std::fs::create_dir_all(&cases_dir)
-        .with_context(|| format!("cannot create {}", cases_dir.display()))
-        .map_err(failed)?;
+    let (output, cases_dir) = prepare_output(args.output.as_ref(), &suite)?;
     let started = Instant::now();
     let progress = Progress::new(all.len(), args.quiet);
     let (reports, parallel) = match &args.ray {
         Some(address) => {
-            let mut extra = Vec::new();
-            if let Baseline::Run(dir) = &suite.baseline {
-                extra.push("--baseline".to_owned());
-                extra.push(dir.display().to_string());
-            }
-            let ids: Vec<String> = all.iter().map(|c| c.id.clone()).collect();
-            let given_up = crate::ray::run(
-                address,
-                &lockstep,
-                &suite_path,
-                &output,
-                &ids,
-                &extra,
-                &mut |case| {
-                    progress.started(case);
-                },
-            )
-            .map_err(failed)?;
-            let reports: Vec<CaseReport> = all.iter().map(|c| collected(c, &cases_dir, &given_up)).collect();
-            for r in &reports {
-                progress.finished(r);
-            }
+            let ctx = Cases {
+                suite: &suite,
+                suite_path: &suite_path,
+                all: &all,
+                lockstep: &lockstep,
+            };
+            let reports = run_on_ray(&ctx, address, &output, &cases_dir, &progress)?;
             (reports, format!("Ray cluster at {address}"))
         }
         None => (
@@ -196,6 +148,106 @@ fn run_inner(args: TestArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The suite's selected cases, with what running any of them needs.
+struct Cases<'a> {
+    suite: &'a Suite,
+    /// The suite file, absolute.
+    suite_path: &'a Path,
+    all: &'a [Case],
+    /// This binary, which runs each case.
+    lockstep: &'a Path,
+}
+
+/// `--baseline`: the output folder of an earlier run, absolute.
+fn baseline_dir(dir: &Path) -> Result<PathBuf, Failure> {
+    let dir = std::path::absolute(dir)
+        .with_context(|| format!("{}", dir.display()))
+        .map_err(usage)?;
+    if !dir.join("summary.json").is_file() && !dir.join("cases").is_dir() {
+        return Err(usage(anyhow::anyhow!(
+            "--baseline {}: not the output folder of a `lockstep test` run (no cases/ in it)",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// `--run-case`: runs the case `id` into `<output>/cases/` (what each Ray task does).
+fn run_one_case(ctx: &Cases<'_>, id: &str, output: Option<&Path>) -> Result<ExitCode, Failure> {
+    let output = output.context("--run-case needs --output").map_err(usage)?;
+    let case = ctx
+        .all
+        .iter()
+        .find(|c| c.id == id)
+        .with_context(|| format!("--run-case {id}: not a case of {}", ctx.suite_path.display()))
+        .map_err(usage)?;
+    let cases_dir = output.join("cases");
+    std::fs::create_dir_all(&cases_dir)
+        .with_context(|| format!("cannot create {}", cases_dir.display()))
+        .map_err(failed)?;
+    let salt = ctx.all.iter().position(|c| c.id == *id).unwrap_or(0) as u32;
+    run_case(ctx.suite, case, ctx.lockstep, &cases_dir, salt).map_err(failed)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The output folder (given, or named after the suite and the time), which must not hold anything
+/// yet, made absolute; and its `cases/` folder, created.
+fn prepare_output(given: Option<&PathBuf>, suite: &Suite) -> Result<(PathBuf, PathBuf), Failure> {
+    let output = match given {
+        Some(dir) => dir.clone(),
+        None => PathBuf::from(format!("lockstep_test_{}_{}", suite.name, utc_stamp())),
+    };
+    if std::fs::read_dir(&output).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(usage(anyhow::anyhow!(
+            "--output {}: exists and is not empty",
+            output.display()
+        )));
+    }
+    let output = std::path::absolute(&output).context("--output").map_err(usage)?;
+    let cases_dir = output.join("cases");
+    std::fs::create_dir_all(&cases_dir)
+        .with_context(|| format!("cannot create {}", cases_dir.display()))
+        .map_err(failed)?;
+    Ok((output, cases_dir))
+}
+
+/// Runs every case as a task on the Ray cluster at `address`, then collects the reports they left.
+fn run_on_ray(
+    ctx: &Cases<'_>,
+    address: &str,
+    output: &Path,
+    cases_dir: &Path,
+    progress: &Progress,
+) -> Result<Vec<CaseReport>, Failure> {
+    let mut extra = Vec::new();
+    if let Baseline::Run(dir) = &ctx.suite.baseline {
+        extra.push("--baseline".to_owned());
+        extra.push(dir.display().to_string());
+    }
+    let ids: Vec<String> = ctx.all.iter().map(|c| c.id.clone()).collect();
+    let given_up = crate::ray::run(
+        address,
+        ctx.lockstep,
+        ctx.suite_path,
+        output,
+        &ids,
+        &extra,
+        &mut |case| {
+            progress.started(case);
+        },
+    )
+    .map_err(failed)?;
+    let reports: Vec<CaseReport> = ctx
+        .all
+        .iter()
+        .map(|c| collected(c, cases_dir, &given_up))
+        .collect();
+    for r in &reports {
+        progress.finished(r);
+    }
+    Ok(reports)
 }
 
 /// The report a Ray task left, or one saying why there is none.

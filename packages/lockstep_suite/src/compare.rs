@@ -209,6 +209,33 @@ struct Verdict {
     first: Option<(String, String, String)>,
 }
 
+impl Verdict {
+    /// A leaf at `path` that is not equal: `diff` apart, `within` its tolerance or not; the first one
+    /// out of tolerance is kept with both values (`bv` in the baseline, `nv` in the new output).
+    fn note(&mut self, path: &str, diff: f64, within: bool, bv: String, nv: String) {
+        self.differences.push((path.to_owned(), diff, within));
+        if !within {
+            self.differs = true;
+            if self.first.is_none() {
+                self.first = Some((path.to_owned(), bv, nv));
+            }
+        }
+    }
+}
+
+/// The tolerance for the leaf at `path`: its field's, else the channel's default, else `exact`.
+fn tolerance_for<'t>(expect: &'t ChannelExpect, path: &str, exact: &'t Tolerance) -> &'t Tolerance {
+    if expect.is_exact() {
+        exact
+    } else {
+        expect
+            .fields
+            .get(&fold_indices(path))
+            .or(expect.default.as_ref())
+            .unwrap_or(exact)
+    }
+}
+
 fn decoded(recording: &Recording, frame: &Frame) -> Option<lockstep_bag::cdr::Value> {
     let channel = recording.channels.get(&frame.header.channel_name)?;
     let schema: &Schema = channel.schema.as_ref()?;
@@ -237,25 +264,8 @@ fn judge(
     let mut verdict = Verdict::default();
     let new_by_path: BTreeMap<&str, &Leaf<'_>> = n.iter().map(|(p, l)| (p.as_str(), l)).collect();
     let base_paths: std::collections::BTreeSet<&str> = b.iter().map(|(p, _)| p.as_str()).collect();
-    let note = |verdict: &mut Verdict, path: &str, diff: f64, within: bool, bv: String, nv: String| {
-        verdict.differences.push((path.to_owned(), diff, within));
-        if !within {
-            verdict.differs = true;
-            if verdict.first.is_none() {
-                verdict.first = Some((path.to_owned(), bv, nv));
-            }
-        }
-    };
     for (path, leaf) in &b {
-        let tolerance = if expect.is_exact() {
-            &exact
-        } else {
-            expect
-                .fields
-                .get(&fold_indices(path))
-                .or(expect.default.as_ref())
-                .unwrap_or(&exact)
-        };
+        let tolerance = tolerance_for(expect, path, &exact);
         match (leaf, new_by_path.get(path.as_str())) {
             (Leaf::Number(x), Some(Leaf::Number(y))) => {
                 if x != y && !(x.is_nan() && y.is_nan()) {
@@ -264,33 +274,19 @@ fn judge(
                     } else {
                         (y - x).abs()
                     };
-                    note(
-                        &mut verdict,
-                        path,
-                        diff,
-                        tolerance.admits(*x, *y),
-                        x.to_string(),
-                        y.to_string(),
-                    );
+                    verdict.note(path, diff, tolerance.admits(*x, *y), x.to_string(), y.to_string());
                 }
             }
             (Leaf::Text(x), Some(Leaf::Text(y))) if x == y => {}
             (_, found) => {
                 let shown = found.map_or_else(|| "(missing)".to_owned(), |l| show(l));
-                note(&mut verdict, path, f64::INFINITY, false, show(leaf), shown);
+                verdict.note(path, f64::INFINITY, false, show(leaf), shown);
             }
         }
     }
     for (path, leaf) in &n {
         if !base_paths.contains(path.as_str()) {
-            note(
-                &mut verdict,
-                path,
-                f64::INFINITY,
-                false,
-                "(missing)".into(),
-                show(leaf),
-            );
+            verdict.note(path, f64::INFINITY, false, "(missing)".into(), show(leaf));
         }
     }
     if verdict.differences.is_empty() {

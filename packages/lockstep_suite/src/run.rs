@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use lockstep_bag::BagReader;
 use lockstep_replay::lockstep::{differences_figure_against, ChannelEvaluation, Evaluation, Recording};
 
+use crate::compare::Comparison;
 use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::plan::Case;
@@ -80,6 +81,8 @@ fn open_recording(path: &Path) -> Result<Recording> {
     Recording::open_indexed(reader, IN_MEMORY_BYTES).map_err(|e| fail(e.to_string()))
 }
 
+/// Runs the case in `dir`: starts its modules on a domain of their own, replays the recording
+/// through them, stops them, then compares and asserts what they output (see [`judge_replay`]).
 fn run_in(
     suite: &Suite,
     case: &Case,
@@ -88,34 +91,10 @@ fn run_in(
     salt: u32,
     report: &mut CaseReport,
 ) -> Result<()> {
-    let baseline_run = match &suite.baseline {
-        Baseline::Recording => None,
-        Baseline::Run(run) => {
-            let bag = baseline_bag(run, &case.id);
-            if !bag.exists() {
-                return Err(Error::Case(format!(
-                    "baseline: {} has no output of case {} (was it run there?)",
-                    run.display(),
-                    case.id
-                )));
-            }
-            Some(bag)
-        }
-    };
+    let baseline_run = baseline_run_bag(suite, case)?;
     // Read once, before anything starts: it names the modules to expect and is the default baseline.
     let recording = open_recording(&case.recording)?;
-    let live: Vec<String> = match &suite.live {
-        Some(names) => names.clone(),
-        None => {
-            let names: BTreeSet<String> = recording
-                .topology
-                .components
-                .iter()
-                .map(|c| c.module_name.clone())
-                .collect();
-            names.into_iter().collect()
-        }
-    };
+    let live = live_modules(suite, &recording);
     let recording = baseline_run.is_none().then_some(recording);
     let domain = Domain::take(salt)?;
     let mut modules = Launched::start(lockstep, case, dir, domain.id)?;
@@ -137,7 +116,56 @@ fn run_in(
         (None, Some(bag)) => open_recording(bag)?,
         (None, None) => unreachable!("the recording is kept when it is the baseline"),
     };
-    let comparison = crate::compare::compare(&baseline, &new, &suite.expect);
+    judge_replay(suite, &baseline, &new, dir, report)?;
+    report.timings.compare_s = compare_started.elapsed().as_secs_f64();
+    Ok(())
+}
+
+/// The output bag of this case in the baseline run, when the suite compares with one; an error when
+/// that run has none.
+fn baseline_run_bag(suite: &Suite, case: &Case) -> Result<Option<PathBuf>> {
+    Ok(match &suite.baseline {
+        Baseline::Recording => None,
+        Baseline::Run(run) => {
+            let bag = baseline_bag(run, &case.id);
+            if !bag.exists() {
+                return Err(Error::Case(format!(
+                    "baseline: {} has no output of case {} (was it run there?)",
+                    run.display(),
+                    case.id
+                )));
+            }
+            Some(bag)
+        }
+    })
+}
+
+/// The modules run live: those the suite names, else every module of the recording's topology.
+fn live_modules(suite: &Suite, recording: &Recording) -> Vec<String> {
+    match &suite.live {
+        Some(names) => names.clone(),
+        None => {
+            let names: BTreeSet<String> = recording
+                .topology
+                .components
+                .iter()
+                .map(|c| c.module_name.clone())
+                .collect();
+            names.into_iter().collect()
+        }
+    }
+}
+
+/// Compares the replay's output `new` with `baseline`, checks the suite's assertions on it, plots
+/// the differences into `dir`, and fills in the verdict of `report`.
+fn judge_replay(
+    suite: &Suite,
+    baseline: &Recording,
+    new: &Recording,
+    dir: &Path,
+    report: &mut CaseReport,
+) -> Result<()> {
+    let comparison = crate::compare::compare(baseline, new, &suite.expect);
     if comparison.is_empty() {
         return Err(Error::Case(
             "the replay produced no output to compare (no module computed a frame)".into(),
@@ -151,7 +179,7 @@ fn run_in(
             ));
         }
     }
-    let violations = crate::asserts::violations(&suite.rules, &new)?;
+    let violations = crate::asserts::violations(&suite.rules, new)?;
     if !violations.is_empty() {
         let shown: Vec<&str> = violations.iter().take(3).map(String::as_str).collect();
         failures.push(format!(
@@ -160,6 +188,16 @@ fn run_in(
             shown.join(", ")
         ));
     }
+    plot_differences(suite, &comparison, dir)?;
+    report.passed = failures.is_empty();
+    report.channels = channels;
+    report.failures = failures;
+    report.violations = violations;
+    Ok(())
+}
+
+/// `differences.png` in `dir`: each compared channel's differences over time.
+fn plot_differences(suite: &Suite, comparison: &Comparison, dir: &Path) -> Result<()> {
     let against = match suite.baseline {
         Baseline::Recording => "the recording",
         Baseline::Run(_) => "the baseline run",
@@ -183,11 +221,6 @@ fn run_in(
     differences_figure_against(&evaluation, against)
         .write_png(&plot)
         .map_err(|e| Error::Case(format!("{}: cannot plot: {e}", plot.display())))?;
-    report.passed = failures.is_empty();
-    report.channels = channels;
-    report.failures = failures;
-    report.violations = violations;
-    report.timings.compare_s = compare_started.elapsed().as_secs_f64();
     Ok(())
 }
 

@@ -7,13 +7,15 @@
 //! the file, so the path is not repeated.
 
 mod echo;
+mod info;
 mod reindex;
 
 pub use echo::{echo, EchoOptions};
+pub use info::{info, info_with};
 
 use crate::{
-    BagCompression, BagReader, BagWriter, ChunkCompression, MessageDefinition, MessageDefinitions,
-    ReadOptions, TopicSpec, WriterOptions,
+    BagReader, BagWriter, ChunkCompression, MessageDefinition, MessageDefinitions, ReadOptions, TopicId,
+    TopicSpec, WriterOptions,
 };
 use anyhow::{bail, Context, Result};
 use lockstep_ranges::{int_arg, real_arg, Int, Real};
@@ -166,6 +168,18 @@ pub fn convert(
     progress: &mut dyn Write,
 ) -> Result<u64> {
     let reader = BagReader::open(input).context("cannot open input bag")?;
+    check_output(output)?;
+    let mut writer = BagWriter::create(output, opts).context("cannot create output bag")?;
+    let ids = copy_topics(&reader, &mut writer, defs)?;
+    let n = copy_messages(input, &reader, &mut writer, &ids, progress)?;
+    copy_extra_records(&reader, &mut writer)?;
+    writer.finish().context("cannot finish output bag")?;
+    Ok(n)
+}
+
+/// Refuses an output that already holds something, or that names a storage file instead of a bag
+/// directory.
+fn check_output(output: &Path) -> Result<()> {
     if output.exists()
         && std::fs::read_dir(output)
             .map(|mut d| d.next().is_some())
@@ -184,7 +198,16 @@ pub fn convert(
             );
         }
     }
-    let mut writer = BagWriter::create(output, opts).context("cannot create output bag")?;
+    Ok(())
+}
+
+/// Declares every topic of `reader` in `writer`, with the input's message definition when it has a
+/// usable one, else the one `defs` resolves, else an empty one. Returns the writer's id per topic name.
+fn copy_topics(
+    reader: &BagReader,
+    writer: &mut BagWriter,
+    defs: &mut MessageDefinitions,
+) -> Result<HashMap<String, TopicId>> {
     let mut ids = HashMap::new();
     for topic in reader.topics() {
         let definition = match &topic.definition {
@@ -207,6 +230,17 @@ pub fn convert(
             .with_context(|| format!("cannot add topic {}", m.name))?;
         ids.insert(m.name.clone(), id);
     }
+    Ok(ids)
+}
+
+/// Copies every message in log-time order, reporting progress every 2 s. Returns how many it copied.
+fn copy_messages(
+    input: &Path,
+    reader: &BagReader,
+    writer: &mut BagWriter,
+    ids: &HashMap<String, TopicId>,
+    progress: &mut dyn Write,
+) -> Result<u64> {
     let total = reader.message_count();
     let started = Instant::now();
     let mut last_report = Instant::now();
@@ -233,6 +267,11 @@ pub fn convert(
             );
         }
     }
+    Ok(n)
+}
+
+/// Copies the attachments and the metadata records, except rosbag2's own (the writer writes its own).
+fn copy_extra_records(reader: &BagReader, writer: &mut BagWriter) -> Result<()> {
     for a in reader.attachments().context("cannot read attachments")? {
         writer.attach(&a.name, &a.media_type, a.log_time_ns, a.create_time_ns, &a.data)?;
     }
@@ -244,287 +283,5 @@ pub fn convert(
             writer.write_metadata_record(&r.name, &r.entries)?;
         }
     }
-    writer.finish().context("cannot finish output bag")?;
-    Ok(n)
-}
-
-/// Prints `ros2 bag info`-style text about a bag from its summaries, checked against the file.
-pub fn info(bag: &Path, out: &mut dyn Write) -> Result<()> {
-    info_with(bag, false, out)
-}
-
-/// Prints `ros2 bag info`-style text about a bag; with `verify`, also reads every message back. Fails
-/// (after printing what it could count) when a storage file is damaged: cut short, a summary that
-/// does not fit the file, or (with `verify`) a chunk that does not read back.
-pub fn info_with(bag: &Path, verify: bool, out: &mut dyn Write) -> Result<()> {
-    let reader = BagReader::open(bag).context("cannot open bag")?;
-    let md = reader.metadata();
-    let files: Vec<String> = reader
-        .file_paths()
-        .iter()
-        .map(|p| {
-            p.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        })
-        .collect();
-    let (start, end) = reader
-        .time_range()
-        .unwrap_or((md.starting_time_ns, md.end_time_ns()));
-    let label = |s: &str| format!("{s:<19}");
-    writeln!(out, "{}{}", label("Files:"), files.join("\n                   "))?;
-    writeln!(out, "{}{}", label("Bag size:"), human_size(reader.size_bytes()))?;
-    writeln!(out, "{}{}", label("Storage id:"), reader.storage().identifier())?;
-    let compression = reader.compression();
-    if compression != BagCompression::None {
-        writeln!(
-            out,
-            "{}{} ({})",
-            label("Compression:"),
-            compression.format(),
-            compression.mode()
-        )?;
-    }
-    writeln!(
-        out,
-        "{}{}",
-        label("ROS Distro:"),
-        if md.ros_distro.is_empty() {
-            "unknown"
-        } else {
-            &md.ros_distro
-        }
-    )?;
-    writeln!(
-        out,
-        "{}{}",
-        label("Metadata version:"),
-        if reader.has_metadata_file() {
-            md.version.to_string()
-        } else {
-            "none (built from files)".into()
-        }
-    )?;
-    writeln!(
-        out,
-        "{}{:.9}s",
-        label("Duration:"),
-        end.saturating_sub(start) as f64 / 1e9
-    )?;
-    writeln!(out, "{}{}", label("Start:"), timestamp(start))?;
-    writeln!(out, "{}{}", label("End:"), timestamp(end))?;
-    writeln!(out, "{}{}", label("Messages:"), reader.message_count())?;
-    let mut first = true;
-    for t in reader.topics() {
-        let line = format!(
-            "Topic: {} | Type: {} | Count: {} | Serialization Format: {}",
-            t.metadata.name, t.metadata.type_name, t.message_count, t.metadata.serialization_format
-        );
-        writeln!(
-            out,
-            "{}{}",
-            if first {
-                label("Topic information:")
-            } else {
-                label("")
-            },
-            line
-        )?;
-        first = false;
-    }
-    if first {
-        writeln!(out, "{}(none)", label("Topic information:"))?;
-    }
-    let attachments = reader.attachments().context("cannot read attachments")?;
-    let records: Vec<_> = reader
-        .metadata_records()
-        .context("cannot read metadata records")?
-        .into_iter()
-        .filter(|r| r.name != crate::writer::ROSBAG2_METADATA_NAME)
-        .collect();
-    writeln!(out, "Lockstep extra data:")?;
-    writeln!(out, "  Attachments:      {}", attachments.len())?;
-    for a in &attachments {
-        writeln!(
-            out,
-            "    {} ({}, {} bytes, in {})",
-            a.name,
-            a.media_type,
-            a.data.len(),
-            files.get(a.file_index).map_or("?", |s| s)
-        )?;
-    }
-    // The module topology a Lockstep recorder stored (record `lockstep_topology`, one entry per module:
-    // `reads=a,b;writes=c`), shown as the wiring it is; and the ROS graph it saw (record `lockstep_graph`,
-    // one entry per recorded topic: `writers=/node,...;readers=/node,...`).
-    let check = records.iter().find(|r| r.name == "lockstep_topology_check");
-    for r in records.iter().filter(|r| r.name == "lockstep_topology") {
-        writeln!(out, "  Module topology:")?;
-        for (module, wiring) in &r.entries {
-            let (reads, writes) = (list_field(wiring, "reads="), list_field(wiring, "writes="));
-            writeln!(out, "    {module}: [{reads}] -> [{writes}]")?;
-        }
-        // The recorder's check (record `lockstep_topology_check`): lock-step replay needs a DAG.
-        match check.and_then(|c| c.entries.get("result")).map(String::as_str) {
-            Some("acyclic") => writeln!(out, "    (a DAG: replayable in lock-step)")?,
-            Some(_) => writeln!(
-                out,
-                "    NOT A DAG, lock-step replay refuses it: {}",
-                check.and_then(|c| c.entries.get("detail")).map_or("?", |d| d)
-            )?,
-            None => writeln!(out, "    (not checked when recorded)")?,
-        }
-    }
-    for r in records.iter().filter(|r| r.name == "lockstep_graph") {
-        writeln!(out, "  ROS graph (nodes per recorded topic):")?;
-        for (topic, wiring) in &r.entries {
-            let (writers, readers) = (list_field(wiring, "writers="), list_field(wiring, "readers="));
-            writeln!(out, "    {topic}: writers [{writers}] readers [{readers}]")?;
-        }
-    }
-    // The modules' parameters as the recorder read them when it first saw each module (records
-    // `lockstep_parameters`: `<module>/<name>` -> typed value), and how many changes it saw while recording.
-    let parameters: std::collections::BTreeMap<&str, &str> = (records.iter())
-        .filter(|r| r.name == "lockstep_parameters")
-        .flat_map(|r| r.entries.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .collect();
-    if !parameters.is_empty() {
-        writeln!(out, "  Module parameters (when recording started):")?;
-        for (name, value) in &parameters {
-            writeln!(out, "    {name} = {}", value.escape_debug())?;
-        }
-    }
-    let changes: usize = (records.iter())
-        .filter(|r| r.name == "lockstep_parameter_changes")
-        .map(|r| r.entries.len())
-        .sum();
-    if changes > 0 {
-        writeln!(
-            out,
-            "    and {changes} changes while recording (record lockstep_parameter_changes)"
-        )?;
-    }
-    writeln!(
-        out,
-        "  Topology source:  {}",
-        topology_source(&records, reader.topics())
-    )?;
-    writeln!(out, "  Metadata records: {}", records.len())?;
-    for r in &records {
-        let keys: Vec<&str> = r.entries.keys().map(String::as_str).collect();
-        writeln!(
-            out,
-            "    {} (keys: {}; in {})",
-            r.name,
-            keys.join(", "),
-            files.get(r.file_index).map_or("?", |s| s)
-        )?;
-    }
-    // A damaged file: what was counted above is only what could be read; say so and fail.
-    let mut damage = reader.damage();
-    // A file already known damaged is not read again: its error would only repeat.
-    if verify && damage.is_empty() {
-        let mut read = 0u64;
-        for message in reader.messages() {
-            match message {
-                Ok(_) => read += 1,
-                Err(e) => {
-                    damage.push(format!(
-                        "{} (after {read} messages read back)",
-                        crate::error_chain(&e)
-                    ));
-                    break;
-                }
-            }
-        }
-        if damage.is_empty() {
-            writeln!(out, "Verified:          all {read} messages read back")?;
-        }
-    }
-    for d in &damage {
-        writeln!(out, "DAMAGED: {d}")?;
-    }
-    match damage.as_slice() {
-        [] => Ok(()),
-        [one] => bail!("{one}"),
-        [first, rest @ ..] => bail!("{first} (and {} more damaged files)", rest.len()),
-    }
-}
-
-fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
-    }
-}
-
-/// `YYYY-MM-DD hh:mm:ss.nnnnnnnnn UTC (secs.nanos)`.
-fn timestamp(ns: u64) -> String {
-    let secs = ns / 1_000_000_000;
-    let nanos = ns % 1_000_000_000;
-    let t = crate::utc::UtcTime::from_unix_secs(secs);
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{nanos:09} UTC ({secs}.{nanos:09})",
-        t.year, t.month, t.day, t.hour, t.minute, t.second
-    )
-}
-
-/// Where lock-step replay takes the module topology of this bag from: the recorder's records, or when the
-/// bag holds none (a copy written by another tool, `ros2 bag record`, a cut recording), the dependency
-/// headers on its `<channel>/lockstep_header` topics; with neither, it cannot replay the bag.
-fn topology_source(records: &[crate::MetadataRecord], topics: &[crate::BagTopic]) -> String {
-    let stored: std::collections::BTreeSet<&str> = records
-        .iter()
-        .map(|r| r.name.as_str())
-        .filter(|n| *n == "lockstep_topology" || *n == "lockstep_topology_update")
-        .collect();
-    if !stored.is_empty() {
-        let names: Vec<&str> = stored.into_iter().collect();
-        return format!("the recorder's record ({})", names.join(", "));
-    }
-    let sidecars = topics
-        .iter()
-        .filter(|t| t.metadata.name.ends_with("/lockstep_header") && t.message_count > 0)
-        .count();
-    match sidecars {
-        0 => "none (no topology record and no dependency header topic: lock-step replay cannot use this bag)"
-            .to_owned(),
-        n => format!(
-            "rebuilt from {n} dependency header topic{} (no topology record in the bag)",
-            if n == 1 { "" } else { "s" }
-        ),
-    }
-}
-
-/// The `key=` list of a `key=a,b;other=c` record value, as `a, b`.
-fn list_field(wiring: &str, key: &str) -> String {
-    wiring
-        .split(';')
-        .find_map(|part| part.strip_prefix(key))
-        .map(|list| list.replace(',', ", "))
-        .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_times_and_sizes() {
-        assert_eq!(
-            timestamp(1_585_866_235_112_411_371),
-            "2020-04-02 22:23:55.112411371 UTC (1585866235.112411371)"
-        );
-        assert_eq!(timestamp(0), "1970-01-01 00:00:00.000000000 UTC (0.000000000)");
-        assert_eq!(human_size(2048), "2.0 KiB");
-        assert_eq!(human_size(12), "12 B");
-    }
+    Ok(())
 }

@@ -33,115 +33,135 @@ enum Field {
 
 use Field::*;
 
+/// A record type's name and its fields in order.
+type Layout = (&'static str, &'static [(&'static str, Field)]);
+
+// One layout per record type of the MCAP specification (version 0), in opcode order.
+const HEADER: Layout = ("Header", &[("profile", Str), ("library", Str)]);
+const FOOTER: Layout = (
+    "Footer",
+    &[
+        ("summary_start", U64),
+        ("summary_offset_start", U64),
+        ("summary_crc", U32),
+    ],
+);
+const SCHEMA: Layout = (
+    "Schema",
+    &[("id", U16), ("name", Str), ("encoding", Str), ("data", Bytes32)],
+);
+const CHANNEL: Layout = (
+    "Channel",
+    &[
+        ("id", U16),
+        ("schema_id", U16),
+        ("topic", Str),
+        ("message_encoding", Str),
+        ("metadata", StrMap),
+    ],
+);
+const MESSAGE: Layout = (
+    "Message",
+    &[
+        ("channel_id", U16),
+        ("sequence", U32),
+        ("log_time", U64),
+        ("publish_time", U64),
+        ("data", Rest),
+    ],
+);
+const CHUNK: Layout = (
+    "Chunk",
+    &[
+        ("message_start_time", U64),
+        ("message_end_time", U64),
+        ("uncompressed_size", U64),
+        ("uncompressed_crc", U32),
+        ("compression", Str),
+        ("records", Bytes64),
+    ],
+);
+const MESSAGE_INDEX: Layout = ("MessageIndex", &[("channel_id", U16), ("records", Array)]);
+const CHUNK_INDEX: Layout = (
+    "ChunkIndex",
+    &[
+        ("message_start_time", U64),
+        ("message_end_time", U64),
+        ("chunk_start_offset", U64),
+        ("chunk_length", U64),
+        ("message_index_offsets", Array),
+        ("message_index_length", U64),
+        ("compression", Str),
+        ("compressed_size", U64),
+        ("uncompressed_size", U64),
+    ],
+);
+const ATTACHMENT: Layout = (
+    "Attachment",
+    &[
+        ("log_time", U64),
+        ("create_time", U64),
+        ("name", Str),
+        ("media_type", Str),
+        ("data", Bytes64),
+        ("crc", U32),
+    ],
+);
+const ATTACHMENT_INDEX: Layout = (
+    "AttachmentIndex",
+    &[
+        ("offset", U64),
+        ("length", U64),
+        ("log_time", U64),
+        ("create_time", U64),
+        ("data_size", U64),
+        ("name", Str),
+        ("media_type", Str),
+    ],
+);
+const STATISTICS: Layout = (
+    "Statistics",
+    &[
+        ("message_count", U64),
+        ("schema_count", U16),
+        ("channel_count", U32),
+        ("attachment_count", U32),
+        ("metadata_count", U32),
+        ("chunk_count", U32),
+        ("message_start_time", U64),
+        ("message_end_time", U64),
+        ("channel_message_counts", Array),
+    ],
+);
+const METADATA: Layout = ("Metadata", &[("name", Str), ("metadata", StrMap)]);
+const METADATA_INDEX: Layout = (
+    "MetadataIndex",
+    &[("offset", U64), ("length", U64), ("name", Str)],
+);
+const SUMMARY_OFFSET: Layout = (
+    "SummaryOffset",
+    &[("group_opcode", U8), ("group_start", U64), ("group_length", U64)],
+);
+const DATA_END: Layout = ("DataEnd", &[("data_section_crc", U32)]);
+
 /// Name and field layout of the record types the library parses (MCAP specification, version 0).
-fn layout(opcode: u8) -> Option<(&'static str, &'static [(&'static str, Field)])> {
+fn layout(opcode: u8) -> Option<Layout> {
     Some(match opcode {
-        op::HEADER => ("Header", &[("profile", Str), ("library", Str)]),
-        op::FOOTER => (
-            "Footer",
-            &[
-                ("summary_start", U64),
-                ("summary_offset_start", U64),
-                ("summary_crc", U32),
-            ],
-        ),
-        op::SCHEMA => (
-            "Schema",
-            &[("id", U16), ("name", Str), ("encoding", Str), ("data", Bytes32)],
-        ),
-        op::CHANNEL => (
-            "Channel",
-            &[
-                ("id", U16),
-                ("schema_id", U16),
-                ("topic", Str),
-                ("message_encoding", Str),
-                ("metadata", StrMap),
-            ],
-        ),
-        op::MESSAGE => (
-            "Message",
-            &[
-                ("channel_id", U16),
-                ("sequence", U32),
-                ("log_time", U64),
-                ("publish_time", U64),
-                ("data", Rest),
-            ],
-        ),
-        op::CHUNK => (
-            "Chunk",
-            &[
-                ("message_start_time", U64),
-                ("message_end_time", U64),
-                ("uncompressed_size", U64),
-                ("uncompressed_crc", U32),
-                ("compression", Str),
-                ("records", Bytes64),
-            ],
-        ),
-        op::MESSAGE_INDEX => ("MessageIndex", &[("channel_id", U16), ("records", Array)]),
-        op::CHUNK_INDEX => (
-            "ChunkIndex",
-            &[
-                ("message_start_time", U64),
-                ("message_end_time", U64),
-                ("chunk_start_offset", U64),
-                ("chunk_length", U64),
-                ("message_index_offsets", Array),
-                ("message_index_length", U64),
-                ("compression", Str),
-                ("compressed_size", U64),
-                ("uncompressed_size", U64),
-            ],
-        ),
-        op::ATTACHMENT => (
-            "Attachment",
-            &[
-                ("log_time", U64),
-                ("create_time", U64),
-                ("name", Str),
-                ("media_type", Str),
-                ("data", Bytes64),
-                ("crc", U32),
-            ],
-        ),
-        op::ATTACHMENT_INDEX => (
-            "AttachmentIndex",
-            &[
-                ("offset", U64),
-                ("length", U64),
-                ("log_time", U64),
-                ("create_time", U64),
-                ("data_size", U64),
-                ("name", Str),
-                ("media_type", Str),
-            ],
-        ),
-        op::STATISTICS => (
-            "Statistics",
-            &[
-                ("message_count", U64),
-                ("schema_count", U16),
-                ("channel_count", U32),
-                ("attachment_count", U32),
-                ("metadata_count", U32),
-                ("chunk_count", U32),
-                ("message_start_time", U64),
-                ("message_end_time", U64),
-                ("channel_message_counts", Array),
-            ],
-        ),
-        op::METADATA => ("Metadata", &[("name", Str), ("metadata", StrMap)]),
-        op::METADATA_INDEX => (
-            "MetadataIndex",
-            &[("offset", U64), ("length", U64), ("name", Str)],
-        ),
-        op::SUMMARY_OFFSET => (
-            "SummaryOffset",
-            &[("group_opcode", U8), ("group_start", U64), ("group_length", U64)],
-        ),
-        op::DATA_END => ("DataEnd", &[("data_section_crc", U32)]),
+        op::HEADER => HEADER,
+        op::FOOTER => FOOTER,
+        op::SCHEMA => SCHEMA,
+        op::CHANNEL => CHANNEL,
+        op::MESSAGE => MESSAGE,
+        op::CHUNK => CHUNK,
+        op::MESSAGE_INDEX => MESSAGE_INDEX,
+        op::CHUNK_INDEX => CHUNK_INDEX,
+        op::ATTACHMENT => ATTACHMENT,
+        op::ATTACHMENT_INDEX => ATTACHMENT_INDEX,
+        op::STATISTICS => STATISTICS,
+        op::METADATA => METADATA,
+        op::METADATA_INDEX => METADATA_INDEX,
+        op::SUMMARY_OFFSET => SUMMARY_OFFSET,
+        op::DATA_END => DATA_END,
         _ => return None,
     })
 }

@@ -146,62 +146,17 @@ pub(crate) fn scan(path: &Path, mut f: impl FnMut(RecordPos, Record<'_>) -> Resu
         chunks: 0,
         compression: String::new(),
     };
-    let mut magic = [0u8; MAGIC_LEN as usize];
-    if size < MAGIC_LEN {
-        end.error = Some(Error::malformed(
-            path,
-            0,
-            format!("truncated at byte {size}: no MCAP magic"),
-        ));
-        return Ok(end);
-    }
-    input.read_exact(&mut magic).map_err(|e| Error::io(path, e))?;
-    if magic != *mcap::MAGIC {
-        end.error = Some(Error::mcap(path, Some(0), mcap::McapError::BadMagic));
+    if let Some(e) = check_start_magic(path, size, &mut input)? {
+        end.error = Some(e);
         return Ok(end);
     }
     let mut offset = MAGIC_LEN;
     end.valid_end = offset;
     let mut body = Vec::new();
     loop {
-        let left = size - offset;
-        if left == 0 {
-            end.error = Some(Error::malformed(
-                path,
-                offset,
-                format!("truncated at byte {offset}: the file ends without a footer"),
-            ));
+        let Some((opcode, len)) = read_record(path, &mut input, size, offset, &mut body, &mut end)? else {
             break;
-        }
-        if left < RECORD_HEADER_LEN as u64 {
-            end.error = Some(Error::malformed(
-                path,
-                offset,
-                format!("truncated at byte {size}: {left} bytes where a record header needs 9"),
-            ));
-            break;
-        }
-        let mut head = [0u8; RECORD_HEADER_LEN];
-        input.read_exact(&mut head).map_err(|e| Error::io(path, e))?;
-        let opcode = head[0];
-        let mut le = [0u8; 8];
-        le.copy_from_slice(&head[1..]);
-        let len = u64::from_le_bytes(le);
-        let room = left - RECORD_HEADER_LEN as u64;
-        if len > room {
-            end.error = Some(Error::malformed(
-                path,
-                offset,
-                format!(
-                    "{} record claims {len} bytes but only {room} remain in the file (truncated or damaged)",
-                    layout::record_name(opcode)
-                ),
-            ));
-            break;
-        }
-        // At most what is left of the file: checked just above.
-        body.resize(len as usize, 0);
-        input.read_exact(&mut body).map_err(|e| Error::io(path, e))?;
+        };
         let record_offset = offset;
         let record = match parse_record(opcode, &body) {
             Ok(r) => r,
@@ -234,15 +189,9 @@ pub(crate) fn scan(path: &Path, mut f: impl FnMut(RecordPos, Record<'_>) -> Resu
             Record::Footer(_) => {
                 offset += RECORD_HEADER_LEN as u64 + len;
                 end.valid_end = offset;
-                let mut tail = [0u8; MAGIC_LEN as usize];
-                if size - offset < MAGIC_LEN || input.read_exact(&mut tail).is_err() || tail != *mcap::MAGIC {
-                    end.error = Some(Error::malformed(
-                        path,
-                        offset,
-                        "no end magic after the footer (truncated or damaged)",
-                    ));
-                } else {
-                    end.complete = true;
+                match check_end_magic(path, size, offset, &mut input) {
+                    Some(e) => end.error = Some(e),
+                    None => end.complete = true,
                 }
                 break;
             }
@@ -260,4 +209,89 @@ pub(crate) fn scan(path: &Path, mut f: impl FnMut(RecordPos, Record<'_>) -> Resu
     // Complete means footer and end magic were read without any error.
     end.complete = end.complete && end.error.is_none();
     Ok(end)
+}
+
+/// Reads the magic that opens an MCAP file. Returns why the file is not one (too short, other
+/// bytes); an I/O error fails.
+fn check_start_magic(path: &Path, size: u64, input: &mut impl Read) -> Result<Option<Error>> {
+    let mut magic = [0u8; MAGIC_LEN as usize];
+    if size < MAGIC_LEN {
+        return Ok(Some(Error::malformed(
+            path,
+            0,
+            format!("truncated at byte {size}: no MCAP magic"),
+        )));
+    }
+    input.read_exact(&mut magic).map_err(|e| Error::io(path, e))?;
+    if magic != *mcap::MAGIC {
+        return Ok(Some(Error::mcap(path, Some(0), mcap::McapError::BadMagic)));
+    }
+    Ok(None)
+}
+
+/// Reads the record header at `offset` and the body it announces into `body`. Returns the opcode and
+/// body length; or `None` with `end.error` set when the file ends, or the length claims more than is
+/// left, there (the scan stops). An I/O error fails.
+#[inline]
+fn read_record(
+    path: &Path,
+    input: &mut impl Read,
+    size: u64,
+    offset: u64,
+    body: &mut Vec<u8>,
+    end: &mut ScanEnd,
+) -> Result<Option<(u8, u64)>> {
+    let left = size - offset;
+    if left == 0 {
+        end.error = Some(Error::malformed(
+            path,
+            offset,
+            format!("truncated at byte {offset}: the file ends without a footer"),
+        ));
+        return Ok(None);
+    }
+    if left < RECORD_HEADER_LEN as u64 {
+        end.error = Some(Error::malformed(
+            path,
+            offset,
+            format!("truncated at byte {size}: {left} bytes where a record header needs 9"),
+        ));
+        return Ok(None);
+    }
+    let mut head = [0u8; RECORD_HEADER_LEN];
+    input.read_exact(&mut head).map_err(|e| Error::io(path, e))?;
+    let opcode = head[0];
+    let mut le = [0u8; 8];
+    le.copy_from_slice(&head[1..]);
+    let len = u64::from_le_bytes(le);
+    let room = left - RECORD_HEADER_LEN as u64;
+    if len > room {
+        end.error = Some(Error::malformed(
+            path,
+            offset,
+            format!(
+                "{} record claims {len} bytes but only {room} remain in the file (truncated or damaged)",
+                layout::record_name(opcode)
+            ),
+        ));
+        return Ok(None);
+    }
+    // At most what is left of the file: checked just above.
+    body.resize(len as usize, 0);
+    input.read_exact(body).map_err(|e| Error::io(path, e))?;
+    Ok(Some((opcode, len)))
+}
+
+/// Reads the magic that must follow the footer ending at `offset`; returns why it is missing.
+fn check_end_magic(path: &Path, size: u64, offset: u64, input: &mut impl Read) -> Option<Error> {
+    let mut tail = [0u8; MAGIC_LEN as usize];
+    if size - offset < MAGIC_LEN || input.read_exact(&mut tail).is_err() || tail != *mcap::MAGIC {
+        Some(Error::malformed(
+            path,
+            offset,
+            "no end magic after the footer (truncated or damaged)",
+        ))
+    } else {
+        None
+    }
 }

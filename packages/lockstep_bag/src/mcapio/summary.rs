@@ -42,8 +42,67 @@ pub(crate) fn read_summary(path: &Path) -> Result<SummaryState> {
     })
 }
 
+/// `Ok(Err(..))`: the file's summary cannot be trusted, for the reason given; `Err`: an I/O error.
+type Checked<T> = Result<std::result::Result<T, Error>>;
+
+/// What the footer at the end of the file says.
+struct Footer {
+    /// Where the footer record starts (the summary, when present, ends there).
+    at: u64,
+    /// Where the summary section starts; 0 when the file has none.
+    summary_start: u64,
+    /// The summary CRC; 0 when not set.
+    summary_crc: u32,
+    /// The footer's bytes up to its CRC field, which the summary CRC also covers.
+    covered: [u8; 25],
+}
+
 /// `Ok(Err(..))`: the file's summary cannot be trusted, for the reason given.
-fn check(path: &Path, file: &mut File, size: u64) -> Result<std::result::Result<SummaryState, Error>> {
+fn check(path: &Path, file: &mut File, size: u64) -> Checked<SummaryState> {
+    let footer = match read_footer(path, file, size)? {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(e)),
+    };
+    if footer.summary_start == 0 {
+        return Ok(Ok(SummaryState::Absent));
+    }
+    let summary_start = footer.summary_start;
+    let section = match read_section(path, file, &footer)? {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    let summary = match parse_summary(path, summary_start, &section) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    // Every index must point at a record of its kind and length inside the data section.
+    let places = summary
+        .chunk_indexes
+        .iter()
+        .map(|i| (op::CHUNK, i.chunk_start_offset, i.chunk_length))
+        .chain(
+            summary
+                .attachment_indexes
+                .iter()
+                .map(|i| (op::ATTACHMENT, i.offset, i.length)),
+        )
+        .chain(
+            summary
+                .metadata_indexes
+                .iter()
+                .map(|i| (op::METADATA, i.offset, i.length)),
+        );
+    for (opcode, offset, length) in places {
+        if let Err(reason) = check_indexed(file, path, summary_start, opcode, offset, length)? {
+            return Ok(Err(Error::malformed(path, offset, reason)));
+        }
+    }
+    Ok(Ok(SummaryState::Present(Box::new(summary))))
+}
+
+/// Reads the footer and end magic that must close the file, and checks that the summary they
+/// announce lies between the start magic and the footer.
+fn read_footer(path: &Path, file: &mut File, size: u64) -> Checked<Footer> {
     let bad = |offset: u64, reason: String| Ok(Err(Error::malformed(path, offset, reason)));
     if size < MAGIC_LEN + FOOTER_LEN + MAGIC_LEN {
         return bad(
@@ -70,10 +129,7 @@ fn check(path: &Path, file: &mut File, size: u64) -> Result<std::result::Result<
     }
     let summary_start = u64_at(&tail, 9);
     let summary_crc = u32::from_le_bytes([tail[25], tail[26], tail[27], tail[28]]);
-    if summary_start == 0 {
-        return Ok(Ok(SummaryState::Absent));
-    }
-    if summary_start < MAGIC_LEN || summary_start > footer_at {
+    if summary_start != 0 && (summary_start < MAGIC_LEN || summary_start > footer_at) {
         return bad(
             footer_at,
             format!(
@@ -81,29 +137,47 @@ fn check(path: &Path, file: &mut File, size: u64) -> Result<std::result::Result<
             ),
         );
     }
-    // At most the file's size: the bounds were checked above.
-    let mut section = vec![0u8; (footer_at - summary_start) as usize];
+    let mut covered = [0u8; 25];
+    covered.copy_from_slice(&tail[..25]);
+    Ok(Ok(Footer {
+        at: footer_at,
+        summary_start,
+        summary_crc,
+        covered,
+    }))
+}
+
+/// Reads the summary section the footer announces and checks its CRC (when set).
+fn read_section(path: &Path, file: &mut File, footer: &Footer) -> Checked<Vec<u8>> {
+    let summary_start = footer.summary_start;
+    let summary_crc = footer.summary_crc;
+    // At most the file's size: the bounds were checked by `read_footer`.
+    let mut section = vec![0u8; (footer.at - summary_start) as usize];
     read_at(file, path, summary_start, &mut section)?;
     if summary_crc != 0 {
         let mut covered = section.clone();
-        covered.extend_from_slice(&tail[..25]);
+        covered.extend_from_slice(&footer.covered);
         let computed = crc32(&covered);
         if computed != summary_crc {
-            return bad(
+            return Ok(Err(Error::malformed(
+                path,
                 summary_start,
                 format!("summary CRC mismatch: stored {summary_crc:#010x}, computed {computed:#010x}"),
-            );
+            )));
         }
     }
-    let parsed = match records(&section) {
-        Ok(r) => r,
-        Err((at, reason)) => {
-            return bad(
-                summary_start + at as u64,
-                format!("in the summary section: {reason}"),
-            )
-        }
-    };
+    Ok(Ok(section))
+}
+
+/// Parses the records of the summary section (at `summary_start`) into a [`Summary`].
+fn parse_summary(path: &Path, summary_start: u64, section: &[u8]) -> std::result::Result<Summary, Error> {
+    let parsed = records(section).map_err(|(at, reason)| {
+        Error::malformed(
+            path,
+            summary_start + at as u64,
+            format!("in the summary section: {reason}"),
+        )
+    })?;
     let mut summary = Summary::default();
     let mut acc = mcap::read::ChannelAccumulator::default();
     let mut channel_ids = Vec::new();
@@ -133,7 +207,7 @@ fn check(path: &Path, file: &mut File, size: u64) -> Result<std::result::Result<
             _ => Ok(()),
         };
         if let Err(e) = added {
-            return Ok(Err(Error::mcap(path, Some(summary_start), e)));
+            return Err(Error::mcap(path, Some(summary_start), e));
         }
     }
     for id in channel_ids {
@@ -141,29 +215,7 @@ fn check(path: &Path, file: &mut File, size: u64) -> Result<std::result::Result<
             summary.channels.insert(id, c);
         }
     }
-    // Every index must point at a record of its kind and length inside the data section.
-    let places = summary
-        .chunk_indexes
-        .iter()
-        .map(|i| (op::CHUNK, i.chunk_start_offset, i.chunk_length))
-        .chain(
-            summary
-                .attachment_indexes
-                .iter()
-                .map(|i| (op::ATTACHMENT, i.offset, i.length)),
-        )
-        .chain(
-            summary
-                .metadata_indexes
-                .iter()
-                .map(|i| (op::METADATA, i.offset, i.length)),
-        );
-    for (opcode, offset, length) in places {
-        if let Err(reason) = check_indexed(file, path, summary_start, opcode, offset, length)? {
-            return bad(offset, reason);
-        }
-    }
-    Ok(Ok(SummaryState::Present(Box::new(summary))))
+    Ok(summary)
 }
 
 /// Whether the record an index points at (`offset`, `length`, both from the summary) lies inside

@@ -7,7 +7,8 @@ use super::chunk_cache::IndexedChunk;
 use super::compressed::{decompress_message, BagCompression};
 use super::iter::{initial_loads, row_position, wanted_channels, Load, MsgKey, Pending};
 use super::location::Location;
-use super::sqlite_file::SQLITE_PAGE;
+use super::mcap_file::McapFile;
+use super::sqlite_file::{SqliteFile, SQLITE_PAGE};
 use super::storage::StorageFile;
 use super::types::ReadOptions;
 use crate::{Error, Result};
@@ -134,94 +135,106 @@ impl<'a> LocatedIter<'a> {
         topic.unwrap_or_else(|| Arc::from(""))
     }
 
+    /// Moves the entries of one pending load (an MCAP chunk, a whole MCAP file read linearly, or a
+    /// page of sqlite3 rows) of file `fi` into the merge.
     fn load(&mut self, fi: usize, load: Load) -> Result<()> {
         let reader = self.reader;
         match (&reader.files[fi].storage, load) {
-            (StorageFile::Mcap(m), Load::McapChunk(ci)) => {
-                let Some(index) = m.chunks.as_ref().and_then(|c| c.get(ci)) else {
-                    return Ok(());
-                };
-                let offset = index.chunk_start_offset;
-                let chunk = reader.chunk(fi, offset, Some(index.chunk_length))?;
-                for (i, slot) in chunk.messages() {
-                    let channel = u32::from(slot.channel_id);
-                    if !self.accept(fi, channel, slot.log_time) {
-                        continue;
-                    }
-                    self.ready.push(Reverse(Entry {
-                        key: (slot.log_time, fi, offset, i as u64 + 1),
-                        topic: self.topic(fi, channel),
-                        publish_time_ns: slot.publish_time,
-                        sequence: slot.sequence,
-                        channel_id: channel,
-                        location: Location::in_chunk(fi, offset, i),
-                        chunk: (self.payload == Payload::Read).then(|| chunk.clone()),
-                    }));
-                }
-                Ok(())
-            }
-            (StorageFile::Mcap(m), Load::McapWhole) => {
-                // As `messages()` does: a damaged tail still lets the intact messages through; the
-                // error is reported once they have been yielded.
-                let damage = m.read_all(|pos, header, _data| {
-                    let channel = u32::from(header.channel_id);
-                    if !self.accept(fi, channel, header.log_time) {
-                        return;
-                    }
-                    let location = match pos.in_chunk {
-                        Some(i) => Location::in_chunk(fi, pos.offset, i),
-                        None => Location::from_parts(fi, pos.offset, None),
-                    };
-                    self.ready.push(Reverse(Entry {
-                        key: (
-                            header.log_time,
-                            fi,
-                            pos.offset,
-                            pos.in_chunk.map_or(0, |i| i as u64 + 1),
-                        ),
-                        topic: self.topic(fi, channel),
-                        publish_time_ns: header.publish_time,
-                        sequence: header.sequence,
-                        channel_id: channel,
-                        location,
-                        chunk: None,
-                    }));
-                })?;
-                if let Some(e) = damage {
-                    self.deferred_error.get_or_insert((fi, e));
-                }
-                Ok(())
-            }
-            (StorageFile::Sqlite(s), Load::SqlitePage(after)) => {
-                let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-                let bounds = (
-                    self.opts.start_ns.map_or(i64::MIN, as_i64),
-                    self.opts.end_ns.map_or(i64::MAX, as_i64),
-                );
-                let rows = s.read_page_keys(self.wanted[fi].as_ref(), bounds, after)?;
-                if rows.len() as i64 == SQLITE_PAGE {
-                    if let Some(&(id, _, ts)) = rows.last() {
-                        self.pending
-                            .push(Reverse((ts.max(0) as u64, fi, Load::SqlitePage(Some((ts, id))))));
-                    }
-                }
-                for (id, topic_id, ts) in rows {
-                    let t = ts.max(0) as u64;
-                    let channel = topic_id as u32;
-                    self.ready.push(Reverse(Entry {
-                        key: (t, fi, row_position(id), 0),
-                        topic: self.topic(fi, channel),
-                        publish_time_ns: t,
-                        sequence: 0,
-                        channel_id: channel,
-                        location: Location::from_parts(fi, id as u64, None),
-                        chunk: None,
-                    }));
-                }
-                Ok(())
-            }
+            (StorageFile::Mcap(m), Load::McapChunk(ci)) => self.load_chunk(fi, m, ci),
+            (StorageFile::Mcap(m), Load::McapWhole) => self.load_whole(fi, m),
+            (StorageFile::Sqlite(s), Load::SqlitePage(after)) => self.load_page(fi, s, after),
             _ => Ok(()),
         }
+    }
+
+    /// The selected messages of the `ci`-th indexed chunk of MCAP file `fi`.
+    fn load_chunk(&mut self, fi: usize, m: &McapFile, ci: usize) -> Result<()> {
+        let Some(index) = m.chunks.as_ref().and_then(|c| c.get(ci)) else {
+            return Ok(());
+        };
+        let offset = index.chunk_start_offset;
+        let chunk = self.reader.chunk(fi, offset, Some(index.chunk_length))?;
+        for (i, slot) in chunk.messages() {
+            let channel = u32::from(slot.channel_id);
+            if !self.accept(fi, channel, slot.log_time) {
+                continue;
+            }
+            self.ready.push(Reverse(Entry {
+                key: (slot.log_time, fi, offset, i as u64 + 1),
+                topic: self.topic(fi, channel),
+                publish_time_ns: slot.publish_time,
+                sequence: slot.sequence,
+                channel_id: channel,
+                location: Location::in_chunk(fi, offset, i),
+                chunk: (self.payload == Payload::Read).then(|| chunk.clone()),
+            }));
+        }
+        Ok(())
+    }
+
+    /// The selected messages of MCAP file `fi` without a usable index, read from start to end.
+    fn load_whole(&mut self, fi: usize, m: &McapFile) -> Result<()> {
+        // As `messages()` does: a damaged tail still lets the intact messages through; the
+        // error is reported once they have been yielded.
+        let damage = m.read_all(|pos, header, _data| {
+            let channel = u32::from(header.channel_id);
+            if !self.accept(fi, channel, header.log_time) {
+                return;
+            }
+            let location = match pos.in_chunk {
+                Some(i) => Location::in_chunk(fi, pos.offset, i),
+                None => Location::from_parts(fi, pos.offset, None),
+            };
+            self.ready.push(Reverse(Entry {
+                key: (
+                    header.log_time,
+                    fi,
+                    pos.offset,
+                    pos.in_chunk.map_or(0, |i| i as u64 + 1),
+                ),
+                topic: self.topic(fi, channel),
+                publish_time_ns: header.publish_time,
+                sequence: header.sequence,
+                channel_id: channel,
+                location,
+                chunk: None,
+            }));
+        })?;
+        if let Some(e) = damage {
+            self.deferred_error.get_or_insert((fi, e));
+        }
+        Ok(())
+    }
+
+    /// The next page of selected rows of sqlite3 file `fi` after row `after`; a full page queues
+    /// the one after it.
+    fn load_page(&mut self, fi: usize, s: &SqliteFile, after: Option<(i64, i64)>) -> Result<()> {
+        let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let bounds = (
+            self.opts.start_ns.map_or(i64::MIN, as_i64),
+            self.opts.end_ns.map_or(i64::MAX, as_i64),
+        );
+        let rows = s.read_page_keys(self.wanted[fi].as_ref(), bounds, after)?;
+        if rows.len() as i64 == SQLITE_PAGE {
+            if let Some(&(id, _, ts)) = rows.last() {
+                self.pending
+                    .push(Reverse((ts.max(0) as u64, fi, Load::SqlitePage(Some((ts, id))))));
+            }
+        }
+        for (id, topic_id, ts) in rows {
+            let t = ts.max(0) as u64;
+            let channel = topic_id as u32;
+            self.ready.push(Reverse(Entry {
+                key: (t, fi, row_position(id), 0),
+                topic: self.topic(fi, channel),
+                publish_time_ns: t,
+                sequence: 0,
+                channel_id: channel,
+                location: Location::from_parts(fi, id as u64, None),
+                chunk: None,
+            }));
+        }
+        Ok(())
     }
 
     /// The message of `entry`, with its data when asked for.

@@ -148,26 +148,9 @@ fn reindex_file(input: &Path, target: &ReindexTarget) -> Result<ReindexReport> {
 fn reindex_dir(dir: &Path, target: &ReindexTarget) -> Result<ReindexReport> {
     let old = BagMetadata::read(&dir.join(METADATA_FILE)).ok();
     if let Some(md) = old.as_ref() {
-        let mode = md.compression_mode.trim();
-        if !mode.is_empty() && !mode.eq_ignore_ascii_case("none") {
-            return Err(Error::ReindexCompressed {
-                path: dir.to_path_buf(),
-                mode: md.compression_mode.clone(),
-                format: md.compression_format.clone(),
-            });
-        }
+        refuse_compressed(dir, md)?;
     }
-    let files = storage_files_in(dir)?;
-    let (mcaps, others): (Vec<PathBuf>, Vec<PathBuf>) = files
-        .iter()
-        .cloned()
-        .partition(|p| p.extension().is_some_and(|e| e == "mcap"));
-    if mcaps.is_empty() && others.is_empty() {
-        return Err(Error::NotABag {
-            path: dir.to_path_buf(),
-            reason: "no .mcap or .db3 files to reindex".into(),
-        });
-    }
+    let (mcaps, others) = storage_files_by_kind(dir)?;
     let out_dir = match target {
         ReindexTarget::NewOutput(out) => out.clone(),
         ReindexTarget::InPlace => dir.to_path_buf(),
@@ -193,32 +176,11 @@ fn reindex_dir(dir: &Path, target: &ReindexTarget) -> Result<ReindexReport> {
         &mut created,
     );
     if outcome.is_err() {
-        // Leave no half-written output behind; the input is untouched.
-        for p in created.iter().rev() {
-            let _ = if p.is_dir() {
-                std::fs::remove_dir(p)
-            } else {
-                std::fs::remove_file(p)
-            };
-        }
+        remove_created(&created);
     }
     outcome?;
     let reports = if mcaps.is_empty() {
-        others
-            .iter()
-            .zip(&metadata.files)
-            .map(|(p, f)| ReindexedFile {
-                path: p.clone(),
-                output: out_dir.join(file_name_of(p)),
-                was_complete: true,
-                messages: f.message_count,
-                chunks: 0,
-                skipped: Vec::new(),
-                bytes_dropped: 0,
-                stop_reason: None,
-                messages_without_channel: 0,
-            })
-            .collect()
+        sqlite_reports(&others, &metadata, &out_dir)
     } else {
         mcaps
             .iter()
@@ -231,6 +193,67 @@ fn reindex_dir(dir: &Path, target: &ReindexTarget) -> Result<ReindexReport> {
         files: reports,
         metadata,
     })
+}
+
+/// Refuses a bag written with rosbag2's file or message compression: its storage files cannot be
+/// salvaged record by record.
+fn refuse_compressed(dir: &Path, md: &BagMetadata) -> Result<()> {
+    let mode = md.compression_mode.trim();
+    if !mode.is_empty() && !mode.eq_ignore_ascii_case("none") {
+        return Err(Error::ReindexCompressed {
+            path: dir.to_path_buf(),
+            mode: md.compression_mode.clone(),
+            format: md.compression_format.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// The storage files of `dir`: the MCAP files, and the others (sqlite3). A directory with neither is
+/// not a bag.
+fn storage_files_by_kind(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let files = storage_files_in(dir)?;
+    let (mcaps, others): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .iter()
+        .cloned()
+        .partition(|p| p.extension().is_some_and(|e| e == "mcap"));
+    if mcaps.is_empty() && others.is_empty() {
+        return Err(Error::NotABag {
+            path: dir.to_path_buf(),
+            reason: "no .mcap or .db3 files to reindex".into(),
+        });
+    }
+    Ok((mcaps, others))
+}
+
+/// Leaves no half-written output behind (the input is untouched): removes what was made, newest first.
+fn remove_created(created: &[PathBuf]) {
+    for p in created.iter().rev() {
+        let _ = if p.is_dir() {
+            std::fs::remove_dir(p)
+        } else {
+            std::fs::remove_file(p)
+        };
+    }
+}
+
+/// The report of sqlite3 files, copied whole: each complete, with the count its metadata gives.
+fn sqlite_reports(others: &[PathBuf], metadata: &BagMetadata, out_dir: &Path) -> Vec<ReindexedFile> {
+    others
+        .iter()
+        .zip(&metadata.files)
+        .map(|(p, f)| ReindexedFile {
+            path: p.clone(),
+            output: out_dir.join(file_name_of(p)),
+            was_complete: true,
+            messages: f.message_count,
+            chunks: 0,
+            skipped: Vec::new(),
+            bytes_dropped: 0,
+            stop_reason: None,
+            messages_without_channel: 0,
+        })
+        .collect()
 }
 
 /// Writes the output of a bag directory; records in `created` every path it made (for clean-up).

@@ -224,102 +224,78 @@ impl Walker<'_> {
         Ok(true)
     }
 
+    /// One element of a launch file: checks its attributes and condition, then does what it says.
     fn element(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
         let tag = node.tag_name().name();
-        let known: &[&str] = match tag {
-            "arg" => &["name", "default", "description"],
-            "let" => &["name", "value"],
-            "node" => &[
-                "pkg",
-                "exec",
-                "name",
-                "namespace",
-                "output",
-                "args",
-                "ros_args",
-                "on_exit",
-                "respawn",
-            ],
-            "executable" => &["cmd", "name", "cwd", "output", "on_exit", "shell"],
-            "group" => &["scoped"],
-            "push-ros-namespace" | "push_ros_namespace" => &["namespace"],
-            "set_env" => &["name", "value"],
-            "unset_env" => &["name"],
-            "set_remap" => &["from", "to"],
-            "set_parameter" => &["name", "value"],
-            "include" => &["file"],
-            other => {
-                let hint = match other {
-                    "node_container" | "composable_node" | "load_composable_node" => {
-                        " (composable nodes need rclcpp's component container)"
-                    }
-                    "timer" | "opaque_function" | "event_handler" => " (run this file with ros2 launch)",
-                    "param" | "remap" | "env" => " here (only inside <node>)",
-                    _ => "",
-                };
-                return Err(LaunchError::UnsupportedTag {
-                    at: at(src, node),
-                    tag: other.to_string(),
-                    hint: format!("{hint}; supported: arg, let, node, executable, group, push-ros-namespace, set_env, unset_env, set_remap, set_parameter, include"),
-                });
-            }
-        };
+        let known = known_attributes(src, node, tag)?;
         check_attributes(src, node, known)?;
         if !self.condition(src, node, scope)? {
             return Ok(());
         }
         match tag {
             "arg" => self.arg(src, node, scope),
+            "node" => self.node(src, node, scope),
+            "executable" => self.executable(src, node, scope),
+            "group" => self.group(src, node, scope),
+            "include" => self.include(src, node, scope),
+            _ => self.set_in_scope(src, node, scope, tag),
+        }
+    }
+
+    /// `<group>`: its children, in a copy of the scope unless `scoped="false"`.
+    fn group(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
+        let scoped = self.flag(src, node, scope, "scoped", true)?;
+        if !node.children().any(|c| c.is_element()) {
+            Ok(())
+        } else if scoped {
+            self.spend(src, node, scope_bytes(scope))?;
+            let mut inner = scope.clone();
+            self.nested(src, node, |walker| walker.children(src, node, &mut inner))
+        } else {
+            self.nested(src, node, |walker| walker.children(src, node, scope))
+        }
+    }
+
+    /// The elements that only change the scope for what follows: `<let>`, `<push-ros-namespace>`,
+    /// `<set_env>`, `<unset_env>`, `<set_remap>` and `<set_parameter>`.
+    fn set_in_scope(
+        &mut self,
+        src: &Source<'_>,
+        node: Node<'_, '_>,
+        scope: &mut Scope,
+        tag: &str,
+    ) -> Result<()> {
+        match tag {
             "let" => {
                 let name = self.required(src, node, scope, "name")?;
                 let value = self.required(src, node, scope, "value")?;
                 scope.vars.insert(name, value);
-                Ok(())
-            }
-            "node" => self.node(src, node, scope),
-            "executable" => self.executable(src, node, scope),
-            "group" => {
-                let scoped = self.flag(src, node, scope, "scoped", true)?;
-                if !node.children().any(|c| c.is_element()) {
-                    Ok(())
-                } else if scoped {
-                    self.spend(src, node, scope_bytes(scope))?;
-                    let mut inner = scope.clone();
-                    self.nested(src, node, |walker| walker.children(src, node, &mut inner))
-                } else {
-                    self.nested(src, node, |walker| walker.children(src, node, scope))
-                }
             }
             "push-ros-namespace" | "push_ros_namespace" => {
                 let namespace = self.required(src, node, scope, "namespace")?;
                 scope.namespace = join_namespace(&scope.namespace, &namespace);
-                Ok(())
             }
             "set_env" => {
                 let name = self.required(src, node, scope, "name")?;
                 let value = self.required(src, node, scope, "value")?;
                 scope.env.insert(name, Some(value));
-                Ok(())
             }
             "unset_env" => {
                 let name = self.required(src, node, scope, "name")?;
                 scope.env.insert(name, None);
-                Ok(())
             }
             "set_remap" => {
                 let from = self.required(src, node, scope, "from")?;
                 let to = self.required(src, node, scope, "to")?;
                 scope.remaps.push((from, to));
-                Ok(())
             }
-            "set_parameter" => {
+            _ => {
                 let name = self.required(src, node, scope, "name")?;
                 let value = self.required(src, node, scope, "value")?;
                 scope.params.push((name, typed_value(&value)));
-                Ok(())
             }
-            _ => self.include(src, node, scope),
         }
+        Ok(())
     }
 
     fn flag(
@@ -439,6 +415,49 @@ impl Walker<'_> {
             format!("{base}-{count}")
         }
     }
+}
+
+/// The attributes an element of this `tag` may have; an error naming the tag (with a hint for
+/// those of `ros2 launch` that need Python) for one this launcher does not run.
+fn known_attributes(src: &Source<'_>, node: Node<'_, '_>, tag: &str) -> Result<&'static [&'static str]> {
+    Ok(match tag {
+        "arg" => &["name", "default", "description"],
+        "let" => &["name", "value"],
+        "node" => &[
+            "pkg",
+            "exec",
+            "name",
+            "namespace",
+            "output",
+            "args",
+            "ros_args",
+            "on_exit",
+            "respawn",
+        ],
+        "executable" => &["cmd", "name", "cwd", "output", "on_exit", "shell"],
+        "group" => &["scoped"],
+        "push-ros-namespace" | "push_ros_namespace" => &["namespace"],
+        "set_env" => &["name", "value"],
+        "unset_env" => &["name"],
+        "set_remap" => &["from", "to"],
+        "set_parameter" => &["name", "value"],
+        "include" => &["file"],
+        other => {
+            let hint = match other {
+                "node_container" | "composable_node" | "load_composable_node" => {
+                    " (composable nodes need rclcpp's component container)"
+                }
+                "timer" | "opaque_function" | "event_handler" => " (run this file with ros2 launch)",
+                "param" | "remap" | "env" => " here (only inside <node>)",
+                _ => "",
+            };
+            return Err(LaunchError::UnsupportedTag {
+                at: at(src, node),
+                tag: other.to_string(),
+                hint: format!("{hint}; supported: arg, let, node, executable, group, push-ros-namespace, set_env, unset_env, set_remap, set_parameter, include"),
+            });
+        }
+    })
 }
 
 fn check_attributes(src: &Source<'_>, node: Node<'_, '_>, known: &[&str]) -> Result<()> {

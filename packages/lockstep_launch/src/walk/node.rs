@@ -1,6 +1,7 @@
 //! The elements that start processes: `<node>` (with its `param`, `remap` and `env` children) and
 //! `<executable>`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use roxmltree::Node;
@@ -10,7 +11,7 @@ use super::bounds::scope_bytes;
 use super::check_attributes;
 use super::source::Source;
 use super::walker::{at, Scope, Walker};
-use crate::error::{LaunchError, Result};
+use crate::error::{LaunchError, Location, Result};
 use crate::plan::{absolute, join_namespace, typed_value, NodeSpec, ParamSource, ProcessSpec};
 
 impl Walker<'_> {
@@ -24,16 +25,7 @@ impl Walker<'_> {
                 "respawn=\"true\" is not supported by lockstep launch",
             ));
         }
-        let program = self.index.executable(&pkg, &exec).map_err(|searched| {
-            let searched: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
-            LaunchError::invalid(
-                &here,
-                format!(
-                    "executable {exec} of package {pkg} not found (searched {})",
-                    searched.join(", ")
-                ),
-            )
-        })?;
+        let program = self.node_program(&here, &pkg, &exec)?;
         let name = self.expand(src, node, scope, "name")?;
         let namespace = self.expand(src, node, scope, "namespace")?.unwrap_or_default();
         let args = split_words(&self.expand(src, node, scope, "args")?.unwrap_or_default());
@@ -53,6 +45,45 @@ impl Walker<'_> {
             spec.params.push(ParamSource::Inline(scope.params.clone()));
         }
         let mut env = scope.env.clone();
+        self.node_children(src, node, scope, &mut spec, &mut env)?;
+        let label = self.label(name.as_deref().unwrap_or(&exec));
+        self.plan.processes.push(ProcessSpec {
+            label,
+            program,
+            args,
+            node: Some(spec),
+            env: env.into_iter().collect(),
+            cwd: None,
+            output,
+            shutdown_on_exit,
+            at: here,
+        });
+        Ok(())
+    }
+
+    /// The installed executable `exec` of package `pkg`; an error listing where it was looked for.
+    fn node_program(&self, here: &Location, pkg: &str, exec: &str) -> Result<PathBuf> {
+        self.index.executable(pkg, exec).map_err(|searched| {
+            let searched: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
+            LaunchError::invalid(
+                here,
+                format!(
+                    "executable {exec} of package {pkg} not found (searched {})",
+                    searched.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// The `<param>`, `<remap>` and `<env>` children of a `<node>`, added to its `spec` and `env`.
+    fn node_children(
+        &mut self,
+        src: &Source<'_>,
+        node: Node<'_, '_>,
+        scope: &Scope,
+        spec: &mut NodeSpec,
+        env: &mut BTreeMap<String, Option<String>>,
+    ) -> Result<()> {
         for child in node.children().filter(Node::is_element) {
             let tag = child.tag_name().name();
             let known: &[&str] = match tag {
@@ -85,18 +116,6 @@ impl Walker<'_> {
                 }
             }
         }
-        let label = self.label(name.as_deref().unwrap_or(&exec));
-        self.plan.processes.push(ProcessSpec {
-            label,
-            program,
-            args,
-            node: Some(spec),
-            env: env.into_iter().collect(),
-            cwd: None,
-            output,
-            shutdown_on_exit,
-            at: here,
-        });
         Ok(())
     }
 
