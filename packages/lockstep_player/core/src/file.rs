@@ -139,20 +139,11 @@ impl Table {
             let line = index + 1;
             let trimmed = raw.trim();
             if let Some(comment) = trimmed.strip_prefix('#') {
-                if let Some((key, value)) = comment.split_once(':') {
-                    if key.trim() == "period_s" {
-                        let value = value.trim();
-                        let p: f64 = value
-                            .parse()
-                            .map_err(|_| at(line, format!("period_s `{value}` is not a number")))?;
-                        if let Err(e) = crate::period::PERIOD_S.check(p) {
-                            return Err(at(line, format!("period_s {e}")));
-                        }
-                        if period.is_some() {
-                            return Err(at(line, "period_s is given twice".into()));
-                        }
-                        period = Some(p);
+                if let Some(p) = period_comment(comment).map_err(|reason| at(line, reason))? {
+                    if period.is_some() {
+                        return Err(at(line, "period_s is given twice".into()));
                     }
+                    period = Some(p);
                 }
                 continue;
             }
@@ -161,49 +152,10 @@ impl Table {
             }
             let fields: Vec<&str> = trimmed.split(',').map(str::trim).collect();
             let Some(names) = &joints else {
-                let mut seen = std::collections::BTreeSet::new();
-                for name in &fields {
-                    if name.is_empty() {
-                        return Err(at(line, "the header has an empty joint name".into()));
-                    }
-                    if name.parse::<f64>().is_ok() {
-                        return Err(at(
-                            line,
-                            format!("the first line must name the joints, but `{name}` is a number"),
-                        ));
-                    }
-                    if !seen.insert(*name) {
-                        return Err(at(line, format!("joint `{name}` is named twice")));
-                    }
-                }
-                joints = Some(fields.iter().map(|s| (*s).to_owned()).collect());
+                joints = Some(header(&fields).map_err(|reason| at(line, reason))?);
                 continue;
             };
-            if fields.len() != names.len() {
-                return Err(at(
-                    line,
-                    format!(
-                        "{} values for {} joints ({})",
-                        fields.len(),
-                        names.len(),
-                        names.join(", ")
-                    ),
-                ));
-            }
-            let mut point = Vec::with_capacity(fields.len());
-            for (field, name) in fields.iter().zip(names) {
-                let value: f64 = field
-                    .parse()
-                    .map_err(|_| at(line, format!("joint `{name}`: `{field}` is not a number")))?;
-                if !value.is_finite() {
-                    return Err(at(
-                        line,
-                        format!("joint `{name}`: {field} is not a finite position"),
-                    ));
-                }
-                point.push(value);
-            }
-            points.push(point);
+            points.push(row(&fields, names).map_err(|reason| at(line, reason))?);
             lines.push(line);
         }
         let whole = |reason: &str| FileError::Whole {
@@ -221,6 +173,66 @@ impl Table {
             period_secs: period,
         })
     }
+}
+
+/// The period a `# period_s: <value>` comment gives (`None`: another comment), within the range of periods.
+fn period_comment(comment: &str) -> Result<Option<f64>, String> {
+    let Some((key, value)) = comment.split_once(':') else {
+        return Ok(None);
+    };
+    if key.trim() != "period_s" {
+        return Ok(None);
+    }
+    let value = value.trim();
+    let p: f64 = value
+        .parse()
+        .map_err(|_| format!("period_s `{value}` is not a number"))?;
+    crate::period::PERIOD_S
+        .check(p)
+        .map_err(|e| format!("period_s {e}"))?;
+    Ok(Some(p))
+}
+
+/// The joint names of the header line: none empty, none a number, none twice.
+fn header(fields: &[&str]) -> Result<Vec<String>, String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for name in fields {
+        if name.is_empty() {
+            return Err("the header has an empty joint name".into());
+        }
+        if name.parse::<f64>().is_ok() {
+            return Err(format!(
+                "the first line must name the joints, but `{name}` is a number"
+            ));
+        }
+        if !seen.insert(*name) {
+            return Err(format!("joint `{name}` is named twice"));
+        }
+    }
+    Ok(fields.iter().map(|s| (*s).to_owned()).collect())
+}
+
+/// One point: a finite number per joint.
+fn row(fields: &[&str], names: &[String]) -> Result<Vec<f64>, String> {
+    if fields.len() != names.len() {
+        return Err(format!(
+            "{} values for {} joints ({})",
+            fields.len(),
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    let mut point = Vec::with_capacity(fields.len());
+    for (field, name) in fields.iter().zip(names) {
+        let value: f64 = field
+            .parse()
+            .map_err(|_| format!("joint `{name}`: `{field}` is not a number"))?;
+        if !value.is_finite() {
+            return Err(format!("joint `{name}`: {field} is not a finite position"));
+        }
+        point.push(value);
+    }
+    Ok(point)
 }
 
 fn read_text(path: &Path) -> Result<String, FileError> {

@@ -4,6 +4,7 @@
 //! - [`generate`]: interpolation files from waypoints within the limits (Ruckig segments).
 //! - [`limits`]: per-axis velocity, acceleration and jerk limits from a ros2_control joint-limits YAML.
 //! - [`validate`]: what a file asks of each axis at speed 1, with the line at fault.
+//! - [`mock`]: the mock joints' logic (commands, trajectories, lag, overspeed alarms).
 //! - [`monitor`]: finite differences of a commanded stream against the limits (shared with the mock hardware).
 //! - [`ramp`]: changes of the speed factor s (linear, or S-curves under jerk limits).
 //! - [`spline`]: the interpolation between file points: linear, or a C2 cubic spline.
@@ -12,13 +13,18 @@
 //! - [`plan`]: pause, resume, speed override and cancel, each checked by simulation before it is applied.
 //! - [`roots`]: files only from configured directories.
 //! - [`session`]: one MovePlay goal: alignment to the first point, then the section.
+//! - [`answers`]: the services' requests and answers without their message types, and how far ahead a
+//!   request is planned.
+//! - [`window`]: a tick's command in the controller's joint order, and when a trajectory window is sent.
 //! - [`preview`]: a session's next commands, from a copy (a trajectory output's window of future points).
 
+pub mod answers;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod file;
 pub mod generate;
 pub mod limits;
+pub mod mock;
 pub mod monitor;
 mod period;
 pub mod plan;
@@ -31,7 +37,9 @@ pub mod spline;
 pub mod stream;
 pub mod timing;
 pub mod validate;
+pub mod window;
 
+pub use answers::{goal_factor, PlanningTimes};
 pub use file::{FileError, InterpolationFile};
 pub use limits::{AxisLimits, JointLimits, LimitsError};
 pub use monitor::{Monitor, Quantity, Violation};

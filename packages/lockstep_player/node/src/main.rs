@@ -26,7 +26,7 @@ use anyhow::Context as _;
 use futures::{future, StreamExt};
 use lockstep_player::session::{Options, Request, Session};
 use lockstep_player::timing::Intervals;
-use lockstep_player::{validate, InterpolationFile, JointLimits, Plan, Refusal};
+use lockstep_player::{goal_factor, validate, InterpolationFile, JointLimits, Plan, Refusal};
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::lockstep_interfaces::action::MovePlay;
 use r2r::lockstep_interfaces::srv::{PauseMotion, ResumeMotion, SetSpeed};
@@ -58,20 +58,7 @@ fn setup(
     let limits = JointLimits::read(std::path::Path::new(&p.limits_file))?;
     let output = p.output()?;
     let logger = lockstep_ros::logger_name(&node)?;
-    let mut n = lock(&node)?;
-    // Relative names: a namespace (`-r __ns:=/arm1`) moves them all, so two arms can run side by side.
-    let joint_states = n.subscribe::<JointState>("joint_states", qos::reliable(100))?;
-    let forward =
-        n.create_publisher::<Float64MultiArray>(&format!("{}/commands", p.controller), qos::reliable(100))?;
-    let trajectory = n.create_publisher::<JointTrajectory>(
-        &format!("{}/joint_trajectory", p.controller),
-        qos::reliable(100),
-    )?;
-    let goals = n.create_action_server::<MovePlay::Action>("move_play")?;
-    let pause = n.create_service::<PauseMotion::Service>("pause", qos::reliable(10))?;
-    let resume = n.create_service::<ResumeMotion::Service>("resume", qos::reliable(10))?;
-    let set_speed = n.create_service::<SetSpeed::Service>("set_speed", qos::reliable(10))?;
-    drop(n);
+    let (forward, trajectory) = make_publishers(&node, &p.controller)?;
     r2r::log_info!(
         &logger,
         "roots [{}], limits for {} joints from {}, T_c {} s, output {:?} to /{}",
@@ -88,56 +75,96 @@ fn setup(
         limits,
         logger: logger.clone(),
     });
-
-    let states_task = {
-        let shared = shared.clone();
-        joint_states.for_each(move |msg| {
-            if let Ok(mut e) = shared.lock() {
-                for (name, position) in msg.name.iter().zip(&msg.position) {
-                    e.measured.insert(name.clone(), *position);
-                }
-            }
-            future::ready(())
-        })
-    };
-    let ticker = Ticker::start(
-        shared.clone(),
-        config.clone(),
-        Outputs {
-            output,
-            forward,
-            trajectory,
-        },
-    )
-    .context("starting the output thread")?;
+    let states_task = joint_states_task(&node, &shared)?;
+    let goals = lock(&node)?.create_action_server::<MovePlay::Action>("move_play")?;
     let planner = Arc::new(requests::Planner::new());
-    let period_s = p.period_s;
-    let goals_task = serve_goals(goals, shared.clone(), config.clone(), planner.clone());
-    let pause_task = {
-        let (shared, planner) = (shared.clone(), planner.clone());
-        pause.for_each(move |req| {
+    let services = Services {
+        shared: shared.clone(),
+        planner: planner.clone(),
+        period_s: p.period_s,
+    };
+    let pause_task = services.pause(&node)?;
+    let resume_task = services.resume(&node)?;
+    let speed_task = services.set_speed(&node)?;
+    let outputs = Outputs {
+        output,
+        forward,
+        trajectory,
+    };
+    let ticker =
+        Ticker::start(shared.clone(), config.clone(), outputs).context("starting the output thread")?;
+    let goals_task = serve_goals(goals, shared, config, planner);
+    Ok(async move {
+        // Owned by the node's main future: dropped (thread stopped and joined) when it ends, before the node.
+        let _ticker = ticker;
+        tokio::join!(states_task, goals_task, pause_task, resume_task, speed_task);
+        Ok(())
+    })
+}
+
+/// The two outputs to the controller: forward commands and joint trajectories. Relative names: a namespace
+/// (`-r __ns:=/arm1`) moves them all, so two arms can run side by side.
+fn make_publishers(
+    node: &SharedNode,
+    controller: &str,
+) -> anyhow::Result<(r2r::Publisher<Float64MultiArray>, r2r::Publisher<JointTrajectory>)> {
+    let mut n = lock(node)?;
+    let forward =
+        n.create_publisher::<Float64MultiArray>(&format!("{controller}/commands"), qos::reliable(100))?;
+    let trajectory =
+        n.create_publisher::<JointTrajectory>(&format!("{controller}/joint_trajectory"), qos::reliable(100))?;
+    Ok((forward, trajectory))
+}
+
+/// Keeps the latest measured position of every joint `joint_states` names.
+fn joint_states_task(node: &SharedNode, shared: &Shared) -> anyhow::Result<impl future::Future<Output = ()>> {
+    let joint_states = lock(node)?.subscribe::<JointState>("joint_states", qos::reliable(100))?;
+    let shared = shared.clone();
+    Ok(joint_states.for_each(move |msg| {
+        if let Ok(mut e) = shared.lock() {
+            for (name, position) in msg.name.iter().zip(&msg.position) {
+                e.measured.insert(name.clone(), *position);
+            }
+        }
+        future::ready(())
+    }))
+}
+
+/// What the `pause`, `resume` and `set_speed` services need: each request is planned by the planner on the
+/// goal being played.
+struct Services {
+    shared: Shared,
+    planner: Arc<requests::Planner>,
+    period_s: f64,
+}
+
+impl Services {
+    /// Serves `pause` (PauseMotion).
+    fn pause(&self, node: &SharedNode) -> anyhow::Result<impl future::Future<Output = ()>> {
+        let pause = lock(node)?.create_service::<PauseMotion::Service>("pause", qos::reliable(10))?;
+        let (shared, planner, period_s) = (self.shared.clone(), self.planner.clone(), self.period_s);
+        Ok(pause.for_each(move |req| {
             let (shared, planner) = (shared.clone(), planner.clone());
             async move {
-                let stop_secs = (req.message.stop_time_secs > 0.0).then_some(req.message.stop_time_secs);
-                let answer = planner
-                    .handle(&shared, period_s, Request::Pause { stop_secs })
-                    .await;
+                let request = Request::pause(req.message.stop_time_secs);
+                let answer = planner.handle(&shared, period_s, request).await;
                 let _ = req.respond(pause_response(answer));
             }
-        })
-    };
-    let resume_task = {
-        let (shared, planner) = (shared.clone(), planner.clone());
-        resume.for_each(move |req| {
+        }))
+    }
+
+    /// Serves `resume` (ResumeMotion).
+    fn resume(&self, node: &SharedNode) -> anyhow::Result<impl future::Future<Output = ()>> {
+        let resume = lock(node)?.create_service::<ResumeMotion::Service>("resume", qos::reliable(10))?;
+        let (shared, planner, period_s) = (self.shared.clone(), self.planner.clone(), self.period_s);
+        Ok(resume.for_each(move |req| {
             let (shared, planner) = (shared.clone(), planner.clone());
             async move {
-                let start_secs = (req.message.start_time_secs > 0.0).then_some(req.message.start_time_secs);
-                let factor = (req.message.speed_factor > 0.0).then_some(req.message.speed_factor);
-                let request = Request::Resume { start_secs, factor };
+                let request = Request::resume(req.message.start_time_secs, req.message.speed_factor);
                 let response = match planner.handle(&shared, period_s, request).await {
                     Ok(plan) => ResumeMotion::Response {
                         success: true,
-                        message: format!("resuming to s = {:.4} in {:.4} s", plan.to, plan.total_secs()),
+                        message: plan.resume_message(),
                         ramp_secs: plan.ramp_secs,
                         delay_secs: plan.delay_secs,
                         speed_factor: plan.to,
@@ -150,11 +177,14 @@ fn setup(
                 };
                 let _ = req.respond(response);
             }
-        })
-    };
-    let speed_task = {
-        let (shared, planner) = (shared.clone(), planner.clone());
-        set_speed.for_each(move |req| {
+        }))
+    }
+
+    /// Serves `set_speed` (SetSpeed); every answer carries the playing file's s_max (0: nothing plays).
+    fn set_speed(&self, node: &SharedNode) -> anyhow::Result<impl future::Future<Output = ()>> {
+        let set_speed = lock(node)?.create_service::<SetSpeed::Service>("set_speed", qos::reliable(10))?;
+        let (shared, planner, period_s) = (self.shared.clone(), self.planner.clone(), self.period_s);
+        Ok(set_speed.for_each(move |req| {
             let (shared, planner) = (shared.clone(), planner.clone());
             async move {
                 let factor = req.message.speed_factor;
@@ -163,22 +193,11 @@ fn setup(
                     .ok()
                     .and_then(|e| e.active.as_ref().map(|a| a.session.s_max()))
                     .unwrap_or(0.0);
-                let response = match planner
-                    .handle(&shared, period_s, Request::SetSpeed { factor })
-                    .await
-                {
+                let request = Request::SetSpeed { factor };
+                let response = match planner.handle(&shared, period_s, request).await {
                     Ok(plan) => SetSpeed::Response {
                         success: true,
-                        message: if plan == Plan::NOTHING {
-                            format!("s = {factor} once playing")
-                        } else {
-                            format!(
-                                "ramping s {:.4} -> {:.4} in {:.4} s",
-                                plan.from,
-                                plan.to,
-                                plan.total_secs()
-                            )
-                        },
+                        message: plan.speed_message(factor),
                         ramp_secs: plan.total_secs(),
                         s_max,
                     },
@@ -191,14 +210,8 @@ fn setup(
                 };
                 let _ = req.respond(response);
             }
-        })
-    };
-    Ok(async move {
-        // Owned by the node's main future: dropped (thread stopped and joined) when it ends, before the node.
-        let _ticker = ticker;
-        tokio::join!(states_task, goals_task, pause_task, resume_task, speed_task);
-        Ok(())
-    })
+        }))
+    }
 }
 
 /// The answer to a pause request.
@@ -206,30 +219,14 @@ fn pause_response(answer: Result<Plan, Refusal>) -> PauseMotion::Response {
     match answer {
         Ok(plan) => PauseMotion::Response {
             success: true,
-            message: format!(
-                "stopping along the path in {:.4} s (ramp {:.4} s after {:.4} s); t_min {:.4} s, t_feasible {:.4} s",
-                plan.total_secs(),
-                plan.ramp_secs,
-                plan.delay_secs,
-                plan.t_min_secs,
-                plan.t_feasible_secs
-            ),
+            message: plan.pause_message(),
             stop_time_secs: plan.total_secs(),
             t_min_secs: plan.t_min_secs,
             t_feasible_secs: plan.t_feasible_secs,
             delay_secs: plan.delay_secs,
         },
         Err(refusal) => {
-            let (t_min_secs, t_feasible_secs) = match &refusal {
-                Refusal::TooShort {
-                    t_min_secs,
-                    t_feasible_secs,
-                    ..
-                } => (*t_min_secs, *t_feasible_secs),
-                // Refused on the lower bound alone: the shortest feasible stop was not searched for.
-                Refusal::BelowMinimum { t_min_secs, .. } => (*t_min_secs, 0.0),
-                _ => (0.0, 0.0),
-            };
+            let (t_min_secs, t_feasible_secs) = refusal.stop_times();
             PauseMotion::Response {
                 success: false,
                 message: refusal.to_string(),
@@ -346,11 +343,7 @@ async fn start_goal(
     };
     let options = Options {
         period_secs: p.period_s,
-        factor: if wanted.speed_factor > 0.0 {
-            wanted.speed_factor
-        } else {
-            1.0
-        },
+        factor: goal_factor(wanted.speed_factor),
         align: p.align,
         tolerance: p.align_tolerance,
         settle_timeout_secs: p.settle_timeout_secs,

@@ -8,33 +8,26 @@
 //! motion passed its tick) is made again further ahead. One request is planned at a time, each on top of the
 //! last one installed.
 
-use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use lockstep_player::session::{Request, Stale, State};
-use lockstep_player::{Plan, Refusal};
+use lockstep_player::{Plan, PlanningTimes, Refusal};
 use tokio::sync::{oneshot, Mutex};
 
 use crate::engine::{Engine, Pending, Shared};
 
 /// Tries before a request is refused because the motion kept moving past its plan.
 const ATTEMPTS: u32 = 4;
-/// Planning times remembered to size the ticks ahead.
-const REMEMBERED: usize = 8;
-/// Planning time assumed before any was measured.
-const FIRST_GUESS: Duration = Duration::from_millis(5);
-/// The most the change of a request is put off to plan it.
-const LONGEST_AHEAD: Duration = Duration::from_millis(500);
 
 /// Serializes requests and learns how long planning takes.
 pub(crate) struct Planner {
-    recent: Mutex<VecDeque<Duration>>,
+    recent: Mutex<PlanningTimes>,
 }
 
 impl Planner {
     pub(crate) fn new() -> Self {
         Self {
-            recent: Mutex::new(VecDeque::new()),
+            recent: Mutex::new(PlanningTimes::default()),
         }
     }
 
@@ -61,15 +54,12 @@ impl Planner {
                 }
                 active.session.clone()
             };
-            let ahead = ticks_ahead(&recent, period_s, late);
+            let ahead = recent.ticks_ahead(period_s, late);
             let started = Instant::now();
             let prepared = tokio::task::spawn_blocking(move || session.prepare(request, ahead))
                 .await
                 .map_err(|e| Refusal::Invalid(format!("planning failed: {e}")))??;
-            if recent.len() == REMEMBERED {
-                recent.pop_front();
-            }
-            recent.push_back(started.elapsed());
+            recent.record(started.elapsed());
             let (reply, outcome) = oneshot::channel();
             {
                 let mut engine = lock(shared)?;
@@ -91,14 +81,6 @@ impl Planner {
             "the motion kept moving past the plan ({ATTEMPTS} tries): the machine is too busy to plan in time"
         )))
     }
-}
-
-/// Ticks ahead to plan a request at: twice the longest recent planning time, doubled again per late try.
-fn ticks_ahead(recent: &VecDeque<Duration>, period_s: f64, late: u32) -> u64 {
-    let longest = recent.iter().max().copied().unwrap_or(FIRST_GUESS);
-    let wanted = longest.as_secs_f64() * 2.0 * f64::from(1u32 << late.min(8)) + 0.001;
-    let most = (LONGEST_AHEAD.as_secs_f64() / period_s).ceil().max(2.0);
-    ((wanted / period_s).ceil() + 1.0).clamp(2.0, most) as u64
 }
 
 fn lock(shared: &Shared) -> Result<std::sync::MutexGuard<'_, Engine>, Refusal> {

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use lockstep_player::preview::preview;
 use lockstep_player::timing::Summary;
+use lockstep_player::window::{JointOrder, Window};
 use r2r::builtin_interfaces::msg::Duration as DurationMsg;
 use r2r::lockstep_interfaces::action::MovePlay;
 use r2r::std_msgs::msg::Float64MultiArray;
@@ -31,15 +32,6 @@ pub struct Outputs {
     pub output: Output,
     pub forward: r2r::Publisher<Float64MultiArray>,
     pub trajectory: r2r::Publisher<JointTrajectory>,
-}
-
-/// The trajectory window last sent for the goal being played.
-#[derive(Default)]
-pub struct Window {
-    /// The goal's tick count when it was sent.
-    sent_at: u64,
-    /// Its points in the file's joint order: point k is the command of tick `sent_at + k`.
-    points: Vec<Vec<f64>>,
 }
 
 /// The running tick thread; dropping it stops and joins the thread (before the node is torn down).
@@ -131,61 +123,17 @@ fn tick(
     };
     a.ticks += 1;
     a.intervals.mark(woke, None);
-    let order = if controller_joints.is_empty() {
-        &a.joints
-    } else {
-        controller_joints
-    };
-    let index: Vec<Option<usize>> = order
-        .iter()
-        .map(|j| a.joints.iter().position(|k| k == j))
-        .collect();
-    let in_order = |positions: &[f64]| -> Vec<f64> {
-        index
-            .iter()
-            .map(|i| i.map_or(f64::NAN, |i| positions[i]))
-            .collect()
-    };
+    let order = JointOrder::new(&a.joints, controller_joints);
     let replanned = std::mem::take(&mut a.replanned);
     let sent = match outputs.output {
         Output::Forward => outputs.forward.publish(&Float64MultiArray {
-            data: in_order(&command),
+            data: order.arrange(&command),
             ..Default::default()
         }),
         Output::Trajectory => {
-            // What the window last sent says for this tick: none (a new goal, or past its end) or another
-            // command means the motion ahead changed without a request (the joints reached the first point).
-            let ahead = a.ticks.checked_sub(window.sent_at).filter(|_| window.sent_at > 0);
-            let predicted = ahead.and_then(|k| window.points.get(k as usize));
-            let due = ahead.is_some_and(|k| k >= config.params.trajectory_resend_ticks as u64);
-            if a.ticks == 1 || replanned || due || predicted != Some(&command) {
-                let n = config.params.trajectory_window_points as usize;
-                let mut points = Vec::with_capacity(n);
-                points.push(command.clone());
-                points.extend(preview(&a.session, n - 1));
-                *window = Window {
-                    sent_at: a.ticks,
-                    points,
-                };
-                outputs.trajectory.publish(&JointTrajectory {
-                    // The tick's time: a controller samples the window at (now - stamp), so a window that
-                    // arrives late continues the motion where it is instead of restarting the timeline.
-                    header: r2r::std_msgs::msg::Header {
-                        stamp: wall_stamp(),
-                        ..Default::default()
-                    },
-                    joint_names: order.to_vec(),
-                    points: window
-                        .points
-                        .iter()
-                        .enumerate()
-                        .map(|(k, p)| JointTrajectoryPoint {
-                            positions: in_order(p),
-                            time_from_start: duration((k + 1) as f64 * config.params.period_s),
-                            ..Default::default()
-                        })
-                        .collect(),
-                })
+            let resend_ticks = config.params.trajectory_resend_ticks as u64;
+            if window.due(a.ticks, replanned, resend_ticks, &command) {
+                send_window(a, command, &order, config, outputs, window)
             } else {
                 Ok(())
             }
@@ -206,6 +154,41 @@ fn tick(
     if a.session.finished() {
         finish(active, config, None);
     }
+}
+
+/// Sends a new window: this tick's `command`, then the session's next ones, point k at (k + 1) * period_s.
+fn send_window(
+    a: &Active,
+    command: Vec<f64>,
+    order: &JointOrder,
+    config: &Config,
+    outputs: &Outputs,
+    window: &mut Window,
+) -> r2r::Result<()> {
+    let n = config.params.trajectory_window_points as usize;
+    let mut points = Vec::with_capacity(n);
+    points.push(command);
+    points.extend(preview(&a.session, n - 1));
+    *window = Window {
+        sent_at: a.ticks,
+        points,
+    };
+    outputs.trajectory.publish(&JointTrajectory {
+        // The tick's time: a controller samples the window at (now - stamp), so a window that arrives late
+        // continues the motion where it is instead of restarting the timeline.
+        header: r2r::std_msgs::msg::Header {
+            stamp: wall_stamp(),
+            ..Default::default()
+        },
+        joint_names: order.names.clone(),
+        points: (window.points.iter().enumerate())
+            .map(|(k, p)| JointTrajectoryPoint {
+                positions: order.arrange(p),
+                time_from_start: duration((k + 1) as f64 * config.params.period_s),
+                ..Default::default()
+            })
+            .collect(),
+    })
 }
 
 /// `secs` as a message duration (rounded to the nanosecond).

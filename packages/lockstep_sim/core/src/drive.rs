@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::sim::Simulator;
 
 /// One segment: drive `(v_mps, w_radps)` for `secs`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,6 +139,83 @@ impl DriveScript {
     }
 }
 
+/// A drive script running in commanded mode (`drive_script`, `drive_repeat`): the node feeds its command
+/// into the simulator before every step, in simulated time, so a run drives the same path every time.
+#[derive(Debug, Clone)]
+pub struct RunningDrive {
+    script: DriveScript,
+    /// The file, as the parameter named it.
+    pub path: String,
+    repeat: bool,
+    start_secs: f64,
+}
+
+/// What feeding a drive script before a step did.
+#[derive(Debug)]
+pub enum DriveStep {
+    /// The script's command is in force.
+    Commanded,
+    /// A non-repeating script has ended: the vehicle was told to stop.
+    Ended,
+    /// The simulator refused the script's command (outside the limits): the script must stop.
+    Refused(Error),
+}
+
+impl RunningDrive {
+    /// The script at `path`, started at simulated time `now_secs`; `None` for an empty path. A script needs
+    /// the mode `commanded` (`mode` is the mode parameter as written); an unreadable or malformed file: the
+    /// error names `file:line`.
+    pub fn start(path: &str, mode: &str, repeat: bool, now_secs: f64) -> Result<Option<Self>> {
+        if path.trim().is_empty() {
+            return Ok(None);
+        }
+        if mode != "commanded" {
+            return Err(Error::DriveNeedsCommanded {
+                path: path.to_owned(),
+                mode: mode.to_owned(),
+            });
+        }
+        Ok(Some(RunningDrive {
+            script: DriveScript::load(path)?,
+            path: path.to_owned(),
+            repeat,
+            start_secs: now_secs,
+        }))
+    }
+
+    /// The command at simulated time `now_secs`; `None` once a non-repeating script has ended.
+    pub fn command(&self, now_secs: f64) -> Option<(f64, f64)> {
+        self.script.command_at(now_secs - self.start_secs, self.repeat)
+    }
+
+    /// Sets the script's command for the coming step; once the script has ended, the vehicle stops.
+    pub fn feed(&self, sim: &mut Simulator) -> DriveStep {
+        match self.command(sim.time_secs()) {
+            Some((v, w)) => match sim.set_command(v, w) {
+                Ok(()) => DriveStep::Commanded,
+                Err(e) => DriveStep::Refused(e),
+            },
+            None => {
+                // Zero is always within the limits.
+                let _ = sim.set_command(0.0, 0.0);
+                DriveStep::Ended
+            }
+        }
+    }
+
+    /// One line for the log.
+    pub fn describe(&self) -> String {
+        format!(
+            "drive script {} ({} segments, {:.1} s{}) from t={:.2} s",
+            self.path,
+            self.script.segments().len(),
+            self.script.duration_secs(),
+            if self.repeat { ", repeated" } else { "" },
+            self.start_secs
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +257,29 @@ mod tests {
             e.contains("/nonexistent/x.drive") && e.contains("cannot read"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_running_drive_needs_commanded_mode_and_starts_at_its_time() {
+        assert!(RunningDrive::start(" ", "autonomous", false, 0.0)
+            .unwrap()
+            .is_none());
+        let e = RunningDrive::start("a.drive", "autonomous", false, 0.0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "drive_script `a.drive` needs mode `commanded` (the mode is `autonomous`)"
+        );
+        let dir = std::env::temp_dir().join(format!("lockstep_drive_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("one.drive");
+        std::fs::write(&path, "0.5 0.1 2.0\n").unwrap();
+        let path = path.to_string_lossy().into_owned();
+        let drive = RunningDrive::start(&path, "commanded", false, 10.0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(drive.command(11.0), Some((0.5, 0.1)));
+        assert_eq!(drive.command(12.5), None);
+        assert!(drive.describe().contains("1 segments, 2.0 s) from t=10.00 s"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

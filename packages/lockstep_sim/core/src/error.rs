@@ -130,6 +130,26 @@ pub enum Error {
         /// What is wrong with its value.
         reason: String,
     },
+    /// A node parameter holds a value the simulator cannot use.
+    #[error("parameter `{name}` is {value}; it must be {wanted}")]
+    ParameterValue {
+        /// The parameter.
+        name: String,
+        /// Its value, as written.
+        value: String,
+        /// What it must be (`> 0`, `>= 2`...).
+        wanted: String,
+    },
+    /// A cell given as two parameters (column, row) is neither a cell nor "none".
+    #[error("{name} (column {column}, row {row}): both must be >= 0, or both -1 for none")]
+    CellParameter {
+        /// What the cell is for (`start`, `destination`).
+        name: String,
+        /// The column parameter's value.
+        column: i64,
+        /// The row parameter's value.
+        row: i64,
+    },
     /// An input from outside (a command, a request, a run-time parameter) was dropped: not finite or out of
     /// range. Nothing changed.
     #[error("error: {input} dropped: {reason}")]
@@ -148,6 +168,14 @@ pub enum Error {
         line: usize,
         /// What is wrong.
         message: String,
+    },
+    /// A drive script was asked for outside commanded mode.
+    #[error("drive_script `{path}` needs mode `commanded` (the mode is `{mode}`)")]
+    DriveNeedsCommanded {
+        /// The script, as the parameter named it.
+        path: String,
+        /// The mode in force.
+        mode: String,
     },
     /// Several diagnostics, one per line.
     #[error("{}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]

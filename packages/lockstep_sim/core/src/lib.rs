@@ -49,13 +49,15 @@ mod noise;
 mod pacing;
 mod render;
 mod scene;
+mod settings;
 mod sim;
 mod slip;
 mod surface;
 mod vehicle;
+mod watched;
 
 pub use config::{Mode, SimConfig};
-pub use drive::{DriveScript, DriveSegment};
+pub use drive::{DriveScript, DriveSegment, DriveStep, RunningDrive};
 pub use error::{Error, Result};
 pub use history::{PathHistory, Recent};
 pub use input::{check_command, check_time_scale, check_twist, BadInputLog, CommandLimits, MAX_TIME_SCALE};
@@ -63,6 +65,10 @@ pub use noise::Gaussian;
 pub use pacing::{Every, Pacer, Tick, WarningThrottle, MAX_STEPS_PER_TICK, PAUSED_REPUBLISH_SECS};
 pub use render::{grid_cells, surface_color, GridCell, Rgba, OBSTACLE_COLOR};
 pub use scene::{Cell, Scene};
+pub use settings::{
+    cell_setting, count_setting, history_depth, marker_period_secs, non_negative_setting, period_of_rate,
+    positive_setting, watch_period,
+};
 pub use sim::{
     parse_facts, Perception, PreparedWorld, ReloadSummary, Simulator, SlamSample, StepReport,
     COMMANDED_STATE, IDLE_STATE, INPUT_PREDICATES, SIM_TIME,
@@ -70,3 +76,4 @@ pub use sim::{
 pub use slip::SlipModel;
 pub use surface::{Surface, SurfaceTable};
 pub use vehicle::{normalize_angle, DiffDriveParams, Odometry, Pose2D, WheelState};
+pub use watched::{stamps, Stamps, WatchedFiles};

@@ -47,122 +47,13 @@ impl Scene {
             .enumerate()
             .map(|(i, l)| (i + 1, l))
             .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-        let header_err = |line: usize, text_column: usize, message: String| Error::SceneHeader {
-            origin: origin.to_owned(),
-            line,
-            text_column,
-            message,
-        };
-        let Some((header_line, header)) = lines.next() else {
-            return Err(header_err(
-                1,
-                1,
-                "empty file: expected `columns rows [cell_size_m]`".into(),
-            ));
-        };
-        let header_tokens = tokens(header);
-        if header_tokens.len() < 2 || header_tokens.len() > 3 {
-            return Err(header_err(
-                header_line,
-                1,
-                format!(
-                    "expected `columns rows [cell_size_m]`, found {} value(s)",
-                    header_tokens.len()
-                ),
-            ));
-        }
-        let positive = |(col, tok): (usize, &str), what: &str| -> Result<usize> {
-            match tok.parse::<usize>() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err(header_err(
-                    header_line,
-                    col,
-                    format!("{what} must be a positive integer, found `{tok}`"),
-                )),
-            }
-        };
-        let columns = positive(header_tokens[0], "columns")?;
-        let rows = positive(header_tokens[1], "rows")?;
-        let cell_size_m = match header_tokens.get(2) {
-            None => 1.0,
-            Some(&(col, tok)) => match tok.parse::<f64>() {
-                Ok(s) if s.is_finite() && s > 0.0 => s,
-                _ => {
-                    return Err(header_err(
-                        header_line,
-                        col,
-                        format!("cell_size_m must be a positive number of metres, found `{tok}`"),
-                    ))
-                }
-            },
-        };
-        if columns.saturating_mul(rows) > 4_000_000 {
-            return Err(header_err(
-                header_line,
-                1,
-                format!("{columns} x {rows} cells is more than 4,000,000"),
-            ));
-        }
-
-        let mut codes = Vec::with_capacity(columns * rows);
-        let mut positions = Vec::with_capacity(columns * rows);
-        let mut errors = Vec::new();
-        let mut row = 0;
-        let mut last_line = header_line;
-        let mut first_extra_line: Option<usize> = None;
-        for (line, text) in lines {
-            last_line = line;
-            if row >= rows {
-                // Count every extra row so the message says how many there are; point at the first.
-                first_extra_line.get_or_insert(line);
-                row += 1;
-                continue;
-            }
-            let cells = tokens(text);
-            if cells.len() != columns {
-                errors.push(Error::RaggedRow {
-                    origin: origin.to_owned(),
-                    line,
-                    row,
-                    found: cells.len(),
-                    expected: columns,
-                });
-            } else {
-                for (column, (text_column, tok)) in cells.into_iter().enumerate() {
-                    match tok.parse::<i64>() {
-                        Ok(code) => {
-                            codes.push(code);
-                            positions.push((line, text_column));
-                        }
-                        Err(_) => errors.push(Error::NotAnInteger {
-                            origin: origin.to_owned(),
-                            line,
-                            text_column,
-                            row,
-                            column,
-                            token: tok.to_owned(),
-                        }),
-                    }
-                }
-            }
-            row += 1;
-        }
-        if let Some(err) = fold(errors) {
-            return Err(err);
-        }
-        if row != rows {
-            return Err(Error::RowCount {
-                origin: origin.to_owned(),
-                line: first_extra_line.unwrap_or(last_line + 1),
-                found: row,
-                expected: rows,
-            });
-        }
+        let header = Header::parse(lines.next(), origin)?;
+        let (codes, positions) = parse_rows(lines, &header, origin)?;
         Ok(Scene {
             origin: origin.to_owned(),
-            columns,
-            rows,
-            cell_size_m,
+            columns: header.columns,
+            rows: header.rows,
+            cell_size_m: header.cell_size_m,
             codes,
             positions,
         })
@@ -286,4 +177,149 @@ fn fold(mut errors: Vec<Error>) -> Option<Error> {
         1 => errors.pop(),
         _ => Some(Error::Multiple { errors }),
     }
+}
+/// The first line of a scene: `columns rows [cell_size_m]`.
+struct Header {
+    /// 1-based line of the header.
+    line: usize,
+    columns: usize,
+    rows: usize,
+    cell_size_m: f64,
+}
+
+impl Header {
+    /// Parses the header line (`None`: the file has no line); at most 4,000,000 cells.
+    fn parse(first: Option<(usize, &str)>, origin: &str) -> Result<Header> {
+        let header_err = |line: usize, text_column: usize, message: String| Error::SceneHeader {
+            origin: origin.to_owned(),
+            line,
+            text_column,
+            message,
+        };
+        let Some((header_line, header)) = first else {
+            return Err(header_err(
+                1,
+                1,
+                "empty file: expected `columns rows [cell_size_m]`".into(),
+            ));
+        };
+        let header_tokens = tokens(header);
+        if header_tokens.len() < 2 || header_tokens.len() > 3 {
+            return Err(header_err(
+                header_line,
+                1,
+                format!(
+                    "expected `columns rows [cell_size_m]`, found {} value(s)",
+                    header_tokens.len()
+                ),
+            ));
+        }
+        let positive = |(col, tok): (usize, &str), what: &str| -> Result<usize> {
+            match tok.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(header_err(
+                    header_line,
+                    col,
+                    format!("{what} must be a positive integer, found `{tok}`"),
+                )),
+            }
+        };
+        let columns = positive(header_tokens[0], "columns")?;
+        let rows = positive(header_tokens[1], "rows")?;
+        let cell_size_m = match header_tokens.get(2) {
+            None => 1.0,
+            Some(&(col, tok)) => match tok.parse::<f64>() {
+                Ok(s) if s.is_finite() && s > 0.0 => s,
+                _ => {
+                    return Err(header_err(
+                        header_line,
+                        col,
+                        format!("cell_size_m must be a positive number of metres, found `{tok}`"),
+                    ))
+                }
+            },
+        };
+        if columns.saturating_mul(rows) > 4_000_000 {
+            return Err(header_err(
+                header_line,
+                1,
+                format!("{columns} x {rows} cells is more than 4,000,000"),
+            ));
+        }
+
+        Ok(Header {
+            line: header_line,
+            columns,
+            rows,
+            cell_size_m,
+        })
+    }
+}
+
+/// Where a cell's typecode is written: 1-based line and character column.
+type TextPosition = (usize, usize);
+
+/// The typecodes of the matrix rows after the header, with the line and column of each; every ragged row
+/// and non-integer is reported, then a wrong row count.
+fn parse_rows<'a>(
+    lines: impl Iterator<Item = (usize, &'a str)>,
+    header: &Header,
+    origin: &str,
+) -> Result<(Vec<i64>, Vec<TextPosition>)> {
+    let (columns, rows, header_line) = (header.columns, header.rows, header.line);
+    let mut codes = Vec::with_capacity(columns * rows);
+    let mut positions = Vec::with_capacity(columns * rows);
+    let mut errors = Vec::new();
+    let mut row = 0;
+    let mut last_line = header_line;
+    let mut first_extra_line: Option<usize> = None;
+    for (line, text) in lines {
+        last_line = line;
+        if row >= rows {
+            // Count every extra row so the message says how many there are; point at the first.
+            first_extra_line.get_or_insert(line);
+            row += 1;
+            continue;
+        }
+        let cells = tokens(text);
+        if cells.len() != columns {
+            errors.push(Error::RaggedRow {
+                origin: origin.to_owned(),
+                line,
+                row,
+                found: cells.len(),
+                expected: columns,
+            });
+        } else {
+            for (column, (text_column, tok)) in cells.into_iter().enumerate() {
+                match tok.parse::<i64>() {
+                    Ok(code) => {
+                        codes.push(code);
+                        positions.push((line, text_column));
+                    }
+                    Err(_) => errors.push(Error::NotAnInteger {
+                        origin: origin.to_owned(),
+                        line,
+                        text_column,
+                        row,
+                        column,
+                        token: tok.to_owned(),
+                    }),
+                }
+            }
+        }
+        row += 1;
+    }
+    if let Some(err) = fold(errors) {
+        return Err(err);
+    }
+    if row != rows {
+        return Err(Error::RowCount {
+            origin: origin.to_owned(),
+            line: first_extra_line.unwrap_or(last_line + 1),
+            found: row,
+            expected: rows,
+        });
+    }
+    Ok((codes, positions))
 }

@@ -72,55 +72,13 @@ impl SurfaceTable {
             facts.add("typecode", [code]);
         }
         engine.tick(&facts)?;
-        let query = |pred: &str| -> Result<Vec<Vec<Value>>> {
-            match engine.query(pred) {
-                Ok(rows) => Ok(rows),
-                // A rule set without `obstacle` or `surface_name` simply has none.
-                Err(lockstep_rules::Error::UnknownPredicate { .. }) => Ok(Vec::new()),
-                Err(e) => Err(e.into()),
-            }
-        };
-        let origin = scene.origin().to_owned();
-        let bad = |code: i64, message: String| Error::BadSurface {
-            origin: origin.clone(),
-            code,
-            message,
-        };
-
-        let mut names: BTreeMap<i64, String> = BTreeMap::new();
-        for row in query("surface_name")? {
-            if let (Some(code), Some(name)) = (row.first().and_then(|v| v.as_i64()), row.get(1)) {
-                let text = match name {
-                    Value::Sym(s) => s.as_str().to_owned(),
-                    other => format!("{other:?}"),
-                };
-                names.entry(code).or_insert(text);
-            }
-        }
-        let obstacles: Vec<i64> = query("obstacle")?
+        let origin = scene.origin();
+        let names = surface_names(query(engine, "surface_name")?);
+        let obstacles: Vec<i64> = query(engine, "obstacle")?
             .iter()
             .filter_map(|r| r.first().and_then(|v| v.as_i64()))
             .collect();
-        let mut decoded: BTreeMap<i64, (f64, f64, f64)> = BTreeMap::new();
-        for row in query("surface")? {
-            let Some(code) = row.first().and_then(|v| v.as_i64()) else {
-                continue;
-            };
-            let nums: Vec<Option<f64>> = row.iter().skip(1).map(|v| v.as_f64()).collect();
-            let (Some(Some(a)), Some(Some(s)), Some(Some(v))) = (nums.first(), nums.get(1), nums.get(2))
-            else {
-                return Err(bad(code, format!("`surface` row {row:?} has non-numeric values")));
-            };
-            if let Some(prev) = decoded.insert(code, (*a, *s, *v)) {
-                if prev != (*a, *s, *v) {
-                    return Err(bad(
-                        code,
-                        format!("two `surface` decodings: {prev:?} and {:?}", (a, s, v)),
-                    ));
-                }
-            }
-        }
-
+        let decoded = surface_rows(query(engine, "surface")?, origin)?;
         let mut surfaces = BTreeMap::new();
         let mut unknown = Vec::new();
         for &code in &codes {
@@ -141,42 +99,15 @@ impl SurfaceTable {
                     },
                 );
             } else if let Some(&(a, s, v)) = decoded.get(&code) {
-                let surface =
-                    Surface::checked(code, name, (a, s, v)).map_err(|message| bad(code, message))?;
+                let surface = Surface::checked(code, name, (a, s, v))
+                    .map_err(|message| bad_surface(origin, code, message))?;
                 surfaces.insert(code, surface);
             } else {
                 unknown.push(code);
             }
         }
         if !unknown.is_empty() {
-            let mut errors = Vec::new();
-            for code in unknown {
-                if let Some(idx) = scene.codes().iter().position(|&c| c == code) {
-                    let cell = Cell {
-                        column: idx % scene.columns(),
-                        row: idx / scene.columns(),
-                    };
-                    let (line, text_column) = scene.text_position(cell).unwrap_or((0, 0));
-                    errors.push((
-                        idx,
-                        Error::UnknownTypecode {
-                            origin: origin.clone(),
-                            line,
-                            text_column,
-                            row: cell.row,
-                            column: cell.column,
-                            code,
-                        },
-                    ));
-                }
-            }
-            errors.sort_by_key(|(idx, _)| *idx);
-            let mut errors: Vec<Error> = errors.into_iter().map(|(_, e)| e).collect();
-            return Err(if errors.len() == 1 {
-                errors.remove(0)
-            } else {
-                Error::Multiple { errors }
-            });
+            return Err(unknown_codes(scene, unknown));
         }
         Ok(SurfaceTable { surfaces })
     }
@@ -189,5 +120,96 @@ impl SurfaceTable {
     /// Every decoded code, sorted by code.
     pub fn iter(&self) -> impl Iterator<Item = &Surface> {
         self.surfaces.values()
+    }
+}
+/// The rows of `pred` after a tick; a rule set without `obstacle` or `surface_name` simply has none.
+fn query(engine: &Engine, pred: &str) -> Result<Vec<Vec<Value>>> {
+    match engine.query(pred) {
+        Ok(rows) => Ok(rows),
+        Err(lockstep_rules::Error::UnknownPredicate { .. }) => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn bad_surface(origin: &str, code: i64, message: String) -> Error {
+    Error::BadSurface {
+        origin: origin.to_owned(),
+        code,
+        message,
+    }
+}
+
+/// The names `surface_name(Code, Name)` gives; the first one counts.
+fn surface_names(rows: Vec<Vec<Value>>) -> BTreeMap<i64, String> {
+    let mut names: BTreeMap<i64, String> = BTreeMap::new();
+    for row in rows {
+        if let (Some(code), Some(name)) = (row.first().and_then(|v| v.as_i64()), row.get(1)) {
+            let text = match name {
+                Value::Sym(s) => s.as_str().to_owned(),
+                other => format!("{other:?}"),
+            };
+            names.entry(code).or_insert(text);
+        }
+    }
+    names
+}
+
+/// The decodings `surface(Code, Accel, Decel, Speed)` gives; two different ones for a code are an error.
+fn surface_rows(rows: Vec<Vec<Value>>, origin: &str) -> Result<BTreeMap<i64, (f64, f64, f64)>> {
+    let mut decoded: BTreeMap<i64, (f64, f64, f64)> = BTreeMap::new();
+    for row in rows {
+        let Some(code) = row.first().and_then(|v| v.as_i64()) else {
+            continue;
+        };
+        let nums: Vec<Option<f64>> = row.iter().skip(1).map(|v| v.as_f64()).collect();
+        let (Some(Some(a)), Some(Some(s)), Some(Some(v))) = (nums.first(), nums.get(1), nums.get(2)) else {
+            return Err(bad_surface(
+                origin,
+                code,
+                format!("`surface` row {row:?} has non-numeric values"),
+            ));
+        };
+        if let Some(prev) = decoded.insert(code, (*a, *s, *v)) {
+            if prev != (*a, *s, *v) {
+                return Err(bad_surface(
+                    origin,
+                    code,
+                    format!("two `surface` decodings: {prev:?} and {:?}", (a, s, v)),
+                ));
+            }
+        }
+    }
+    Ok(decoded)
+}
+
+/// Every code no rule decodes, each at its first cell (row-major), in one error.
+fn unknown_codes(scene: &Scene, unknown: Vec<i64>) -> Error {
+    let mut errors = Vec::new();
+    for code in unknown {
+        if let Some(idx) = scene.codes().iter().position(|&c| c == code) {
+            let cell = Cell {
+                column: idx % scene.columns(),
+                row: idx / scene.columns(),
+            };
+            let (line, text_column) = scene.text_position(cell).unwrap_or((0, 0));
+            errors.push((
+                idx,
+                Error::UnknownTypecode {
+                    origin: scene.origin().to_owned(),
+                    line,
+                    text_column,
+                    row: cell.row,
+                    column: cell.column,
+                    code,
+                },
+            ));
+        }
+    }
+    errors.sort_by_key(|(idx, _)| *idx);
+    let mut errors: Vec<Error> = errors.into_iter().map(|(_, e)| e).collect();
+    if errors.len() == 1 {
+        errors.remove(0)
+    } else {
+        Error::Multiple { errors }
     }
 }

@@ -74,6 +74,17 @@ impl DiffDriveParams {
         (0.5 * (l + r), (r - l) / self.track_width_m)
     }
 
+    /// One value by its parameter name (`track_width_m`, `wheel_radius_m`, `delay_secs`; any other name:
+    /// `centripetal_factor`): what a refused run-time set writes back.
+    pub fn field(&self, name: &str) -> f64 {
+        match name {
+            "track_width_m" => self.track_width_m,
+            "wheel_radius_m" => self.wheel_radius_m,
+            "delay_secs" => self.delay_secs,
+            _ => self.centripetal_factor,
+        }
+    }
+
     /// The yaw rate the ground delivers for a kinematic `(v, w)`, after centripetal slip.
     pub fn slipped_yaw_rate(&self, v_mps: f64, w_radps: f64) -> f64 {
         w_radps / (1.0 + self.centripetal_factor * (v_mps * w_radps).abs())
@@ -109,6 +120,17 @@ impl Pose2D {
             x_m: self.x_m + dx,
             y_m: self.y_m + dy,
             yaw_rad: normalize_angle(self.yaw_rad + dyaw),
+        }
+    }
+
+    /// The pose `local`, given in this pose's frame, in the frame this pose is given in: e.g. the start pose
+    /// composed with the odometry pose is where dead reckoning from the known start puts the vehicle.
+    pub fn compose(&self, local: &Pose2D) -> Pose2D {
+        let (sin, cos) = self.yaw_rad.sin_cos();
+        Pose2D {
+            x_m: self.x_m + cos * local.x_m - sin * local.y_m,
+            y_m: self.y_m + sin * local.x_m + cos * local.y_m,
+            yaw_rad: normalize_angle(self.yaw_rad + local.yaw_rad),
         }
     }
 
@@ -180,5 +202,36 @@ impl Odometry {
             self.v_mps = ds / dt_secs;
             self.w_radps = dtheta / dt_secs;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn composing_turns_the_local_pose_into_the_frame() {
+        let start = Pose2D {
+            x_m: 1.0,
+            y_m: 2.0,
+            yaw_rad: std::f64::consts::FRAC_PI_2,
+        };
+        let local = Pose2D {
+            x_m: 1.0,
+            y_m: 0.0,
+            yaw_rad: std::f64::consts::PI,
+        };
+        let p = start.compose(&local);
+        assert!((p.x_m - 1.0).abs() < 1e-12 && (p.y_m - 3.0).abs() < 1e-12);
+        assert!((p.yaw_rad + std::f64::consts::FRAC_PI_2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_field_is_found_by_its_parameter_name() {
+        let d = DiffDriveParams::default();
+        assert_eq!(d.field("track_width_m"), 0.4);
+        assert_eq!(d.field("wheel_radius_m"), 0.05);
+        assert_eq!(d.field("delay_secs"), 0.0);
+        assert_eq!(d.field("centripetal_factor"), 0.0);
     }
 }

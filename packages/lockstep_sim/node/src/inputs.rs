@@ -6,16 +6,15 @@ use std::sync::{Arc, Mutex};
 
 use futures::{future, Stream, StreamExt};
 use lockstep_ros::{Guard, Guarded};
-use lockstep_sim::{check_time_scale, check_twist, parse_facts, DiffDriveParams};
+use lockstep_sim::{check_time_scale, check_twist, parse_facts, DiffDriveParams, RunningDrive};
 use r2r::geometry_msgs::msg::Twist;
 use r2r::lockstep_interfaces::srv::SetDestination;
 use r2r::std_msgs::msg::String as StringMsg;
 use r2r::std_srvs::srv::Trigger;
 use r2r::ParameterValue;
 
-use crate::drive::Drive;
 use crate::params::{rule_paths, SimParams, VehicleParams};
-use crate::shared::SharedSim;
+use crate::shared::{Shared, SharedSim};
 use crate::watch::Reloader;
 
 /// Applies cmd_vel messages (commanded mode); `None` = not subscribed (autonomous mode).
@@ -152,86 +151,108 @@ pub async fn parameter_changes(
             let Ok(mut s) = shared.lock() else {
                 return future::ready(());
             };
+            let mut change = Change {
+                p: &mut p,
+                s: &mut s,
+                restore: &restore,
+                logger: &logger,
+            };
             if name == "time_scale" {
                 if let r2r::ParameterValue::Double(requested) = value {
-                    match check_time_scale(requested) {
-                        Ok(scale) => valid_scale = scale,
-                        Err(e) => {
-                            p.time_scale = valid_scale;
-                            restore("time_scale", r2r::ParameterValue::Double(valid_scale));
-                            s.drop_input("time_scale", e, &logger);
-                        }
-                    }
+                    change.time_scale(requested, &mut valid_scale);
                 }
             } else if let Some((which, field)) = name.split_once('.') {
                 if which == "nominal_vehicle" || which == "true_vehicle" {
-                    let nominal = which == "nominal_vehicle";
-                    let typed = if nominal {
-                        &mut p.nominal_vehicle
-                    } else {
-                        &mut p.true_vehicle
-                    };
-                    let wanted = DiffDriveParams::from(&*typed);
-                    let set = if nominal {
-                        s.sim.set_nominal_vehicle(wanted)
-                    } else {
-                        s.sim.set_true_vehicle(wanted)
-                    };
-                    match set {
-                        Ok(()) => {
-                            r2r::log_info!(&logger, "t={:.3} s: {which} is now {wanted:?}", s.sim.time_secs())
-                        }
-                        Err(e) => {
-                            let c = s.sim.config();
-                            let current = if nominal {
-                                c.nominal_vehicle
-                            } else {
-                                c.true_vehicle
-                            };
-                            *typed = VehicleParams::from(&current);
-                            restore(&name, r2r::ParameterValue::Double(current_field(&current, field)));
-                            s.drop_input(
-                                if nominal {
-                                    "nominal_vehicle"
-                                } else {
-                                    "true_vehicle"
-                                },
-                                e,
-                                &logger,
-                            );
-                        }
-                    }
+                    change.vehicle(&name, which, field);
                 }
             } else if name == "drive_script" || name == "drive_repeat" {
-                let now = s.sim.time_secs();
-                match Drive::from_params(&p, now) {
-                    Ok(drive) => {
-                        let what = drive
-                            .as_ref()
-                            .map_or("no drive script".to_owned(), |d| d.describe());
-                        r2r::log_info!(&logger, "t={now:.2} s: {what}");
-                        s.drive = drive;
-                    }
-                    Err(e) => {
-                        let previous = s.drive.as_ref().map_or(String::new(), |d| d.path.clone());
-                        p.drive_script = previous.clone();
-                        restore("drive_script", r2r::ParameterValue::String(previous));
-                        s.drop_input("drive_script", e, &logger);
-                    }
-                }
+                change.drive();
             }
             future::ready(())
         })
         .await;
 }
 
-/// One field of a vehicle by its parameter name.
-fn current_field(p: &DiffDriveParams, field: &str) -> f64 {
-    match field {
-        "track_width_m" => p.track_width_m,
-        "wheel_radius_m" => p.wheel_radius_m,
-        "delay_secs" => p.delay_secs,
-        _ => p.centripetal_factor,
+/// One run-time parameter change, applied with the parameters and the simulator locked.
+struct Change<'a, R> {
+    p: &'a mut Guarded<SimParams>,
+    s: &'a mut Shared,
+    restore: &'a R,
+    logger: &'a str,
+}
+
+impl<R: Fn(&str, r2r::ParameterValue)> Change<'_, R> {
+    /// `time_scale`: not finite or outside [0, 1e4] is refused; the loop reads the valid value.
+    fn time_scale(&mut self, requested: f64, valid_scale: &mut f64) {
+        match check_time_scale(requested) {
+            Ok(scale) => *valid_scale = scale,
+            Err(e) => {
+                self.p.time_scale = *valid_scale;
+                (self.restore)("time_scale", r2r::ParameterValue::Double(*valid_scale));
+                self.s.drop_input("time_scale", e, self.logger);
+            }
+        }
+    }
+
+    /// `nominal_vehicle.*` / `true_vehicle.*` (`which`, `field`): applied to the simulator at once; a value
+    /// that is not a physical vehicle is refused and the vehicle in force written back.
+    fn vehicle(&mut self, name: &str, which: &str, field: &str) {
+        let nominal = which == "nominal_vehicle";
+        let typed = if nominal {
+            &mut self.p.nominal_vehicle
+        } else {
+            &mut self.p.true_vehicle
+        };
+        let wanted = DiffDriveParams::from(&*typed);
+        let sim = &mut self.s.sim;
+        let set = if nominal {
+            sim.set_nominal_vehicle(wanted)
+        } else {
+            sim.set_true_vehicle(wanted)
+        };
+        match set {
+            Ok(()) => r2r::log_info!(
+                self.logger,
+                "t={:.3} s: {which} is now {wanted:?}",
+                sim.time_secs()
+            ),
+            Err(e) => {
+                let c = sim.config();
+                let current = if nominal {
+                    c.nominal_vehicle
+                } else {
+                    c.true_vehicle
+                };
+                *typed = VehicleParams::from(&current);
+                (self.restore)(name, r2r::ParameterValue::Double(current.field(field)));
+                let input = if nominal {
+                    "nominal_vehicle"
+                } else {
+                    "true_vehicle"
+                };
+                self.s.drop_input(input, e, self.logger);
+            }
+        }
+    }
+
+    /// `drive_script` / `drive_repeat`: the script (re)starts now; "" stops it; a file that does not parse is
+    /// refused with `file:line` and the script in force stays.
+    fn drive(&mut self) {
+        let now = self.s.sim.time_secs();
+        let p = &mut *self.p;
+        match RunningDrive::start(&p.drive_script, &p.mode, p.drive_repeat, now) {
+            Ok(drive) => {
+                let what = (drive.as_ref()).map_or("no drive script".to_owned(), |d| d.describe());
+                r2r::log_info!(self.logger, "t={now:.2} s: {what}");
+                self.s.drive = drive;
+            }
+            Err(e) => {
+                let previous = (self.s.drive.as_ref()).map_or(String::new(), |d| d.path.clone());
+                p.drive_script = previous.clone();
+                (self.restore)("drive_script", r2r::ParameterValue::String(previous));
+                self.s.drop_input("drive_script", e, self.logger);
+            }
+        }
     }
 }
 

@@ -33,7 +33,6 @@
 //! changes), [`watch`] (reload and file watching), [`sim_loop`] (the paced simulation loop; the pacing itself
 //! is `lockstep_sim::Pacer`).
 
-mod drive;
 mod inputs;
 mod messages;
 mod params;
@@ -48,7 +47,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context as _;
 use futures::future;
 use lockstep_ros::{lock, qos, Guarded, SharedNode};
-use lockstep_sim::{Mode, Pacer, Simulator};
+use lockstep_sim::{Mode, Pacer, RunningDrive, SimConfig, Simulator};
 use r2r::geometry_msgs::msg::Twist;
 use r2r::lockstep_interfaces::srv::SetDestination;
 use r2r::std_msgs::msg::String as StringMsg;
@@ -68,44 +67,89 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::run_node("lockstep_sim_node", |node| Ok(setup(node)?)).context("lockstep_sim_node")
 }
 
+/// What the node starts from: the parameters as read at start and what derives from them.
+struct Start {
+    config: SimConfig,
+    scene_file: PathBuf,
+    rule_files: Vec<PathBuf>,
+    st: Statics,
+    time_scale: f64,
+    drive: Option<RunningDrive>,
+}
+
 fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let declared = lockstep_ros::declare_parameters(&node, Guarded::new(SimParams::default()))?;
     let params = declared.values;
     let logger = lockstep_ros::logger_name(&node)?;
-    let (config, scene_file, rule_files, st, time_scale) = {
-        let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
-        let rule_files = rule_paths(&p.rule_files);
-        anyhow::ensure!(!rule_files.is_empty(), "parameter `rule_files` names no file");
-        (
-            p.config()?,
-            PathBuf::from(&p.scene_file),
-            rule_files,
-            Statics::from(&**p),
-            p.time_scale,
-        )
-    };
-    let drive = {
-        let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
-        drive::Drive::from_params(&p, 0.0).map_err(|e| anyhow::anyhow!("parameter `drive_script`: {e}"))?
-    };
-    if let Some(d) = &drive {
-        r2r::log_info!(&logger, "{}", d.describe());
-    }
-    let pacer = Pacer::new(st.p.rate_hz, st.p.publish_rate_hz, time_scale, 0.0)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mode = config.mode;
-    let sim = Simulator::load(&scene_file, &rule_files, config).map_err(|e| anyhow::anyhow!("{e}"))?;
-    r2r::log_info!(
+    let start = read_start(&params, &logger)?;
+    let pacer = Pacer::new(
+        start.st.p.rate_hz,
+        start.st.p.publish_rate_hz,
+        start.time_scale,
+        0.0,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mode = start.config.mode;
+    let sim = load_simulator(&start, &logger)?;
+    let shared: SharedSim = Arc::new(Mutex::new(Shared::new(sim, start.drive)));
+    let reloader = Reloader::new(shared.clone(), start.scene_file, start.rule_files, mode);
+    guard_parameters(&params, &shared, &reloader, &logger)?;
+    let pubs = Publishers::create(&node, &start.st, logger.clone())?;
+    let topics_task = topic_inputs(&node, mode, &shared, &logger)?;
+    let services_task = service_inputs(&node, &shared, &reloader, &logger)?;
+    let params_task = parameter_input(
+        &node,
+        declared.changes,
+        &params,
+        start.time_scale,
+        &shared,
         &logger,
+    )?;
+    let st = start.st;
+    let watch_task = watch::watch_files(reloader, logger.clone(), st.clone());
+    let loop_task = sim_loop::run(shared, params, pubs, pacer, logger, st);
+    Ok(async move {
+        tokio::join!(topics_task, services_task, params_task, watch_task, loop_task);
+        Ok(())
+    })
+}
+
+/// The parameters as read at start: the simulator's configuration, its files and the drive script.
+fn read_start(params: &Mutex<Guarded<SimParams>>, logger: &str) -> anyhow::Result<Start> {
+    let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
+    let rule_files = rule_paths(&p.rule_files);
+    anyhow::ensure!(!rule_files.is_empty(), "parameter `rule_files` names no file");
+    let config = p.config()?;
+    let drive = RunningDrive::start(&p.drive_script, &p.mode, p.drive_repeat, 0.0)
+        .map_err(|e| anyhow::anyhow!("parameter `drive_script`: {e}"))?;
+    if let Some(d) = &drive {
+        r2r::log_info!(logger, "{}", d.describe());
+    }
+    Ok(Start {
+        config,
+        scene_file: PathBuf::from(&p.scene_file),
+        rule_files,
+        st: Statics::from(&**p),
+        time_scale: p.time_scale,
+        drive,
+    })
+}
+
+/// Loads the scene and the rules into a simulator and logs what it runs.
+fn load_simulator(start: &Start, logger: &str) -> anyhow::Result<Simulator> {
+    let mode = start.config.mode;
+    let sim = Simulator::load(&start.scene_file, &start.rule_files, start.config.clone())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    r2r::log_info!(
+        logger,
         "scene {} ({} x {} cells of {} m), rules {}, mode {:?}, start {:?}, destination {:?}",
-        scene_file.display(),
+        start.scene_file.display(),
         sim.scene().columns(),
         sim.scene().rows(),
         sim.scene().cell_size_m(),
-        rule_files
-            .iter()
+        (start.rule_files.iter())
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(", "),
@@ -113,44 +157,89 @@ fn setup(
         sim.pose(),
         sim.destination()
     );
-    let shared: SharedSim = Arc::new(Mutex::new(Shared::new(sim, drive)));
-    let reloader = Reloader::new(shared.clone(), scene_file, rule_files, mode);
-    {
-        let mut p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
-        p.set_guard(inputs::parameter_guard(
-            shared.clone(),
-            reloader.clone(),
-            logger.clone(),
-        ));
-        p.set_logger(logger.clone());
-        // A set refused by the parameters' ranges counts as dropped input, like a bad cmd_vel. Lock order:
-        // parameters, then simulator, as the guard and the parameter changes take them.
-        let (shared, logger) = (shared.clone(), logger.clone());
-        p.set_on_refused(Box::new(move |name: &str, reason: &str| {
-            if let Ok(mut s) = shared.lock() {
-                let input = if name == "time_scale" {
-                    "time_scale"
-                } else {
-                    "parameters"
-                };
-                s.drop_input(input, reason, &logger);
-            }
-        }));
-    }
+    Ok(sim)
+}
 
-    let pubs = Publishers::create(&node, &st, logger.clone())?;
-    let mut n = lock(&node)?;
+/// Installs the guard of run-time parameter sets, and counts a set the parameters' ranges refuse as dropped
+/// input, like a bad cmd_vel.
+fn guard_parameters(
+    params: &Mutex<Guarded<SimParams>>,
+    shared: &SharedSim,
+    reloader: &Arc<Reloader>,
+    logger: &str,
+) -> anyhow::Result<()> {
+    let mut p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
+    p.set_guard(inputs::parameter_guard(
+        shared.clone(),
+        reloader.clone(),
+        logger.to_owned(),
+    ));
+    p.set_logger(logger.to_owned());
+    // Lock order: parameters, then simulator, as the guard and the parameter changes take them.
+    let (shared, logger) = (shared.clone(), logger.to_owned());
+    p.set_on_refused(Box::new(move |name: &str, reason: &str| {
+        if let Ok(mut s) = shared.lock() {
+            let input = if name == "time_scale" {
+                "time_scale"
+            } else {
+                "parameters"
+            };
+            s.drop_input(input, reason, &logger);
+        }
+    }));
+    Ok(())
+}
+
+/// Subscribes to cmd_vel (commanded mode) and sim_facts: the task applying them.
+fn topic_inputs(
+    node: &SharedNode,
+    mode: Mode,
+    shared: &SharedSim,
+    logger: &str,
+) -> anyhow::Result<impl future::Future<Output = ()>> {
+    let mut n = lock(node)?;
     let cmd_vel = if mode == Mode::Commanded {
         Some(n.subscribe::<Twist>("cmd_vel", qos::reliable(10))?)
     } else {
         None
     };
-    let reload_srv = n.create_service::<Trigger::Service>("~/reload", qos::reliable(10))?;
-    let dest_srv = n.create_service::<SetDestination::Service>("~/set_destination", qos::reliable(10))?;
     let facts = n.subscribe::<StringMsg>("sim_facts", qos::reliable(10))?;
-    let node_params = n.params.clone();
-    drop(n);
-    // What `~/get_parameters` reports, set back when a bad value is dropped.
+    let cmd_task = inputs::cmd_vel(cmd_vel, shared.clone(), logger.to_owned());
+    let facts_task = inputs::sim_facts(facts, shared.clone(), logger.to_owned());
+    Ok(async move {
+        tokio::join!(cmd_task, facts_task);
+    })
+}
+
+/// Makes `~/reload` and `~/set_destination`: the task serving them.
+fn service_inputs(
+    node: &SharedNode,
+    shared: &SharedSim,
+    reloader: &Arc<Reloader>,
+    logger: &str,
+) -> anyhow::Result<impl future::Future<Output = ()>> {
+    let mut n = lock(node)?;
+    let reload = n.create_service::<Trigger::Service>("~/reload", qos::reliable(10))?;
+    let set_destination =
+        n.create_service::<SetDestination::Service>("~/set_destination", qos::reliable(10))?;
+    let reload_task = inputs::reload_service(reload, reloader.clone(), logger.to_owned());
+    let dest_task = inputs::set_destination_service(set_destination, shared.clone(), logger.to_owned());
+    Ok(async move {
+        tokio::join!(reload_task, dest_task);
+    })
+}
+
+/// The task applying run-time parameter changes; a dropped value is written back into what
+/// `~/get_parameters` reports.
+fn parameter_input(
+    node: &SharedNode,
+    changes: impl futures::Stream<Item = (String, r2r::ParameterValue)> + Unpin,
+    params: &Arc<Mutex<Guarded<SimParams>>>,
+    time_scale: f64,
+    shared: &SharedSim,
+    logger: &str,
+) -> anyhow::Result<impl future::Future<Output = ()>> {
+    let node_params = lock(node)?.params.clone();
     let restore = move |name: &str, valid: r2r::ParameterValue| {
         if let Ok(mut all) = node_params.lock() {
             if let Some(p) = all.get_mut(name) {
@@ -158,32 +247,12 @@ fn setup(
             }
         }
     };
-
-    let cmd_task = inputs::cmd_vel(cmd_vel, shared.clone(), logger.clone());
-    let reload_task = inputs::reload_service(reload_srv, reloader.clone(), logger.clone());
-    let dest_task = inputs::set_destination_service(dest_srv, shared.clone(), logger.clone());
-    let facts_task = inputs::sim_facts(facts, shared.clone(), logger.clone());
-    let params_task = inputs::parameter_changes(
-        declared.changes,
+    Ok(inputs::parameter_changes(
+        changes,
         params.clone(),
         restore,
         time_scale,
         shared.clone(),
-        logger.clone(),
-    );
-    let watch_task = watch::watch_files(reloader, logger.clone(), st.clone());
-    let loop_task = sim_loop::run(shared, params, pubs, pacer, logger, st);
-
-    Ok(async move {
-        tokio::join!(
-            cmd_task,
-            reload_task,
-            dest_task,
-            facts_task,
-            params_task,
-            watch_task,
-            loop_task
-        );
-        Ok(())
-    })
+        logger.to_owned(),
+    ))
 }

@@ -1,7 +1,7 @@
 //! Building the ROS messages from the simulator's state. Every stamp is simulated time.
 
 use lockstep_ros::time::secs_to_time;
-use lockstep_sim::{grid_cells, normalize_angle, Pose2D, Rgba, Simulator, OBSTACLE_COLOR};
+use lockstep_sim::{grid_cells, Pose2D, Rgba, Simulator, OBSTACLE_COLOR};
 use r2r::geometry_msgs::msg::{
     Point, Pose, PoseStamped, PoseWithCovariance, PoseWithCovarianceStamped, Quaternion, Twist, TwistStamped,
     TwistWithCovariance, Vector3,
@@ -94,12 +94,7 @@ pub fn odometry_in_map(sim: &Simulator, st: &Statics) -> Odometry {
     let mut msg = odometry(sim, st);
     let start = sim.start_pose();
     let odom = sim.odometry().pose;
-    let (sin, cos) = start.yaw_rad.sin_cos();
-    let pose = Pose2D {
-        x_m: start.x_m + cos * odom.x_m - sin * odom.y_m,
-        y_m: start.y_m + sin * odom.x_m + cos * odom.y_m,
-        yaw_rad: normalize_angle(start.yaw_rad + odom.yaw_rad),
-    };
+    let pose = start.compose(&odom);
     msg.header.frame_id = st.p.map_frame.clone();
     msg.pose.pose = pose_msg(&pose, 0.0);
     msg

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use lockstep_ros::{Int, ParamRule, ParamRules, Real};
 use lockstep_sim::{
-    check_time_scale, Cell, CommandLimits, DiffDriveParams, Mode, SimConfig, SlipModel, MAX_TIME_SCALE,
+    cell_setting, check_time_scale, count_setting, history_depth, marker_period_secs, non_negative_setting,
+    period_of_rate, positive_setting, watch_period, CommandLimits, DiffDriveParams, Mode, SimConfig,
+    SlipModel, MAX_TIME_SCALE,
 };
 use r2r::ParameterValue;
 
@@ -251,25 +253,6 @@ impl ParamRules for SimParams {
     }
 }
 
-fn cell_param(column: i64, row: i64, name: &str) -> anyhow::Result<Option<Cell>> {
-    match (column, row) {
-        (-1, -1) => Ok(None),
-        (c, r) if c >= 0 && r >= 0 => Ok(Some(Cell {
-            column: c as usize,
-            row: r as usize,
-        })),
-        (c, r) => anyhow::bail!("{name} (column {c}, row {r}): both must be >= 0, or both -1 for none"),
-    }
-}
-
-/// A count parameter that must be at least `min`.
-fn count_param(name: &str, value: i64, min: usize) -> anyhow::Result<usize> {
-    usize::try_from(value)
-        .ok()
-        .filter(|&v| v >= min)
-        .ok_or_else(|| anyhow::anyhow!("parameter `{name}` is {value}; it must be >= {min}"))
-}
-
 /// The rule files of a comma-separated list.
 pub fn rule_paths(list: &str) -> Vec<PathBuf> {
     lockstep_ros::param_list(list)
@@ -283,27 +266,16 @@ impl SimParams {
     pub fn config(&self) -> anyhow::Result<SimConfig> {
         lockstep_ros::param_rules::check_all(&mut self.clone()).map_err(anyhow::Error::msg)?;
         let mode: Mode = self.mode.parse()?;
-        let positive = |name: &str, v: f64| {
-            anyhow::ensure!(
-                v.is_finite() && v > 0.0,
-                "parameter `{name}` is {v}; it must be > 0"
-            );
-            Ok(())
-        };
-        positive("rate_hz", self.rate_hz)?;
-        positive("publish_rate_hz", self.publish_rate_hz)?;
-        positive("watch_period_secs", self.watch_period_secs)?;
-        positive("marker_rate_hz", self.marker_rate_hz)?;
-        anyhow::ensure!(
-            self.range_rate_hz.is_finite() && self.range_rate_hz >= 0.0,
-            "parameter `range_rate_hz` is {}; it must be >= 0",
-            self.range_rate_hz
-        );
-        anyhow::ensure!(
-            self.slam_rate_hz.is_finite() && self.slam_rate_hz >= 0.0,
-            "parameter `slam_rate_hz` is {}; it must be >= 0",
-            self.slam_rate_hz
-        );
+        for (name, rate) in [
+            ("rate_hz", self.rate_hz),
+            ("publish_rate_hz", self.publish_rate_hz),
+            ("watch_period_secs", self.watch_period_secs),
+            ("marker_rate_hz", self.marker_rate_hz),
+        ] {
+            positive_setting(name, rate)?;
+        }
+        non_negative_setting("range_rate_hz", self.range_rate_hz)?;
+        non_negative_setting("slam_rate_hz", self.slam_rate_hz)?;
         anyhow::ensure!(
             check_time_scale(self.time_scale).is_ok(),
             "parameter `time_scale` is {}; it must be a finite number in [0, {MAX_TIME_SCALE}]",
@@ -330,17 +302,13 @@ impl SimParams {
             },
             slam_sigma_xy_m: self.slam_sigma_xy_m,
             slam_sigma_yaw_rad: self.slam_sigma_yaw_rad,
-            slam_period_secs: if self.slam_rate_hz > 0.0 {
-                1.0 / self.slam_rate_hz
-            } else {
-                0.0
-            },
+            slam_period_secs: period_of_rate(self.slam_rate_hz),
             seed: self.seed as u64,
-            start: cell_param(self.start_column, self.start_row, "start")?,
+            start: cell_setting(self.start_column, self.start_row, "start")?,
             start_yaw_rad: self.start_yaw_rad,
-            destination: cell_param(self.destination_column, self.destination_row, "destination")?,
-            path_max_points: count_param("path_max_points", self.path_max_points, 2)?,
-            state_history_depth: count_param("state_history_depth", self.state_history_depth, 1)?,
+            destination: cell_setting(self.destination_column, self.destination_row, "destination")?,
+            path_max_points: count_setting("path_max_points", self.path_max_points, 2)?,
+            state_history_depth: count_setting("state_history_depth", self.state_history_depth, 1)?,
         })
     }
 }
@@ -394,9 +362,9 @@ impl From<&SimParams> for Statics {
     fn from(p: &SimParams) -> Self {
         Statics {
             p: p.clone(),
-            watch_period: Duration::from_secs_f64(p.watch_period_secs.clamp(0.01, 3600.0)),
-            marker_period_secs: (1.0 / p.marker_rate_hz.max(1e-3)).clamp(0.01, 3600.0),
-            state_history_depth: usize::try_from(p.state_history_depth).unwrap_or(1).max(1),
+            watch_period: watch_period(p.watch_period_secs),
+            marker_period_secs: marker_period_secs(p.marker_rate_hz),
+            state_history_depth: history_depth(p.state_history_depth),
         }
     }
 }

@@ -6,9 +6,7 @@ use std::fmt::Display;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use lockstep_sim::{BadInputLog, Simulator};
-
-use crate::drive::Drive;
+use lockstep_sim::{BadInputLog, RunningDrive, Simulator};
 
 /// How often (at most) the running count of dropped inputs is logged (wall seconds).
 const DROPPED_LOG_PERIOD_SECS: f64 = 2.0;
@@ -23,12 +21,12 @@ pub struct Shared {
     dropped: BadInputLog,
     epoch: Instant,
     /// The running drive script (commanded mode).
-    pub(crate) drive: Option<Drive>,
+    pub(crate) drive: Option<RunningDrive>,
 }
 
 impl Shared {
     /// A freshly started simulator: the grid and the state are due for publishing, nothing dropped yet.
-    pub(crate) fn new(sim: Simulator, drive: Option<Drive>) -> Self {
+    pub(crate) fn new(sim: Simulator, drive: Option<RunningDrive>) -> Self {
         Shared {
             sim,
             grid_dirty: true,

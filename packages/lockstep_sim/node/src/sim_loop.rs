@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lockstep_ros::Guarded;
-use lockstep_sim::{Every, Pacer, WarningThrottle};
+use lockstep_sim::{DriveStep, Every, Pacer, WarningThrottle};
 
 use crate::params::{SimParams, Statics};
 use crate::publish::Publishers;
@@ -29,61 +29,91 @@ pub async fn run(
     let mut ticker = tokio::time::interval(WALL_TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let epoch = Instant::now();
-    let mut markers = Every::new(st.marker_period_secs);
-    let mut warnings = WarningThrottle::new(WARNING_PERIOD_SECS, WARNINGS_REMEMBERED);
-    // The command last published on cmd_vel_out: it is published again when it changes.
-    let mut last_command: Option<(f64, f64)> = None;
+    let mut looping = Loop {
+        markers: Every::new(st.marker_period_secs),
+        warnings: WarningThrottle::new(WARNING_PERIOD_SECS, WARNINGS_REMEMBERED),
+        last_command: None,
+        pubs,
+        st,
+        logger,
+    };
     loop {
         ticker.tick().await;
         let now = epoch.elapsed().as_secs_f64();
         if let Ok(p) = params.lock() {
-            // A bad value is refused here too (it is counted and written back by `inputs::time_scale_changes`).
+            // A bad value is refused here too (counted and written back by `inputs::parameter_changes`).
             let _ = pacer.set_time_scale(p.time_scale);
         }
         let tick = pacer.tick(now);
         if tick.started_lagging {
             r2r::log_warn!(
-                &logger,
+                &looping.logger,
                 "cannot keep up with time_scale {}: simulated time runs slower than requested",
                 pacer.time_scale()
             );
         }
         let Ok(mut s) = shared.lock() else {
-            r2r::log_error!(&logger, "simulator mutex poisoned; stopping the loop");
+            r2r::log_error!(&looping.logger, "simulator mutex poisoned; stopping the loop");
             return;
         };
         for _ in 0..tick.steps {
-            drive(&mut s, &logger);
-            let report = s.sim.step(pacer.step_secs());
-            for w in report.warnings {
-                if warnings.should_log(&w, now) {
-                    r2r::log_warn!(&logger, "{w}");
-                }
-            }
-            if let Some((from, to)) = report.transition {
-                r2r::log_info!(&logger, "t={:.2} s: {from} -> {to}", s.sim.time_secs());
-                s.state_dirty = true;
-            }
-            if report.slam_sample {
-                pubs.slam(&s.sim, &st);
-            }
-            if s.state_dirty {
-                s.state_dirty = false;
-                pubs.state(&s.sim);
-            }
-            let (_, v, w) = s.sim.issued_command();
-            let motion_due = pacer.count_step();
-            if motion_due || last_command != Some((v, w)) {
-                last_command = Some((v, w));
-                pubs.command(&s.sim, &st);
-            }
-            if motion_due {
-                pubs.motion(&s.sim, &st);
+            looping.step(&mut s, &mut pacer, now);
+        }
+        looping.publish_due(&mut s, tick.republish, now);
+    }
+}
+
+/// What the loop keeps from one wall tick to the next.
+struct Loop {
+    pubs: Publishers,
+    st: Statics,
+    logger: String,
+    markers: Every,
+    warnings: WarningThrottle,
+    /// The command last published on cmd_vel_out: it is published again when it changes.
+    last_command: Option<(f64, f64)>,
+}
+
+impl Loop {
+    /// One simulation step, and what it makes due: warnings, transitions, SLAM, state, command and motion.
+    fn step(&mut self, s: &mut Shared, pacer: &mut Pacer, now: f64) {
+        let (pubs, st, logger) = (&self.pubs, &self.st, self.logger.as_str());
+        drive(s, logger);
+        let report = s.sim.step(pacer.step_secs());
+        for w in report.warnings {
+            if self.warnings.should_log(&w, now) {
+                r2r::log_warn!(logger, "{w}");
             }
         }
-        if tick.republish {
+        if let Some((from, to)) = report.transition {
+            r2r::log_info!(logger, "t={:.2} s: {from} -> {to}", s.sim.time_secs());
+            s.state_dirty = true;
+        }
+        if report.slam_sample {
+            pubs.slam(&s.sim, st);
+        }
+        if s.state_dirty {
+            s.state_dirty = false;
+            pubs.state(&s.sim);
+        }
+        let (_, v, w) = s.sim.issued_command();
+        let motion_due = pacer.count_step();
+        if motion_due || self.last_command != Some((v, w)) {
+            self.last_command = Some((v, w));
+            pubs.command(&s.sim, st);
+        }
+        if motion_due {
+            pubs.motion(&s.sim, st);
+        }
+    }
+
+    /// After the steps of a tick: the repeated motion while paused, a changed state or grid, the markers, and
+    /// the count of dropped inputs.
+    fn publish_due(&mut self, s: &mut Shared, republish: bool, now: f64) {
+        let (pubs, st) = (&self.pubs, &self.st);
+        if republish {
             // Paused (time_scale 0) or very slow: repeat the current state so that late joiners see it.
-            pubs.motion(&s.sim, &st);
+            pubs.motion(&s.sim, st);
         }
         if s.state_dirty {
             s.state_dirty = false;
@@ -91,12 +121,12 @@ pub async fn run(
         }
         if s.grid_dirty {
             s.grid_dirty = false;
-            pubs.grid(&s.sim, &st);
+            pubs.grid(&s.sim, st);
         }
-        if markers.due(now) {
-            pubs.markers(&s.sim, &st);
+        if self.markers.due(now) {
+            pubs.markers(&s.sim, st);
         }
-        s.flush_dropped(&logger);
+        s.flush_dropped(&self.logger);
     }
 }
 
@@ -106,21 +136,19 @@ fn drive(s: &mut Shared, logger: &str) {
     let Some(d) = &s.drive else {
         return;
     };
-    let now = s.sim.time_secs();
-    match d.command(now) {
-        Some((v, w)) => {
-            if let Err(e) = s.sim.set_command(v, w) {
-                r2r::log_error!(logger, "drive script {}: {e}; the script stops", d.path);
-                s.drive = None;
-            }
+    match d.feed(&mut s.sim) {
+        DriveStep::Commanded => {}
+        DriveStep::Refused(e) => {
+            r2r::log_error!(logger, "drive script {}: {e}; the script stops", d.path);
+            s.drive = None;
         }
-        None => {
+        DriveStep::Ended => {
             r2r::log_info!(
                 logger,
-                "t={now:.2} s: drive script {} ended; the vehicle stops",
+                "t={:.2} s: drive script {} ended; the vehicle stops",
+                s.sim.time_secs(),
                 d.path
             );
-            let _ = s.sim.set_command(0.0, 0.0);
             s.drive = None;
         }
     }

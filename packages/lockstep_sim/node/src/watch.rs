@@ -9,32 +9,17 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use futures::future;
-use lockstep_sim::{Mode, PreparedWorld, ReloadSummary};
+use lockstep_sim::{stamps, Mode, PreparedWorld, Stamps, WatchedFiles};
 
 use crate::params::Statics;
 use crate::shared::SharedSim;
 
-/// The files in force, and how often they were switched.
-#[derive(Debug, Clone)]
-struct Files {
-    scene_file: PathBuf,
-    rule_files: Vec<PathBuf>,
-    switches: u64,
-    /// The stamps of the files switched to, taken before they were read: the watcher starts from them, so
-    /// a write that lands after the read is not missed.
-    stamps: Option<Stamps>,
-}
-
-/// Modification stamps of watched files, in order (`None`: cannot be read).
-type Stamps = Vec<Option<(SystemTime, u64)>>;
-
 /// Reloads the node's files into its simulator.
 pub struct Reloader {
     shared: SharedSim,
-    files: Mutex<Files>,
+    files: Mutex<WatchedFiles>,
     mode: Mode,
     one_at_a_time: tokio::sync::Mutex<()>,
 }
@@ -44,18 +29,13 @@ impl Reloader {
     pub fn new(shared: SharedSim, scene_file: PathBuf, rule_files: Vec<PathBuf>, mode: Mode) -> Arc<Self> {
         Arc::new(Reloader {
             shared,
-            files: Mutex::new(Files {
-                scene_file,
-                rule_files,
-                switches: 0,
-                stamps: None,
-            }),
+            files: Mutex::new(WatchedFiles::new(scene_file, rule_files)),
             mode,
             one_at_a_time: tokio::sync::Mutex::new(()),
         })
     }
 
-    fn files(&self) -> Result<Files, String> {
+    fn files(&self) -> Result<WatchedFiles, String> {
         Ok(self
             .files
             .lock()
@@ -88,7 +68,7 @@ impl Reloader {
         let summary = s.sim.install(world).map_err(|e| e.to_string())?;
         s.grid_dirty = true;
         s.state_dirty = true;
-        Ok(describe(&summary))
+        Ok(summary.to_string())
     }
 
     /// Switches to other files (the `scene_file` or `rule_files` parameter; `None` keeps that one): they are
@@ -124,51 +104,8 @@ impl Reloader {
         files.rule_files = rule_files;
         files.switches += 1;
         files.stamps = Some(before);
-        Ok(describe(&summary))
+        Ok(summary.to_string())
     }
-}
-
-impl Files {
-    /// The rule files, then the scene.
-    fn paths(&self) -> Vec<PathBuf> {
-        let mut paths = self.rule_files.clone();
-        paths.push(self.scene_file.clone());
-        paths
-    }
-}
-
-/// What a reload changed, for the log and the service's answer.
-fn describe(summary: &ReloadSummary) -> String {
-    let mut answer = format!(
-        "reloaded {} rule(s) from {}; scene {}",
-        summary.rule_count,
-        summary.rule_files.join(", "),
-        if summary.scene_changed {
-            "changed"
-        } else {
-            "unchanged"
-        }
-    );
-    if !summary.warnings.is_empty() {
-        answer += &format!(
-            "; {} warning(s):\n{}",
-            summary.warnings.len(),
-            summary.warnings.join("\n")
-        );
-    }
-    answer
-}
-
-/// Modification stamps of the watched files; a file that cannot be read counts as "missing".
-fn stamps(paths: &[PathBuf]) -> Stamps {
-    paths
-        .iter()
-        .map(|p| {
-            std::fs::metadata(p)
-                .ok()
-                .and_then(|m| Some((m.modified().ok()?, m.len())))
-        })
-        .collect()
 }
 
 /// The stamps, read on the blocking pool (a stalled file system must not stall the node).
@@ -210,26 +147,5 @@ pub async fn watch_files(reloader: Arc<Reloader>, logger: String, st: Statics) {
                 "file change: reload failed, the previous rules and scene stay:\n{message}"
             ),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_missing_file_has_no_stamp_and_a_write_changes_it() {
-        let dir = std::env::temp_dir().join(format!("lockstep_sim_watch_{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("a.dl");
-        let _ = std::fs::remove_file(&file);
-        let paths = vec![file.clone()];
-        assert_eq!(stamps(&paths), [None]);
-        std::fs::write(&file, "x.\n").unwrap();
-        let first = stamps(&paths);
-        assert!(first[0].is_some());
-        std::fs::write(&file, "x.\ny.\n").unwrap();
-        assert_ne!(stamps(&paths), first, "the size changed");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

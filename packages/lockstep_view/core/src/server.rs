@@ -344,58 +344,9 @@ impl Server {
             self.shared.options.data_queue_len,
             self.shared.options.control_queue_len,
         ));
-        let id = {
-            let mut st = self.shared.state();
-            io.control(self.server_info());
-            let channels: Vec<&Channel> = st.channels.values().collect();
-            io.control(ServerMessage::Advertise { channels }.to_json());
-            if !st.services.is_empty() {
-                let services: Vec<&Service> = st.services.values().collect();
-                io.control(ServerMessage::AdvertiseServices { services }.to_json());
-            }
-            st.next_client += 1;
-            let id = st.next_client;
-            st.clients.insert(
-                id,
-                Client {
-                    address,
-                    io: io.clone(),
-                    subscriptions: HashMap::new(),
-                    by_channel: HashMap::new(),
-                },
-            );
-            id
-        };
-        let (mut sink, mut source) = ws.split();
-        let writer_io = io.clone();
-        let writer = async move {
-            loop {
-                if writer_io.closed.load(Ordering::Relaxed) {
-                    let _ = sink.close().await;
-                    return;
-                }
-                let batch: Vec<Outgoing> = {
-                    let mut q = writer_io.queue();
-                    std::iter::from_fn(|| q.pop()).take(256).collect()
-                };
-                if batch.is_empty() {
-                    writer_io.wake.notified().await;
-                    continue;
-                }
-                for m in batch {
-                    let message = match m {
-                        Outgoing::Text(t) => Message::text(t),
-                        Outgoing::Binary(b) => Message::binary(b),
-                    };
-                    if sink.feed(message).await.is_err() {
-                        return;
-                    }
-                }
-                if sink.flush().await.is_err() {
-                    return;
-                }
-            }
-        };
+        let id = self.admit(address, &io);
+        let (sink, mut source) = ws.split();
+        let writer = write_queued(io.clone(), sink);
         let reader = async {
             while let Some(Ok(message)) = source.next().await {
                 match message {
@@ -411,6 +362,31 @@ impl Server {
             _ = reader => {}
         }
         self.disconnect(id);
+    }
+
+    /// Registers a new client at `address`: it is sent the server's info, the channels and the services;
+    /// returns its id.
+    fn admit(&self, address: SocketAddr, io: &Arc<ClientIo>) -> u64 {
+        let mut st = self.shared.state();
+        io.control(self.server_info());
+        let channels: Vec<&Channel> = st.channels.values().collect();
+        io.control(ServerMessage::Advertise { channels }.to_json());
+        if !st.services.is_empty() {
+            let services: Vec<&Service> = st.services.values().collect();
+            io.control(ServerMessage::AdvertiseServices { services }.to_json());
+        }
+        st.next_client += 1;
+        let id = st.next_client;
+        st.clients.insert(
+            id,
+            Client {
+                address,
+                io: io.clone(),
+                subscriptions: HashMap::new(),
+                by_channel: HashMap::new(),
+            },
+        );
+        id
     }
 
     /// Acts on one text message of client `id_of_client`; problems go back as status messages.
@@ -494,6 +470,40 @@ impl Server {
         });
         for e in events {
             let _ = self.shared.events.send(e);
+        }
+    }
+}
+
+/// Writes what the client's queue holds to its socket, in batches, until the client is closed or the socket
+/// fails; closes the socket when the client is closed.
+async fn write_queued<W>(io: Arc<ClientIo>, mut sink: W)
+where
+    W: futures::Sink<Message> + Unpin,
+{
+    loop {
+        if io.closed.load(Ordering::Relaxed) {
+            let _ = sink.close().await;
+            return;
+        }
+        let batch: Vec<Outgoing> = {
+            let mut q = io.queue();
+            std::iter::from_fn(|| q.pop()).take(256).collect()
+        };
+        if batch.is_empty() {
+            io.wake.notified().await;
+            continue;
+        }
+        for m in batch {
+            let message = match m {
+                Outgoing::Text(t) => Message::text(t),
+                Outgoing::Binary(b) => Message::binary(b),
+            };
+            if sink.feed(message).await.is_err() {
+                return;
+            }
+        }
+        if sink.flush().await.is_err() {
+            return;
         }
     }
 }

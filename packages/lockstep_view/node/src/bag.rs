@@ -5,21 +5,12 @@
 //! stamps messages with `/clock` (the bag's time). The play starts paused unless asked to play at once, so a
 //! user can connect and subscribe first.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use anyhow::Context as _;
 use lockstep_bag::BagReader;
-
-/// How the bag is played.
-#[derive(Debug, Clone)]
-pub struct BagOptions {
-    pub bag: PathBuf,
-    /// Start playing at once (otherwise paused until `/lockstep_bag_player/resume`).
-    pub play: bool,
-    pub rate: f64,
-    pub looping: bool,
-}
+pub use lockstep_view::BagOptions;
 
 /// The player child process, stopped when dropped.
 pub struct BagPlayer {
@@ -47,24 +38,12 @@ pub fn topics(bag: &Path) -> anyhow::Result<Vec<String>> {
 
 /// Starts `lockstep bag play` (this executable) on the bag.
 pub fn start(options: &BagOptions) -> anyhow::Result<BagPlayer> {
-    anyhow::ensure!(
-        options.rate.is_finite() && options.rate > 0.0,
-        "--rate must be > 0, not {}",
-        options.rate
-    );
+    let args = options.play_args().map_err(anyhow::Error::msg)?;
     let exe = std::env::current_exe().context("cannot find the lockstep executable")?;
-    let mut command = Command::new(exe);
-    command
-        .args(["bag", "play", "--quiet", "--clock", "100", "--rate"])
-        .arg(options.rate.to_string())
-        .arg(&options.bag)
-        .stdin(Stdio::null());
-    if !options.play {
-        command.arg("--start-paused");
-    }
-    if options.looping {
-        command.arg("--loop");
-    }
-    let child = command.spawn().context("cannot start `lockstep bag play`")?;
+    let child = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .spawn()
+        .context("cannot start `lockstep bag play`")?;
     Ok(BagPlayer { child })
 }

@@ -9,17 +9,18 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use futures::StreamExt;
 use lockstep_bag::MessageDefinitions;
 use lockstep_recorder::{adapt_qos, TopicSelection};
 use lockstep_ros::generic::{GenericNode, SubscriptionId};
 use lockstep_ros::{lock, qos, SharedNode};
+use lockstep_view::graph::{first_types, time_ns, vanished, wall_ns, DropWatch};
 use lockstep_view::{Event, Server, ServerOptions};
 use r2r::rosgraph_msgs::msg::Clock;
 
-use crate::access::{summary, Access};
+use crate::access::Access;
 use crate::params::Parameters;
 use crate::services::{self, Services};
 
@@ -81,7 +82,7 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
         "live view on {scheme}://{} (in Foxglove: Open connection, Foxglove WebSocket, this URL)",
         server.address()
     );
-    r2r::log_info!(&logger, "{}", summary(server.address(), &options.access));
+    r2r::log_info!(&logger, "{}", options.access.summary(server.address()));
     let generic = GenericNode::new("lockstep_view", "/")?;
     let parameters = Arc::new(Parameters::new(
         node.clone(),
@@ -100,7 +101,7 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
     };
     let mut topics: BTreeMap<String, Topic> = BTreeMap::new();
     let mut skipped: BTreeMap<String, String> = BTreeMap::new();
-    let mut dropped_logged: Vec<u64> = Vec::new();
+    let mut drops = DropWatch::default();
     let mut ticker = tokio::time::interval(options.period);
     loop {
         tokio::select! {
@@ -112,7 +113,9 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
                         Err(e) => r2r::log_warn!(&logger, "cannot read the graph's services: {e}"),
                     }
                 }
-                log_drops(&server, &mut dropped_logged, &logger);
+                for line in drops.news(&server.client_stats()) {
+                    r2r::log_warn!(&logger, "{line}");
+                }
             }
             Some(event) = events.recv() => match event {
                 Event::GetParameters { .. } | Event::SetParameters { .. } => {
@@ -126,7 +129,7 @@ pub async fn run(node: SharedNode, options: ViewOptions) -> anyhow::Result<()> {
                 event => handle(event, &generic, &node, &server, &options, &clock_ns, &mut topics, &logger),
             },
             Some(msg) = async { match clock.as_mut() { Some(c) => c.next().await, None => std::future::pending().await } } => {
-                let ns = u64::try_from(msg.clock.sec).unwrap_or(0) * 1_000_000_000 + u64::from(msg.clock.nanosec);
+                let ns = time_ns(msg.clock.sec, msg.clock.nanosec);
                 clock_ns.store(ns, Ordering::Relaxed);
                 server.broadcast_time(ns);
             }
@@ -174,11 +177,9 @@ fn refresh(
     skipped: &mut BTreeMap<String, String>,
     logger: &str,
 ) -> anyhow::Result<()> {
-    let graph: BTreeMap<String, Vec<String>> = lock(node)?.get_topic_names_and_types()?.into_iter().collect();
-    let gone: Vec<String> = (topics.keys())
-        .filter(|t| graph.get(*t).and_then(|types| types.first()) != Some(&topics[*t].type_name))
-        .cloned()
-        .collect();
+    let graph: Vec<(String, Vec<String>)> = lock(node)?.get_topic_names_and_types()?.into_iter().collect();
+    let now = first_types(&graph);
+    let gone = vanished(topics.iter().map(|(name, t)| (name, t.type_name.as_str())), &now);
     for topic in gone {
         if let Some(t) = topics.remove(&topic) {
             if let Some(id) = t.subscription {
@@ -188,15 +189,14 @@ fn refresh(
             r2r::log_info!(logger, "{topic} is gone: unadvertised");
         }
     }
-    for (topic, types) in &graph {
-        let Some(type_name) = types.first() else { continue };
+    for (&topic, &type_name) in &now {
         if topics.contains_key(topic) || !options.selection.matches(topic) || !server.topic_allowed(topic) {
             continue;
         }
         let schema = match definitions.resolve(type_name) {
             Ok(d) => d.text,
             Err(e) => {
-                if skipped.insert(topic.clone(), type_name.clone()).as_ref() != Some(type_name) {
+                if skipped.insert(topic.to_owned(), type_name.to_owned()).as_deref() != Some(type_name) {
                     r2r::log_warn!(logger, "not offering {topic} ({type_name}): {e}");
                 }
                 continue;
@@ -206,9 +206,9 @@ fn refresh(
             continue;
         };
         topics.insert(
-            topic.clone(),
+            topic.to_owned(),
             Topic {
-                type_name: type_name.clone(),
+                type_name: type_name.to_owned(),
                 channel_id,
                 subscription: None,
             },
@@ -306,27 +306,4 @@ async fn answer_parameters(event: Event, parameters: Arc<Parameters>, server: Se
         server.send_status(client, lockstep_view::Level::Warning, problem);
     }
     server.send_parameters(client, &values, id.as_deref());
-}
-
-/// Logs clients whose drop count grew since the last look.
-fn log_drops(server: &Server, logged: &mut Vec<u64>, logger: &str) {
-    let stats = server.client_stats();
-    logged.resize(stats.len(), 0);
-    for (i, c) in stats.iter().enumerate() {
-        if c.dropped > logged[i] {
-            r2r::log_warn!(
-                logger,
-                "client {}: {} message(s) dropped so far (it reads slower than the topics publish)",
-                c.address,
-                c.dropped
-            );
-            logged[i] = c.dropped;
-        }
-    }
-}
-
-fn wall_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }

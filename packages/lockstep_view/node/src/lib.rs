@@ -8,6 +8,5 @@ mod args;
 pub mod bag;
 pub mod bridge;
 pub mod cli;
-pub mod param_value;
 pub mod params;
 pub mod services;

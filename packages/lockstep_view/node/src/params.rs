@@ -10,13 +10,11 @@ use std::time::Duration;
 
 use lockstep_ros::graph::GraphProbe;
 use lockstep_ros::{lock, SharedNode};
-use lockstep_view::Parameter;
+use lockstep_view::param_requests::{entry, names_by_node, nodes_with_parameters, sets_by_node};
+use lockstep_view::param_value::from_json;
+use lockstep_view::{ParamValue, Parameter};
 use r2r::rcl_interfaces::msg::{Parameter as RosParameter, ParameterValue};
 use r2r::rcl_interfaces::srv::{GetParameters, ListParameters, SetParameters};
-
-use crate::param_value::{from_json, split_name, to_json};
-
-const LIST_TYPE: &str = "rcl_interfaces/srv/ListParameters";
 
 struct NodeClients {
     list: r2r::Client<ListParameters::Service>,
@@ -61,7 +59,7 @@ impl Parameters {
             }
             all
         } else {
-            by_node(names.iter().map(String::as_str), &mut problems)
+            names_by_node(names.iter().map(String::as_str), &mut problems)
         };
         let mut out = Vec::new();
         for (node, params) in wanted {
@@ -74,18 +72,9 @@ impl Parameters {
     /// Sets the parameters, per node in one request; answers with their values afterwards.
     pub async fn set(&self, parameters: &[Parameter]) -> Answer {
         let mut problems = Vec::new();
-        let mut per_node: BTreeMap<String, Vec<&Parameter>> = BTreeMap::new();
-        for p in parameters {
-            match split_name(&p.name) {
-                Some((node, _)) => per_node.entry(node.to_owned()).or_default().push(p),
-                None => problems.push(bad_name(&p.name)),
-            }
-        }
         let mut out = Vec::new();
-        for (node, params) in per_node {
-            let names: Vec<String> = (params.iter())
-                .filter_map(|p| split_name(&p.name).map(|(_, n)| n.to_owned()))
-                .collect();
+        for (node, params) in sets_by_node(parameters, &mut problems) {
+            let names: Vec<String> = params.iter().map(|(name, _)| name.clone()).collect();
             if let Err(e) = self.set_on(&node, &names, &params, &mut problems).await {
                 problems.push(e);
             }
@@ -104,7 +93,9 @@ impl Parameters {
         problems: &mut Vec<String>,
     ) {
         match self.values(node, names).await {
-            Ok(values) => out.extend((names.iter().zip(&values)).filter_map(|(p, v)| protocol(node, p, v))),
+            Ok(values) => {
+                out.extend((names.iter().zip(&values)).filter_map(|(p, v)| entry(node, p, &core(v))))
+            }
             Err(e) => problems.push(e),
         }
     }
@@ -113,18 +104,18 @@ impl Parameters {
         &self,
         node: &str,
         names: &[String],
-        params: &[&Parameter],
+        params: &[(String, &Parameter)],
         problems: &mut Vec<String>,
     ) -> Result<(), String> {
         let current = self.values(node, names).await?;
         let mut request = SetParameters::Request::default();
         let mut sent = Vec::new();
-        for ((name, p), now) in names.iter().zip(params).zip(&current) {
+        for ((name, (_, p)), now) in names.iter().zip(params).zip(&current) {
             match from_json(&p.value, p.type_name.as_deref(), now.type_) {
                 Ok(value) => {
                     request.parameters.push(RosParameter {
                         name: name.clone(),
-                        value,
+                        value: ros(value),
                     });
                     sent.push(&p.name);
                 }
@@ -147,10 +138,7 @@ impl Parameters {
     /// Nodes that offer parameter services, sorted.
     fn nodes(&self, problems: &mut Vec<String>) -> Vec<String> {
         match self.probe.services() {
-            Ok(services) => (services.into_iter())
-                .filter(|(_, types)| types.iter().any(|t| t == LIST_TYPE))
-                .filter_map(|(name, _)| name.strip_suffix("/list_parameters").map(str::to_owned))
-                .collect(),
+            Ok(services) => nodes_with_parameters(services),
             Err(e) => {
                 problems.push(format!("cannot read the graph's services: {e}"));
                 Vec::new()
@@ -236,29 +224,34 @@ impl Parameters {
     }
 }
 
-fn bad_name(name: &str) -> String {
-    format!("`{name}` is not a parameter name of the form /node.parameter")
-}
-
-fn by_node<'a>(
-    names: impl Iterator<Item = &'a str>,
-    problems: &mut Vec<String>,
-) -> BTreeMap<String, Vec<String>> {
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for name in names {
-        match split_name(name) {
-            Some((node, param)) => out.entry(node.to_owned()).or_default().push(param.to_owned()),
-            None => problems.push(bad_name(name)),
-        }
+/// A value of the message as the view's core holds it.
+fn core(v: &ParameterValue) -> ParamValue {
+    ParamValue {
+        type_: v.type_,
+        bool_value: v.bool_value,
+        integer_value: v.integer_value,
+        double_value: v.double_value,
+        string_value: v.string_value.clone(),
+        byte_array_value: v.byte_array_value.clone(),
+        bool_array_value: v.bool_array_value.clone(),
+        integer_array_value: v.integer_array_value.clone(),
+        double_array_value: v.double_array_value.clone(),
+        string_array_value: v.string_array_value.clone(),
     }
-    out
 }
 
-fn protocol(node: &str, param: &str, value: &ParameterValue) -> Option<Parameter> {
-    let (value, type_name) = to_json(value)?;
-    Some(Parameter {
-        name: format!("{node}.{param}"),
-        value,
-        type_name: type_name.map(str::to_owned),
-    })
+/// A value of the view's core as the message holds it.
+fn ros(v: ParamValue) -> ParameterValue {
+    ParameterValue {
+        type_: v.type_,
+        bool_value: v.bool_value,
+        integer_value: v.integer_value,
+        double_value: v.double_value,
+        string_value: v.string_value,
+        byte_array_value: v.byte_array_value,
+        bool_array_value: v.bool_array_value,
+        integer_array_value: v.integer_array_value,
+        double_array_value: v.double_array_value,
+        string_array_value: v.string_array_value,
+    }
 }

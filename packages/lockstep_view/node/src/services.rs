@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use lockstep_bag::MessageDefinitions;
 use lockstep_ros::{lock, SharedNode};
+use lockstep_view::graph::{callable_services, vanished};
 use lockstep_view::{Server, ServiceCall};
 
 type Clients = Arc<Mutex<BTreeMap<String, Arc<r2r::ClientUntyped>>>>;
@@ -33,14 +34,12 @@ impl Services {
         definitions: &mut MessageDefinitions,
         logger: &str,
     ) {
-        let now: BTreeMap<&str, &str> = (graph.iter())
-            .filter(|(name, _)| !name.contains("/_action/"))
-            .filter_map(|(name, types)| Some((name.as_str(), types.first()?.as_str())))
-            .collect();
-        let gone: Vec<String> = (self.advertised.iter())
-            .filter(|(name, (type_name, _))| now.get(name.as_str()) != Some(&type_name.as_str()))
-            .map(|(name, _)| name.clone())
-            .collect();
+        let now = callable_services(graph);
+        let advertised = self
+            .advertised
+            .iter()
+            .map(|(name, (type_name, _))| (name, type_name.as_str()));
+        let gone = vanished(advertised, &now);
         for name in gone {
             if let Some((_, id)) = self.advertised.remove(&name) {
                 server.remove_service(id);

@@ -8,6 +8,7 @@ mod behaviour;
 mod decode;
 mod ground;
 mod memory;
+mod motion;
 mod sensing;
 mod types;
 
@@ -31,7 +32,7 @@ pub use types::{Perception, Simulator, SlamSample, StepReport};
 
 use behaviour::check_contract;
 use memory::Memory;
-use sensing::{check_cell, check_known_cell, collides_in, first_free_cell};
+use sensing::{check_cell, check_known_cell, collides_in, start_cell};
 
 /// Spacing of the path history's samples while the path is short (m).
 const PATH_SPACING_M: f64 = 0.05;
@@ -48,6 +49,32 @@ pub struct ReloadSummary {
     /// The rules' warnings (`file:line:column: warning: ...`): variables used once, predicates nothing
     /// defines (besides the simulator's inputs).
     pub warnings: Vec<String>,
+}
+
+/// What a reload changed, in one text for the log and the reload service's answer.
+impl std::fmt::Display for ReloadSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "reloaded {} rule(s) from {}; scene {}",
+            self.rule_count,
+            self.rule_files.join(", "),
+            if self.scene_changed {
+                "changed"
+            } else {
+                "unchanged"
+            }
+        )?;
+        if !self.warnings.is_empty() {
+            write!(
+                f,
+                "; {} warning(s):\n{}",
+                self.warnings.len(),
+                self.warnings.join("\n")
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// A scene and rules loaded, and the rules checked against the contract of a mode, ready for
@@ -95,17 +122,7 @@ impl Simulator {
         let mut at_start = Facts::new();
         at_start.add(decode::SIM_TIME, [0.0]);
         let surfaces = SurfaceTable::decode_with(&mut decoder, &scene, &at_start)?;
-        let start = match config.start {
-            Some(cell) => check_known_cell(&scene, &surfaces, cell, "start")?,
-            None => first_free_cell(&scene, &surfaces).ok_or_else(|| Error::BadCell {
-                column: 0,
-                row: 0,
-                reason: "cannot start the vehicle: every cell of the scene is an obstacle".into(),
-            })?,
-        };
-        if let Some(dest) = config.destination {
-            check_known_cell(&scene, &surfaces, dest, "destination")?;
-        }
+        let start = start_cell(&scene, &surfaces, &config)?;
         let (x_m, y_m) = scene.cell_center(start);
         let pose = Pose2D {
             x_m,
@@ -153,31 +170,38 @@ impl Simulator {
             arrived_at_secs: None,
             last_perception: None,
         };
-        if sim.collides(&pose) {
+        sim.begin(start)?;
+        Ok(sim)
+    }
+
+    /// Puts the vehicle on its start cell: it must fit there; the first state, the ground under it and the
+    /// first SLAM sample.
+    fn begin(&mut self, start: Cell) -> Result<()> {
+        if self.collides(&self.pose) {
             return Err(Error::BadCell {
                 column: start.column as i64,
                 row: start.row as i64,
                 reason: format!(
                     "cannot hold the vehicle: a footprint of radius {} m overlaps an obstacle",
-                    sim.config.vehicle_radius_m
+                    self.config.vehicle_radius_m
                 ),
             });
         }
-        match (sim.config.mode, sim.destination) {
-            (Mode::Commanded, _) => sim.change_state(COMMANDED_STATE.to_owned()),
-            (Mode::Autonomous, Some(_)) => sim.start_behaviour()?,
-            (Mode::Autonomous, None) => sim.change_state(IDLE_STATE.to_owned()),
+        match (self.config.mode, self.destination) {
+            (Mode::Commanded, _) => self.change_state(COMMANDED_STATE.to_owned()),
+            (Mode::Autonomous, Some(_)) => self.start_behaviour()?,
+            (Mode::Autonomous, None) => self.change_state(IDLE_STATE.to_owned()),
         }
         let mut report = StepReport::default();
-        sim.decode_ground(&mut report);
+        self.decode_ground(&mut report);
         if let Some(w) = report.warnings.first() {
             return Err(Error::RulesContract {
-                files: sim.engine.rules().origins().join(", "),
+                files: self.engine.rules().origins().join(", "),
                 message: format!("at the start cell: {w}"),
             });
         }
-        sim.take_slam_sample();
-        Ok(sim)
+        self.take_slam_sample();
+        Ok(())
     }
 
     /// Reloads rule files and the scene file together; on any error nothing changes and the error (with
@@ -303,105 +327,11 @@ impl Simulator {
             return report;
         }
         self.refresh_surfaces(&mut report);
-        let desired = match self.config.mode {
-            Mode::Autonomous => self.decide(&mut report),
-            Mode::Commanded => {
-                self.decode_ground(&mut report);
-                match self.commanded {
-                    Some((v, w, stamp))
-                        if self.config.cmd_timeout_secs <= 0.0
-                            || self.time_secs - stamp <= self.config.cmd_timeout_secs + 1e-9 =>
-                    {
-                        (v, w)
-                    }
-                    _ => (0.0, 0.0),
-                }
-            }
-        };
-
-        self.issued = (self.time_secs, desired.0, desired.1);
-        // The command takes effect after the TRUE delay.
-        self.queue.push_back((self.time_secs, desired.0, desired.1));
-        let due = self.time_secs - self.config.true_vehicle.delay_secs + 1e-9;
-        while self.queue.len() > 1 && self.queue[1].0 <= due {
-            self.queue.pop_front();
-        }
-        if let Some(&(issued, v, w)) = self.queue.front() {
-            if issued <= due {
-                self.applied = (v, w);
-            }
-        }
-
-        // The base controller turns the command into wheel speeds with the NOMINAL parameters...
-        let (target_l, target_r) = self
-            .config
-            .nominal_vehicle
-            .wheel_speeds(self.applied.0, self.applied.1);
-        // ...which the wheels reach within the surface's acceleration limits (both wheels scaled alike so
-        // that the path's curvature is kept while speeding up or braking).
-        let (accel, decel) = self
-            .surface_under()
-            .map_or((1.0, 1.0), |s| (s.accel_mps2, s.decel_mps2));
-        let radius = self.config.true_vehicle.wheel_radius_m;
-        let fraction = |current: f64, target: f64| -> f64 {
-            let dv = (target - current) * radius;
-            if dv == 0.0 {
-                return 1.0;
-            }
-            let speeding_up = target.abs() > current.abs() && target * current >= 0.0;
-            let limit = if speeding_up { accel } else { decel } * dt_secs;
-            (limit / dv.abs()).min(1.0)
-        };
-        let f = fraction(self.wheels.left_velocity_radps, target_l)
-            .min(fraction(self.wheels.right_velocity_radps, target_r));
-        let wl = self.wheels.left_velocity_radps + f * (target_l - self.wheels.left_velocity_radps);
-        let wr = self.wheels.right_velocity_radps + f * (target_r - self.wheels.right_velocity_radps);
-
-        // The ground moves the vehicle with the TRUE parameters and the slip model; the encoders below count
-        // wheel rotation only.
-        let motion = self.ground_motion(wl, wr, dt_secs);
-        let next = motion.pose;
-        let finite = [wl, wr, next.x_m, next.y_m, next.yaw_rad]
-            .iter()
-            .all(|x| x.is_finite());
-        if !finite {
-            // The inputs are checked where they enter, so this is a last line of defence: NaN never
-            // compares, and one NaN in the state would stay there for good.
-            report.warnings.push(format!(
-                "the motion for command {:?} is not finite; the wheels stop",
-                self.applied
-            ));
-            self.applied = (0.0, 0.0);
-            self.queue.clear();
-            self.ground_twist = (0.0, 0.0);
-            self.wheels.left_velocity_radps = 0.0;
-            self.wheels.right_velocity_radps = 0.0;
-            self.odom
-                .integrate(&self.config.nominal_vehicle, 0.0, 0.0, dt_secs);
-        } else if self.collides(&next) {
-            // A collision stops the vehicle where it was: the wheels stall, the encoders see nothing.
-            self.bumped = true;
-            self.collisions += 1;
-            report.collided = true;
-            self.ground_twist = (0.0, 0.0);
-            self.wheels.left_velocity_radps = 0.0;
-            self.wheels.right_velocity_radps = 0.0;
-            self.odom
-                .integrate(&self.config.nominal_vehicle, 0.0, 0.0, dt_secs);
-        } else {
-            self.bumped = false;
-            let (dl, dr) = (wl * dt_secs, wr * dt_secs);
-            self.wheels.left_position_rad += dl;
-            self.wheels.right_position_rad += dr;
-            self.wheels.left_velocity_radps = wl;
-            self.wheels.right_velocity_radps = wr;
-            self.ground_twist = motion.twist;
-            self.odom.integrate(&self.config.nominal_vehicle, dl, dr, dt_secs);
-            self.distance_m += self.pose.distance_to(&next);
-            self.pose = next;
-        }
+        let desired = self.desired_command(&mut report);
+        self.delay_command(desired);
+        let (wl, wr) = self.wheel_speeds_reached(dt_secs);
+        self.move_vehicle(wl, wr, dt_secs, &mut report);
         self.time_secs += dt_secs;
-
         if self.config.slam_period_secs > 0.0 && self.time_secs + 1e-9 >= self.next_slam_secs {
             self.take_slam_sample();
             report.slam_sample = true;

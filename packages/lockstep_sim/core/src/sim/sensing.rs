@@ -1,6 +1,7 @@
 //! Sensing on the grid: free distances by exact ray traversal, footprint collisions, and the checks that a
 //! cell can hold the vehicle.
 
+use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::scene::{Cell, Scene};
 use crate::surface::SurfaceTable;
@@ -214,6 +215,22 @@ pub(super) fn check_known_cell(
     what: &str,
 ) -> Result<Cell> {
     check_cell(scene, surfaces, cell.column as i64, cell.row as i64, what)
+}
+
+/// The start cell of `config`, or the first enterable cell; the destination, if any, must be enterable too.
+pub(super) fn start_cell(scene: &Scene, surfaces: &SurfaceTable, config: &SimConfig) -> Result<Cell> {
+    let start = match config.start {
+        Some(cell) => check_known_cell(scene, surfaces, cell, "start")?,
+        None => first_free_cell(scene, surfaces).ok_or_else(|| Error::BadCell {
+            column: 0,
+            row: 0,
+            reason: "cannot start the vehicle: every cell of the scene is an obstacle".into(),
+        })?,
+    };
+    if let Some(dest) = config.destination {
+        check_known_cell(scene, surfaces, dest, "destination")?;
+    }
+    Ok(start)
 }
 
 /// The first enterable cell in row-major order.

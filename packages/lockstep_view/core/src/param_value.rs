@@ -1,12 +1,28 @@
-//! ROS parameter values (`rcl_interfaces/msg/ParameterValue`) as the Foxglove protocol carries them, and
-//! back. Doubles go out with `type: float64` (so `2.0` stays a double in the app), double arrays with
-//! `float64_array`, byte arrays as base64 with `byte_array`. Coming in, a number takes the type the
-//! parameter has now (an integer parameter refuses `1.5`; a double parameter takes `3`), and a parameter the
-//! node does not have yet takes the type the JSON value shows.
+//! ROS parameter values (`rcl_interfaces/msg/ParameterValue`, here [`ParamValue`] with the same fields) as
+//! the Foxglove protocol carries them, and back. Doubles go out with `type: float64` (so `2.0` stays a
+//! double in the app), double arrays with `float64_array`, byte arrays as base64 with `byte_array`. Coming
+//! in, a number takes the type the parameter has now (an integer parameter refuses `1.5`; a double
+//! parameter takes `3`), and a parameter the node does not have yet takes the type the JSON value shows.
 
 use data_encoding::BASE64;
-use r2r::rcl_interfaces::msg::ParameterValue;
 use serde_json::{Number, Value};
+
+/// A ROS parameter value: the fields of `rcl_interfaces/msg/ParameterValue`, without ROS (the node copies
+/// them to and from the message).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParamValue {
+    /// One of [`kind`].
+    pub type_: u8,
+    pub bool_value: bool,
+    pub integer_value: i64,
+    pub double_value: f64,
+    pub string_value: String,
+    pub byte_array_value: Vec<u8>,
+    pub bool_array_value: Vec<bool>,
+    pub integer_array_value: Vec<i64>,
+    pub double_array_value: Vec<f64>,
+    pub string_array_value: Vec<String>,
+}
 
 /// `rcl_interfaces/msg/ParameterType` constants.
 pub mod kind {
@@ -33,7 +49,7 @@ fn double(x: f64) -> Value {
 }
 
 /// The protocol's value and `type` of a ROS value; `None` for a parameter that is not set.
-pub fn to_json(v: &ParameterValue) -> Option<(Value, Option<&'static str>)> {
+pub fn to_json(v: &ParamValue) -> Option<(Value, Option<&'static str>)> {
     Some(match v.type_ {
         kind::BOOL => (Value::Bool(v.bool_value), None),
         kind::INTEGER => (Value::from(v.integer_value), None),
@@ -56,8 +72,8 @@ pub fn to_json(v: &ParameterValue) -> Option<(Value, Option<&'static str>)> {
 
 /// The ROS value for a protocol value with optional `type_name`, given the type the parameter has now
 /// (`kind::NOT_SET` if the node does not have it). The error says what does not fit.
-pub fn from_json(value: &Value, type_name: Option<&str>, current: u8) -> Result<ParameterValue, String> {
-    let mut out = ParameterValue::default();
+pub fn from_json(value: &Value, type_name: Option<&str>, current: u8) -> Result<ParamValue, String> {
+    let mut out = ParamValue::default();
     let wants_double = type_name == Some("float64") || current == kind::DOUBLE;
     match value {
         Value::Bool(b) => {
@@ -92,12 +108,7 @@ pub fn from_json(value: &Value, type_name: Option<&str>, current: u8) -> Result<
     Ok(out)
 }
 
-fn array(
-    items: &[Value],
-    type_name: Option<&str>,
-    current: u8,
-    out: &mut ParameterValue,
-) -> Result<(), String> {
+fn array(items: &[Value], type_name: Option<&str>, current: u8, out: &mut ParamValue) -> Result<(), String> {
     let all = |f: fn(&Value) -> bool| items.iter().all(f);
     let element = match () {
         _ if type_name == Some("float64_array") || current == kind::DOUBLE_ARRAY => kind::DOUBLE_ARRAY,
@@ -193,7 +204,7 @@ mod tests {
             round_trip(&json!([]), None, kind::STRING_ARRAY),
             (json!([]), None)
         );
-        assert!(to_json(&ParameterValue::default()).is_none());
+        assert!(to_json(&ParamValue::default()).is_none());
     }
 
     #[test]
