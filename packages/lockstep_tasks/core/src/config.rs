@@ -76,31 +76,8 @@ impl Config {
 
     /// What deserializing cannot check: (key path, reason) of the first problem.
     fn check(&self) -> Result<(), (String, String)> {
-        if self.levels.len() < 2 {
-            return Err((
-                "levels".into(),
-                "needs at least two levels (a task and its actions)".into(),
-            ));
-        }
-        let mut seen = BTreeSet::new();
-        for (i, level) in self.levels.iter().enumerate() {
-            if level.is_empty() || !seen.insert(level) {
-                return Err((format!("levels[{i}]"), format!("`{level}` is empty or repeated")));
-            }
-        }
-        let last = self.levels.len() - 1;
-        for (name, actuator) in &self.actuators {
-            if actuator.server.is_empty() {
-                return Err((format!("actuators.{name}.server"), "is empty".into()));
-            }
-            if let Some(pause) = &actuator.pause {
-                for (field, service) in [("pause", &pause.pause), ("resume", &pause.resume)] {
-                    if service.is_empty() {
-                        return Err((format!("actuators.{name}.pause.{field}"), "is empty".into()));
-                    }
-                }
-            }
-        }
+        self.check_levels()?;
+        self.check_actuators()?;
         // Every template's level first: the checks of children rely on them.
         for (name, t) in &self.templates {
             if self.level_index(&t.level).is_none() {
@@ -115,85 +92,7 @@ impl Config {
             }
         }
         for (name, t) in &self.templates {
-            let key = format!("templates.{name}");
-            let level = self.level_index(&t.level).unwrap_or_default();
-            if level == last {
-                let actuator = t.actuator.as_ref().ok_or_else(|| {
-                    (
-                        format!("{key}.actuator"),
-                        format!(
-                            "missing: `{}` is the last level, which drives an actuator",
-                            t.level
-                        ),
-                    )
-                })?;
-                if !self.actuators.contains_key(actuator) {
-                    return Err((
-                        format!("{key}.actuator"),
-                        format!(
-                            "`{actuator}` is not one of the actuators [{}]",
-                            keys(&self.actuators)
-                        ),
-                    ));
-                }
-                if !t.children.is_empty() {
-                    return Err((
-                        format!("{key}.children"),
-                        format!("`{}` is the last level: no children", t.level),
-                    ));
-                }
-            } else {
-                if t.actuator.is_some() {
-                    return Err((
-                        format!("{key}.actuator"),
-                        format!("only the last level (`{}`) drives actuators", self.levels[last]),
-                    ));
-                }
-                if t.children.is_empty() {
-                    return Err((
-                        format!("{key}.children"),
-                        format!(
-                            "missing: a `{}` decomposes into `{}` subtasks",
-                            t.level,
-                            self.levels[level + 1]
-                        ),
-                    ));
-                }
-            }
-            if level != 0 && !t.required.is_empty() {
-                return Err((
-                    format!("{key}.required"),
-                    "only task types (the first level) take goal parameters".into(),
-                ));
-            }
-            for (i, child) in t.children.iter().enumerate() {
-                let child_key = format!("{key}.children[{i}].type");
-                let Some(ct) = self.templates.get(&child.template) else {
-                    return Err((child_key, format!("`{}` is not a template", child.template)));
-                };
-                if self.level_index(&ct.level) != Some(level + 1) {
-                    return Err((
-                        child_key,
-                        format!(
-                            "`{}` is at level `{}`; children of a `{}` must be at `{}`",
-                            child.template,
-                            ct.level,
-                            t.level,
-                            self.levels[level + 1]
-                        ),
-                    ));
-                }
-                check_attributes(&child.attributes, &format!("{key}.children[{i}].attributes"))?;
-                recovery::check_entry(self, child, level + 1, &format!("{key}.children[{i}]"))?;
-            }
-            check_attributes(&t.attributes, &format!("{key}.attributes"))?;
-            if level == 0 && t.fallback.is_some() {
-                return Err((
-                    format!("{key}.fallback"),
-                    "a task type has no parent to run a fallback in: put it on its children".into(),
-                ));
-            }
-            recovery::check_own(self, t, level, &key)?;
+            self.check_template(name, t)?;
         }
         if self.task_types().is_empty() {
             return Err((
@@ -205,6 +104,150 @@ impl Config {
             ));
         }
         recovery::check_sizes(self)
+    }
+
+    /// At least two levels, none empty or repeated.
+    fn check_levels(&self) -> Result<(), (String, String)> {
+        if self.levels.len() < 2 {
+            return Err((
+                "levels".into(),
+                "needs at least two levels (a task and its actions)".into(),
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for (i, level) in self.levels.iter().enumerate() {
+            if level.is_empty() || !seen.insert(level) {
+                return Err((format!("levels[{i}]"), format!("`{level}` is empty or repeated")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every actuator names its server, and its pause services if it has them.
+    fn check_actuators(&self) -> Result<(), (String, String)> {
+        for (name, actuator) in &self.actuators {
+            if actuator.server.is_empty() {
+                return Err((format!("actuators.{name}.server"), "is empty".into()));
+            }
+            if let Some(pause) = &actuator.pause {
+                for (field, service) in [("pause", &pause.pause), ("resume", &pause.resume)] {
+                    if service.is_empty() {
+                        return Err((format!("actuators.{name}.pause.{field}"), "is empty".into()));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One template (its level known to exist): what it drives or decomposes into, its goal parameters,
+    /// children, attributes and recovery.
+    fn check_template(&self, name: &str, t: &Template) -> Result<(), (String, String)> {
+        let key = format!("templates.{name}");
+        let level = self.level_index(&t.level).unwrap_or_default();
+        if level == self.levels.len() - 1 {
+            self.check_last_level(&key, t)?;
+        } else {
+            self.check_inner_level(&key, t, level)?;
+        }
+        if level != 0 && !t.required.is_empty() {
+            return Err((
+                format!("{key}.required"),
+                "only task types (the first level) take goal parameters".into(),
+            ));
+        }
+        for (i, child) in t.children.iter().enumerate() {
+            self.check_child(&key, t, level, i, child)?;
+        }
+        check_attributes(&t.attributes, &format!("{key}.attributes"))?;
+        if level == 0 && t.fallback.is_some() {
+            return Err((
+                format!("{key}.fallback"),
+                "a task type has no parent to run a fallback in: put it on its children".into(),
+            ));
+        }
+        recovery::check_own(self, t, level, &key)
+    }
+
+    /// A template of the last level drives a known actuator and has no children.
+    fn check_last_level(&self, key: &str, t: &Template) -> Result<(), (String, String)> {
+        let actuator = t.actuator.as_ref().ok_or_else(|| {
+            (
+                format!("{key}.actuator"),
+                format!(
+                    "missing: `{}` is the last level, which drives an actuator",
+                    t.level
+                ),
+            )
+        })?;
+        if !self.actuators.contains_key(actuator) {
+            return Err((
+                format!("{key}.actuator"),
+                format!(
+                    "`{actuator}` is not one of the actuators [{}]",
+                    keys(&self.actuators)
+                ),
+            ));
+        }
+        if !t.children.is_empty() {
+            return Err((
+                format!("{key}.children"),
+                format!("`{}` is the last level: no children", t.level),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A template above the last level drives no actuator and has children.
+    fn check_inner_level(&self, key: &str, t: &Template, level: usize) -> Result<(), (String, String)> {
+        let last = self.levels.len() - 1;
+        if t.actuator.is_some() {
+            return Err((
+                format!("{key}.actuator"),
+                format!("only the last level (`{}`) drives actuators", self.levels[last]),
+            ));
+        }
+        if t.children.is_empty() {
+            return Err((
+                format!("{key}.children"),
+                format!(
+                    "missing: a `{}` decomposes into `{}` subtasks",
+                    t.level,
+                    self.levels[level + 1]
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Child `i` of template `t` (at `level`): a known template one level down, with valid attributes and
+    /// recovery.
+    fn check_child(
+        &self,
+        key: &str,
+        t: &Template,
+        level: usize,
+        i: usize,
+        child: &Child,
+    ) -> Result<(), (String, String)> {
+        let child_key = format!("{key}.children[{i}].type");
+        let Some(ct) = self.templates.get(&child.template) else {
+            return Err((child_key, format!("`{}` is not a template", child.template)));
+        };
+        if self.level_index(&ct.level) != Some(level + 1) {
+            return Err((
+                child_key,
+                format!(
+                    "`{}` is at level `{}`; children of a `{}` must be at `{}`",
+                    child.template,
+                    ct.level,
+                    t.level,
+                    self.levels[level + 1]
+                ),
+            ));
+        }
+        check_attributes(&child.attributes, &format!("{key}.children[{i}].attributes"))?;
+        recovery::check_entry(self, child, level + 1, &format!("{key}.children[{i}]"))
     }
 }
 

@@ -60,6 +60,32 @@ pub fn assign(
     planner: &dyn Planner,
     now_s: f64,
 ) -> Result<Assignment, AssignError> {
+    check_times(robots, now_s)?;
+    if robots.is_empty() {
+        return Err(AssignError::NoRobots);
+    }
+    let candidates = candidates(robots, task)?;
+    let travel: Vec<Result<f64, RouteError>> = match &task.first_station {
+        Some(station) => {
+            let from: Vec<&str> = candidates.iter().map(|r| r.station.as_str()).collect();
+            planner.travel_times(&from, station)
+        }
+        None => vec![Ok(0.0); candidates.len()],
+    };
+    let (best, refused) = soonest(candidates, travel, now_s);
+    let Some((key, robot, start_s, travel_s)) = best else {
+        return Err(unreachable(task, refused));
+    };
+    Ok(Assignment {
+        robot: robot.name.clone(),
+        start_s,
+        travel_s,
+        reason: reason(robot, task, key, travel_s, now_s),
+    })
+}
+
+/// The clock and every robot's busy time are finite.
+fn check_times(robots: &[RobotView], now_s: f64) -> Result<(), AssignError> {
     if !now_s.is_finite() {
         return Err(AssignError::InvalidTime {
             what: "now".into(),
@@ -75,10 +101,12 @@ pub fn assign(
             value,
         });
     }
-    if robots.is_empty() {
-        return Err(AssignError::NoRobots);
-    }
-    let candidates: Vec<&RobotView> = match &task.robot {
+    Ok(())
+}
+
+/// The robots that may take the task: the one it names, or all of them.
+fn candidates<'a>(robots: &'a [RobotView], task: &TaskNeeds) -> Result<Vec<&'a RobotView>, AssignError> {
+    Ok(match &task.robot {
         Some(name) => {
             let named = robots.iter().find(|r| &r.name == name);
             vec![named.ok_or_else(|| AssignError::UnknownRobot {
@@ -91,15 +119,20 @@ pub fn assign(
             })?]
         }
         None => robots.iter().collect(),
-    };
-    let travel: Vec<Result<f64, RouteError>> = match &task.first_station {
-        Some(station) => {
-            let from: Vec<&str> = candidates.iter().map(|r| r.station.as_str()).collect();
-            planner.travel_times(&from, station)
-        }
-        None => vec![Ok(0.0); candidates.len()],
-    };
-    let mut best: Option<(Key, &RobotView, f64, f64)> = None;
+    })
+}
+
+/// The best candidate so far: its key, the robot, its start and its drive time.
+type Best<'a> = Option<(Key, &'a RobotView, f64, f64)>;
+
+/// The candidate that can start soonest (ties broken by [`Key`], then the name), given each one's drive time
+/// to the first station; and the reasons of those that cannot reach it.
+fn soonest<'a>(
+    candidates: Vec<&'a RobotView>,
+    travel: Vec<Result<f64, RouteError>>,
+    now_s: f64,
+) -> (Best<'a>, Vec<String>) {
+    let mut best: Best<'a> = None;
     let mut refused = Vec::new();
     for (robot, travel) in candidates.into_iter().zip(travel) {
         let travel_s = match travel {
@@ -124,18 +157,25 @@ pub fn assign(
             best = Some((key, robot, start_s, travel_s));
         }
     }
-    let Some((key, robot, start_s, travel_s)) = best else {
-        let station = task.first_station.clone().unwrap_or_default();
-        let more = refused.len().saturating_sub(3);
-        refused.truncate(3);
-        if more > 0 {
-            refused.push(format!("and {more} more"));
-        }
-        return Err(AssignError::Unreachable {
-            station,
-            reasons: refused.join("; "),
-        });
-    };
+    (best, refused)
+}
+
+/// No candidate reaches the first station: the first three reasons, and how many more there were.
+fn unreachable(task: &TaskNeeds, mut refused: Vec<String>) -> AssignError {
+    let station = task.first_station.clone().unwrap_or_default();
+    let more = refused.len().saturating_sub(3);
+    refused.truncate(3);
+    if more > 0 {
+        refused.push(format!("and {more} more"));
+    }
+    AssignError::Unreachable {
+        station,
+        reasons: refused.join("; "),
+    }
+}
+
+/// Why `robot` was chosen, for the log (`robot2: free, 4.1 s from C to A`).
+fn reason(robot: &RobotView, task: &TaskNeeds, key: Key, travel_s: f64, now_s: f64) -> String {
     let mut reason = format!("{}: ", robot.name);
     if task.robot.is_some() {
         reason.push_str("named by the task, ");
@@ -150,12 +190,7 @@ pub fn assign(
         Some(to) => reason.push_str(&format!("{travel_s:.1} s from {} to {to}", robot.station)),
         None => reason.push_str("no drive first (the task names no first station)"),
     }
-    Ok(Assignment {
-        robot: robot.name.clone(),
-        start_s,
-        travel_s,
-        reason,
-    })
+    reason
 }
 
 /// How robots compare: the start (to the microsecond, so that rounding in sums of lane times decides no

@@ -5,7 +5,8 @@
 //! - [`fleet`]: which robot takes a task: the one that can start it soonest; [`robots`]: the robots.
 //! - [`manager`]: the task manager's policy as a state machine: events in, commands out (queues, preemption,
 //!   busy actuators, delays, restart from the [`journal`]).
-//! - [`sim`]: the simulated actuators' behaviour (the navigation route follower).
+//! - [`sim`]: the simulated actuators' behaviour (busy time, timed goals, the HMI prompt, the navigation
+//!   route follower and a drive's progress).
 //! - [`config`]: levels, decomposition templates, parameter compatibility rules, attributes and the actuator
 //!   mapping, from YAML; errors name the key path and line.
 //! - [`params`]: parameters templated from the parent's and merged by rule (min, max, parent, child,

@@ -187,101 +187,17 @@ impl StationMap {
 
     /// The checks deserializing cannot make, and the lane graph: (key path, reason) of the first problem.
     fn build(file: &str, raw: MapFile) -> Result<Self, (String, String)> {
-        if raw.frame_id.trim().is_empty() {
-            return Err(("frame_id".into(), "is empty".into()));
-        }
-        if let Some(name) = raw.stations.twice {
-            return Err((format!("stations.{name}"), "this station is named twice".into()));
-        }
-        let stations = raw.stations.by_name;
-        if stations.is_empty() {
-            return Err(("stations".into(), "no station: a map needs at least one".into()));
-        }
-        if stations.len() > MAX_STATIONS {
-            let n = stations.len();
-            return Err((
-                "stations".into(),
-                format!("{n} stations: more than {MAX_STATIONS}"),
-            ));
-        }
-        if raw.lanes.len() > MAX_LANES {
-            let n = raw.lanes.len();
-            return Err(("lanes".into(), format!("{n} lanes: more than {MAX_LANES}")));
-        }
-        let mut names = Vec::with_capacity(stations.len());
-        let mut positions = Vec::with_capacity(stations.len());
-        for (name, p) in &stations {
-            if name.trim().is_empty() {
-                return Err(("stations".into(), format!("a station name is empty (`{name}`)")));
-            }
-            for (axis, v) in [("x", p.x), ("y", p.y)] {
-                if !(v.is_finite() && v.abs() <= MAX_COORDINATE_M) {
-                    return Err((
-                        format!("stations.{name}.{axis}"),
-                        format!("{v}: must be a finite number within +-{MAX_COORDINATE_M} m"),
-                    ));
-                }
-            }
-            names.push(name.clone());
-            positions.push([p.x, p.y]);
-        }
+        check_counts(&raw)?;
+        let (names, positions) = station_positions(&raw.stations.by_name)?;
         let mut graph = DiGraph::with_capacity(names.len(), raw.lanes.len() * 2);
         for _ in &names {
             graph.add_node(());
         }
-        let index = |name: &str| names.binary_search_by(|n| n.as_str().cmp(name)).ok();
         // Each direction (from, to) -> the lane that drives it.
         let mut directions: BTreeMap<(usize, usize), usize> = BTreeMap::new();
         let mut lanes = Vec::with_capacity(raw.lanes.len());
-        for (i, lane) in raw.lanes.into_iter().enumerate() {
-            let key = format!("lanes[{i}]");
-            let station = |end: &str, name: &str| {
-                index(name).ok_or_else(|| {
-                    (
-                        format!("{key}.{end}"),
-                        format!("`{name}` is not a station (stations: {})", some_names(&names)),
-                    )
-                })
-            };
-            let (from, to) = (station("from", &lane.from)?, station("to", &lane.to)?);
-            if from == to {
-                return Err((
-                    format!("{key}.to"),
-                    format!("a lane from `{}` to itself", lane.to),
-                ));
-            }
-            let speed = lane.speed_limit_mps;
-            if !(speed.is_finite() && speed > 0.0) {
-                return Err((
-                    format!("{key}.speed_limit_mps"),
-                    format!("{speed}: must be a finite number > 0"),
-                ));
-            }
-            let [(x0, y0), (x1, y1)] = [from, to].map(|s| (positions[s][0], positions[s][1]));
-            let straight = (x1 - x0).hypot(y1 - y0);
-            let length = lane.length_m.unwrap_or(straight);
-            if !(length.is_finite() && length > 0.0) {
-                return Err((
-                    format!("{key}.length_m"),
-                    format!("{length}: must be a finite number > 0"),
-                ));
-            }
-            if length < straight - LENGTH_SLACK_M {
-                return Err((
-                    format!("{key}.length_m"),
-                    format!(
-                        "{length} m is shorter than the straight line from {} to {} ({straight:.3} m)",
-                        lane.from, lane.to
-                    ),
-                ));
-            }
-            let time_s = length / speed;
-            if !time_s.is_finite() {
-                return Err((
-                    format!("{key}.speed_limit_mps"),
-                    format!("{speed}: too small for a lane of {length} m"),
-                ));
-            }
+        for (i, entry) in raw.lanes.into_iter().enumerate() {
+            let (from, to, lane) = check_lane(i, entry, &names, &positions)?;
             let mut ways = vec![(from, to)];
             if !lane.one_way {
                 ways.push((to, from));
@@ -289,7 +205,7 @@ impl StationMap {
             for &way in &ways {
                 if let Some(other) = directions.insert(way, i) {
                     return Err((
-                        key,
+                        format!("lanes[{i}]"),
                         format!(
                             "a second lane from {} to {} (lanes[{other}] is one already)",
                             names[way.0], names[way.1]
@@ -297,17 +213,11 @@ impl StationMap {
                     ));
                 }
             }
-            let edge = Edge::new(length, speed);
+            let edge = Edge::new(lane.length_m, lane.speed_limit_mps);
             for (a, b) in ways {
                 graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), edge);
             }
-            lanes.push(Lane {
-                from: lane.from,
-                to: lane.to,
-                length_m: length,
-                speed_limit_mps: speed,
-                one_way: lane.one_way,
-            });
+            lanes.push(lane);
         }
         Ok(StationMap {
             file: file.to_owned(),
@@ -371,6 +281,123 @@ impl StationMap {
                 known: some_names(&self.names),
             })
     }
+}
+
+/// A problem found in a map: the key path at fault and why.
+type Problem = (String, String);
+
+/// The frame is named, no station is named twice, and the counts are within the limits.
+fn check_counts(raw: &MapFile) -> Result<(), Problem> {
+    if raw.frame_id.trim().is_empty() {
+        return Err(("frame_id".into(), "is empty".into()));
+    }
+    if let Some(name) = &raw.stations.twice {
+        return Err((format!("stations.{name}"), "this station is named twice".into()));
+    }
+    let stations = &raw.stations.by_name;
+    if stations.is_empty() {
+        return Err(("stations".into(), "no station: a map needs at least one".into()));
+    }
+    if stations.len() > MAX_STATIONS {
+        let n = stations.len();
+        return Err((
+            "stations".into(),
+            format!("{n} stations: more than {MAX_STATIONS}"),
+        ));
+    }
+    if raw.lanes.len() > MAX_LANES {
+        let n = raw.lanes.len();
+        return Err(("lanes".into(), format!("{n} lanes: more than {MAX_LANES}")));
+    }
+    Ok(())
+}
+
+/// The station names (sorted, as the map holds them) and their positions, each name non-empty and each
+/// coordinate finite and within range.
+fn station_positions(stations: &BTreeMap<String, Position>) -> Result<(Vec<String>, Vec<[f64; 2]>), Problem> {
+    let mut names = Vec::with_capacity(stations.len());
+    let mut positions = Vec::with_capacity(stations.len());
+    for (name, p) in stations {
+        if name.trim().is_empty() {
+            return Err(("stations".into(), format!("a station name is empty (`{name}`)")));
+        }
+        for (axis, v) in [("x", p.x), ("y", p.y)] {
+            if !(v.is_finite() && v.abs() <= MAX_COORDINATE_M) {
+                return Err((
+                    format!("stations.{name}.{axis}"),
+                    format!("{v}: must be a finite number within +-{MAX_COORDINATE_M} m"),
+                ));
+            }
+        }
+        names.push(name.clone());
+        positions.push([p.x, p.y]);
+    }
+    Ok((names, positions))
+}
+
+/// Lane `i`: its stations' indices and the lane with its length resolved, or the first problem (an unknown
+/// station, a lane to itself, a bad speed limit or length).
+fn check_lane(
+    i: usize,
+    lane: LaneEntry,
+    names: &[String],
+    positions: &[[f64; 2]],
+) -> Result<(usize, usize, Lane), Problem> {
+    let key = format!("lanes[{i}]");
+    let station = |end: &str, name: &str| {
+        names.binary_search_by(|n| n.as_str().cmp(name)).map_err(|_| {
+            (
+                format!("{key}.{end}"),
+                format!("`{name}` is not a station (stations: {})", some_names(names)),
+            )
+        })
+    };
+    let (from, to) = (station("from", &lane.from)?, station("to", &lane.to)?);
+    if from == to {
+        return Err((
+            format!("{key}.to"),
+            format!("a lane from `{}` to itself", lane.to),
+        ));
+    }
+    let speed = lane.speed_limit_mps;
+    if !(speed.is_finite() && speed > 0.0) {
+        return Err((
+            format!("{key}.speed_limit_mps"),
+            format!("{speed}: must be a finite number > 0"),
+        ));
+    }
+    let [(x0, y0), (x1, y1)] = [from, to].map(|s| (positions[s][0], positions[s][1]));
+    let straight = (x1 - x0).hypot(y1 - y0);
+    let length = lane.length_m.unwrap_or(straight);
+    if !(length.is_finite() && length > 0.0) {
+        return Err((
+            format!("{key}.length_m"),
+            format!("{length}: must be a finite number > 0"),
+        ));
+    }
+    if length < straight - LENGTH_SLACK_M {
+        return Err((
+            format!("{key}.length_m"),
+            format!(
+                "{length} m is shorter than the straight line from {} to {} ({straight:.3} m)",
+                lane.from, lane.to
+            ),
+        ));
+    }
+    if !(length / speed).is_finite() {
+        return Err((
+            format!("{key}.speed_limit_mps"),
+            format!("{speed}: too small for a lane of {length} m"),
+        ));
+    }
+    let lane = Lane {
+        from: lane.from,
+        to: lane.to,
+        length_m: length,
+        speed_limit_mps: speed,
+        one_way: lane.one_way,
+    };
+    Ok((from, to, lane))
 }
 
 /// Up to 8 names, then how many there are.

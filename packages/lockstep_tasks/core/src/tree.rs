@@ -88,6 +88,25 @@ struct Made<'a> {
     chain: usize,
 }
 
+/// The parameters of the subtask `made`: the template's own values, then the entry's (both templated from
+/// what the parent has), merged with `inherited` by the configured rules.
+fn merged_params(config: &Config, made: &Made<'_>, inherited: &Params) -> Result<Params, DecomposeError> {
+    let template = &config.templates[made.template];
+    let key = format!("templates.{}", made.template);
+    let at = |key: String| move |source: ParamError| DecomposeError { key, source };
+    let mut own = Params::new();
+    for (name, value) in &template.parameters {
+        let v = params::substitute(value, inherited).map_err(at(format!("{key}.parameters.{name}")))?;
+        own.insert(name.clone(), v);
+    }
+    for (name, value) in made.entry.map(|e| &e.parameters).into_iter().flatten() {
+        let v = params::substitute(value, inherited)
+            .map_err(at(format!("{}.parameters.{name}", made.entry_key)))?;
+        own.insert(name.clone(), v);
+    }
+    params::derive(inherited, &own, |n| config.merge_of(n)).map_err(at(format!("{key}.parameters")))
+}
+
 /// One status change, as published.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
@@ -142,40 +161,18 @@ impl Tree {
 
     /// Add the subtask `made` with what it inherits, and (recursively) its children and its fallback.
     fn add(&mut self, config: &Config, made: Made<'_>, inherited: &Params) -> Result<Id, DecomposeError> {
-        let Made {
-            template: template_name,
-            parent,
-            path,
-            entry,
-            entry_key,
-            standby,
-            chain,
-        } = made;
-        let template = &config.templates[template_name];
-        let key = format!("templates.{template_name}");
-        let at = |key: String| move |source: ParamError| DecomposeError { key, source };
-        // The template's own values, then the entry's (both templated from what the parent has).
-        let mut own = Params::new();
-        for (name, value) in &template.parameters {
-            let v = params::substitute(value, inherited).map_err(at(format!("{key}.parameters.{name}")))?;
-            own.insert(name.clone(), v);
-        }
-        for (name, value) in entry.map(|e| &e.parameters).into_iter().flatten() {
-            let v =
-                params::substitute(value, inherited).map_err(at(format!("{entry_key}.parameters.{name}")))?;
-            own.insert(name.clone(), v);
-        }
-        let merged = params::derive(inherited, &own, |n| config.merge_of(n))
-            .map_err(at(format!("{key}.parameters")))?;
+        let template = &config.templates[made.template];
+        let merged = merged_params(config, &made, inherited)?;
         let level = config.level_index(&template.level).unwrap_or_default();
         let id = self.nodes.len();
+        let entry = made.entry;
         let mut attributes = template.attributes.clone();
         attributes.extend_from_slice(entry.map(|e| e.attributes.as_slice()).unwrap_or_default());
         self.nodes.push(Subtask {
-            path: path.clone(),
+            path: made.path.clone(),
             level,
-            template: template_name.to_owned(),
-            parent,
+            template: made.template.to_owned(),
+            parent: made.parent,
             children: Vec::new(),
             parallel: template.parallel,
             params: merged.clone(),
@@ -185,47 +182,74 @@ impl Tree {
             retry: entry.and_then(|e| e.retry).or(template.retry),
             timeout_s: entry.and_then(|e| e.timeout_s).or(template.timeout_s),
             fallback: None,
-            standby,
+            standby: made.standby,
         });
-        if !standby {
+        if !made.standby {
             self.levels[level].push(id);
         }
+        self.add_children(config, &made, id, level, &merged)?;
+        self.add_fallback(config, &made, id, inherited)?;
+        Ok(id)
+    }
+
+    /// The children of subtask `id` (at `level`, made from `made`), each inheriting `merged`.
+    fn add_children(
+        &mut self,
+        config: &Config,
+        made: &Made<'_>,
+        id: Id,
+        level: usize,
+        merged: &Params,
+    ) -> Result<(), DecomposeError> {
+        let template = &config.templates[made.template];
+        let path = &made.path;
         for (i, child) in template.children.iter().enumerate() {
             let child_level = &config.levels[level + 1];
-            let made = Made {
+            let child_made = Made {
                 template: &child.template,
                 parent: Some(id),
                 path: format!("{path}/{child_level}[{i}]"),
                 entry: Some(child),
-                entry_key: format!("{key}.children[{i}]"),
-                standby,
+                entry_key: format!("templates.{}.children[{i}]", made.template),
+                standby: made.standby,
                 chain: 0,
             };
-            let child_id = self.add(config, made, &merged)?;
+            let child_id = self.add(config, child_made, merged)?;
             self.nodes[id].children.push(child_id);
         }
-        // What runs in its place: with the same parent and what it inherits. Not for the task itself; a
-        // configuration that was not checked cannot make an endless chain.
+        Ok(())
+    }
+
+    /// What runs in the place of subtask `id` if it fails: with the same parent and what it inherits. Not
+    /// for the task itself; a configuration that was not checked cannot make an endless chain.
+    fn add_fallback(
+        &mut self,
+        config: &Config,
+        made: &Made<'_>,
+        id: Id,
+        inherited: &Params,
+    ) -> Result<(), DecomposeError> {
+        let entry = made.entry;
         let fallback = entry
             .and_then(|e| fallback_of(config, e))
-            .filter(|_| chain < MAX_FALLBACK_CHAIN);
-        if let (Some(fallback), Some(entry)) = (fallback, entry.filter(|_| parent.is_some())) {
-            let made = Made {
+            .filter(|_| made.chain < MAX_FALLBACK_CHAIN);
+        if let (Some(fallback), Some(entry)) = (fallback, entry.filter(|_| made.parent.is_some())) {
+            let fallback_made = Made {
                 template: &fallback.template,
-                parent,
-                path: format!("{path}~fallback"),
+                parent: made.parent,
+                path: format!("{}~fallback", made.path),
                 entry: Some(fallback),
                 entry_key: match entry.fallback {
-                    Some(_) => format!("{entry_key}.fallback"),
+                    Some(_) => format!("{}.fallback", made.entry_key),
                     None => format!("templates.{}.fallback", entry.template),
                 },
                 standby: true,
-                chain: chain + 1,
+                chain: made.chain + 1,
             };
-            let fallback_id = self.add(config, made, inherited)?;
+            let fallback_id = self.add(config, fallback_made, inherited)?;
             self.nodes[id].fallback = Some(fallback_id);
         }
-        Ok(id)
+        Ok(())
     }
 
     /// The root (the task itself).

@@ -113,6 +113,27 @@ fn done(server: &str, succeeded: bool, status: &str, result: Value) -> LeafEvent
     LeafEvent::Done { success, message }
 }
 
+/// The handle the manager cancels the accepted goal `handle` (of action server `server`) with.
+fn cancel_handle<T>(handle: r2r::ActionClientGoal<T>, server: String) -> CancelHandle
+where
+    T: r2r::WrappedActionTypeSupport + 'static,
+{
+    let goal_id = *handle.uuid.as_bytes();
+    CancelHandle {
+        cancel: Box::new(move || {
+            match handle.cancel() {
+                Ok(answer) => {
+                    // The answer (accepted, or already finished) matters less than the goal's end, which
+                    // comes as its result.
+                    tokio::spawn(answer);
+                }
+                Err(e) => r2r::log_warn!("lockstep_task_manager", "cancel to {server}: {e}"),
+            }
+        }),
+        goal_id,
+    }
+}
+
 impl<T> Client for Typed<T>
 where
     T: r2r::WrappedActionTypeSupport + 'static,
@@ -176,22 +197,7 @@ where
                     }
                 }
             };
-            let cancel_handle = handle.clone();
-            let cancel_server = server.clone();
-            let goal_id = *handle.uuid.as_bytes();
-            report(LeafEvent::Accepted(CancelHandle {
-                cancel: Box::new(move || {
-                    match cancel_handle.cancel() {
-                        Ok(answer) => {
-                            // The answer (accepted, or already finished) matters less than the goal's end,
-                            // which comes as its result.
-                            tokio::spawn(answer);
-                        }
-                        Err(e) => r2r::log_warn!("lockstep_task_manager", "cancel to {cancel_server}: {e}"),
-                    }
-                }),
-                goal_id,
-            }));
+            report(LeafEvent::Accepted(cancel_handle(handle, server.clone())));
             let report = std::sync::Arc::new(report);
             let feedback_report = report.clone();
             // Drained always, so the client's channel never fills; the manager keeps the latest.

@@ -168,10 +168,7 @@ impl<S: Setup> Manager<S> {
                 task,
                 path,
                 attribute,
-            } => {
-                let answer = goals::attribute(&attribute).and_then(|a| self.add_attribute(&task, &path, a));
-                self.reply(request, answer);
-            }
+            } => self.add_attribute_request(request, &task, &path, &attribute),
             Event::List { request } => {
                 let listing = self.listing();
                 self.out.push(Command::Listed { request, listing });
@@ -183,22 +180,8 @@ impl<S: Setup> Manager<S> {
                 outcome,
                 reason,
             } => self.recovered(&task, &path, outcome, &reason),
-            Event::Reload { request, setup } => {
-                let answer = setup.map(|setup| {
-                    let types = setup.config().task_types().join(", ");
-                    self.use_setup(setup);
-                    format!("reloaded: task types {types}; running tasks keep the configuration they started with")
-                });
-                self.reply(request, answer);
-            }
-            Event::Facts(text) => {
-                if let Err(e) = self.env.set_facts(text) {
-                    let reason = format!("{e}; the previous facts stay");
-                    if let Some(line) = self.refused_facts.refused(&reason, self.now) {
-                        self.log(Level::Warn, line);
-                    }
-                }
-            }
+            Event::Reload { request, setup } => self.reload(request, setup),
+            Event::Facts(text) => self.facts(text),
             Event::ActuatorState {
                 server,
                 busy,
@@ -206,6 +189,40 @@ impl<S: Setup> Manager<S> {
             } => self.env.set_busy(&server, busy, remaining_s, self.now),
             Event::Restore(saved) => self.restore(saved),
             Event::Tick => {}
+        }
+    }
+
+    /// AddAttribute: the attribute as requested, added at `path` of `task`; the answer says how it went.
+    fn add_attribute_request(
+        &mut self,
+        request: RequestId,
+        task: &str,
+        path: &str,
+        attribute: &AttributeRequest,
+    ) {
+        let answer = goals::attribute(attribute).and_then(|a| self.add_attribute(task, path, a));
+        self.reply(request, answer);
+    }
+
+    /// `~/reload`: the new configuration (or why it failed to load) is taken for new tasks; running tasks
+    /// keep theirs.
+    fn reload(&mut self, request: RequestId, setup: Result<Rc<S>, String>) {
+        let answer = setup.map(|setup| {
+            let types = setup.config().task_types().join(", ");
+            self.use_setup(setup);
+            format!("reloaded: task types {types}; running tasks keep the configuration they started with")
+        });
+        self.reply(request, answer);
+    }
+
+    /// New facts for the conditions; facts that do not parse are refused (a throttled warning) and the
+    /// previous ones stay.
+    fn facts(&mut self, text: String) {
+        if let Err(e) = self.env.set_facts(text) {
+            let reason = format!("{e}; the previous facts stay");
+            if let Some(line) = self.refused_facts.refused(&reason, self.now) {
+                self.log(Level::Warn, line);
+            }
         }
     }
 

@@ -1,5 +1,5 @@
-//! Whether the actuator is busy (occupied through `~/occupy`, or a goal reserved or running), and the
-//! `actuator_states` publisher that reports it at 10 Hz and on every change.
+//! Whether the actuator is busy (occupied through `~/occupy`, or a goal reserved or running; the rules are
+//! the core's `sim::busy`), and the `actuator_states` publisher that reports it at 10 Hz and on every change.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -7,33 +7,23 @@ use std::time::{Duration, Instant};
 use futures::{Stream, StreamExt};
 use lockstep_interfaces::msg::ActuatorState;
 use lockstep_interfaces::srv::Occupy;
+use lockstep_tasks::sim::busy::Busy;
 use r2r::lockstep_interfaces;
 use tokio::sync::Notify;
 
 /// Period of the `actuator_states` messages when nothing changes.
 pub const STATE_PERIOD: Duration = Duration::from_millis(100);
 
-#[derive(Default)]
-struct Inner {
-    /// Busy through `~/occupy` until then.
-    occupied_until: Option<Instant>,
-    /// A goal holds the actuator (from its request until it ends); `Some(deadline)`: its estimated end.
-    goal: Option<Option<Instant>>,
-}
-
-/// The busy state, shared by the goal handling, the occupy service and the state publisher.
+/// The busy state ([`Busy`], the rules), shared by the goal handling, the occupy service and the state
+/// publisher, with a notification on every change.
 #[derive(Clone, Default)]
 pub struct Status {
-    inner: Arc<Mutex<Inner>>,
+    inner: Arc<Mutex<Busy>>,
     changed: Arc<Notify>,
 }
 
-fn secs_until(t: Option<Instant>, now: Instant) -> f64 {
-    t.map_or(0.0, |t| t.saturating_duration_since(now).as_secs_f64())
-}
-
 impl Status {
-    fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> Option<R> {
+    fn with<R>(&self, f: impl FnOnce(&mut Busy) -> R) -> Option<R> {
         self.inner.lock().ok().map(|mut inner| f(&mut inner))
     }
 
@@ -41,19 +31,7 @@ impl Status {
     pub fn try_reserve(&self, deadline: Option<Instant>) -> Result<(), String> {
         let now = Instant::now();
         let outcome = self
-            .with(|s| {
-                if s.goal.is_some() {
-                    return Err("busy: another goal is running".to_owned());
-                }
-                if let Some(until) = s.occupied_until.filter(|t| *t > now) {
-                    return Err(format!(
-                        "busy: occupied for another {:.2} s",
-                        secs_until(Some(until), now)
-                    ));
-                }
-                s.goal = Some(deadline);
-                Ok(())
-            })
+            .with(|s| s.try_reserve(now, deadline))
             .unwrap_or_else(|| Err("internal lock poisoned".to_owned()));
         if outcome.is_ok() {
             self.changed.notify_one();
@@ -63,55 +41,35 @@ impl Status {
 
     /// A new estimate of when the running goal ends (no message of its own: the next periodic one has it).
     pub fn set_goal_deadline(&self, deadline: Option<Instant>) {
-        self.with(|s| {
-            if s.goal.is_some() {
-                s.goal = Some(deadline);
-            }
-        });
+        self.with(|s| s.set_goal_deadline(deadline));
     }
 
     /// The goal ended (or was never started): the actuator is free unless occupied.
     pub fn release(&self) {
-        self.with(|s| s.goal = None);
+        self.with(Busy::release);
         self.changed.notify_one();
     }
 
     /// Busy for `duration_s` from now (0: not occupied any more), or why not.
     pub fn occupy(&self, duration_s: f64) -> Result<String, String> {
-        if !duration_s.is_finite() || duration_s < 0.0 {
-            return Err(format!(
-                "duration_s is {duration_s}; it must be a finite number >= 0"
-            ));
-        }
-        let until = Instant::now() + Duration::from_secs_f64(duration_s);
-        self.with(|s| s.occupied_until = Some(until))
-            .ok_or_else(|| "internal lock poisoned".to_owned())?;
+        let now = Instant::now();
+        let message = self
+            .with(|s| s.occupy(now, duration_s))
+            .ok_or_else(|| "internal lock poisoned".to_owned())??;
         self.changed.notify_one();
-        Ok(if duration_s > 0.0 {
-            format!("busy for {duration_s} s from now: goals are rejected until then")
-        } else {
-            "not occupied any more".to_owned()
-        })
+        Ok(message)
     }
 
     /// (busy, remaining busy time [s]) now.
     pub fn snapshot(&self) -> (bool, f64) {
         let now = Instant::now();
-        self.with(|s| {
-            let occupied = secs_until(s.occupied_until, now);
-            let goal = s.goal.map(|deadline| secs_until(deadline, now));
-            (
-                occupied > 0.0 || goal.is_some(),
-                occupied.max(goal.unwrap_or(0.0)),
-            )
-        })
-        .unwrap_or((false, 0.0))
+        self.with(|s| s.snapshot(now)).unwrap_or((false, 0.0))
     }
 
     /// When the occupation ends, if it is still ahead.
     fn occupied_until(&self) -> Option<Instant> {
         let now = Instant::now();
-        self.with(|s| s.occupied_until.filter(|t| *t > now)).flatten()
+        self.with(|s| s.occupied_until(now)).flatten()
     }
 }
 
@@ -177,28 +135,5 @@ pub async fn serve_occupy(
         if let Err(e) = request.respond(response) {
             r2r::log_warn!(&logger, "could not answer an occupy request: {e}");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn occupied_or_running_means_busy() {
-        let status = Status::default();
-        assert_eq!(status.snapshot(), (false, 0.0));
-        assert!(status.occupy(f64::NAN).is_err());
-        assert!(status.occupy(-1.0).is_err());
-        assert!(status.occupy(2.0).is_ok());
-        let (busy, remaining) = status.snapshot();
-        assert!(busy && remaining > 1.9 && remaining <= 2.0, "{remaining}");
-        assert!(status.try_reserve(None).is_err());
-        assert!(status.occupy(0.0).is_ok());
-        assert!(status.try_reserve(None).is_ok());
-        assert_eq!(status.snapshot(), (true, 0.0));
-        assert!(status.try_reserve(None).is_err());
-        status.release();
-        assert_eq!(status.snapshot(), (false, 0.0));
     }
 }

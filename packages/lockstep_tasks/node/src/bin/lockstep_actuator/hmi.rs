@@ -2,7 +2,7 @@
 //! std_msgs/String on `hmi/reply`, with feedback every 0.1 s and an optional timeout.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::{Stream, StreamExt};
 use lockstep_tasks_node::action_server::ActionServerGoal;
@@ -11,9 +11,7 @@ use r2r::std_msgs::msg::String as StringMsg;
 use tokio::sync::{mpsc, Mutex};
 
 use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
-
-/// Period of the `waited_s` feedback.
-pub const FEEDBACK_PERIOD: Duration = Duration::from_millis(100);
+use lockstep_tasks::sim::prompt::{self, PromptWait};
 
 /// The replies received on `hmi/reply`, in order; a goal takes the first one that came after it started.
 pub struct Replies {
@@ -50,14 +48,14 @@ fn result(success: bool, message: String, reply: String) -> Prompt::Result {
 
 /// Whether a Prompt goal can run (a finite timeout >= 0); why not otherwise.
 pub fn check(goal: &Prompt::Goal) -> Result<(), String> {
-    let timeout_s = goal.timeout_s;
-    if timeout_s.is_finite() && timeout_s >= 0.0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "timeout_s is {timeout_s}; it must be a finite number >= 0 (0 = no timeout)"
-        ))
-    }
+    prompt::check_timeout(goal.timeout_s)
+}
+
+/// How the wait for a reply ended.
+enum Waited {
+    Reply(String),
+    /// The goal already ended (timed out, cancelled, or the reply topic is gone).
+    Ended,
 }
 
 /// Run one Prompt goal until the reply, the timeout or a cancel.
@@ -69,7 +67,6 @@ pub async fn run_prompt(
 ) {
     let started = Instant::now();
     let server = &common.server;
-    let timeout_s = goal.goal.timeout_s;
     if let Err(reason) = check(&goal.goal) {
         r2r::log_warn!(&common.logger, "{server}: goal aborted: {reason}");
         end(
@@ -80,8 +77,9 @@ pub async fn run_prompt(
         );
         return;
     }
-    let deadline = (timeout_s > 0.0).then(|| started + Duration::from_secs_f64(timeout_s));
-    common.status.set_goal_deadline(deadline);
+    let timeout_s = goal.goal.timeout_s;
+    let wait = PromptWait::new(started, timeout_s);
+    common.status.set_goal_deadline(wait.deadline());
     let mut receiver = replies.receiver.lock().await;
     // Replies that came before this goal answered nothing it asked.
     while receiver.try_recv().is_ok() {}
@@ -90,62 +88,64 @@ pub async fn run_prompt(
         "{server}: PROMPT: {} (reply on {}{})",
         goal.goal.prompt,
         replies.topic,
-        deadline.map_or(String::new(), |_| format!(", within {timeout_s} s"))
+        wait.deadline()
+            .map_or(String::new(), |_| format!(", within {timeout_s} s"))
     );
-    let mut cancels = Some(cancels);
-    let mut next_feedback = started;
-    let reply = loop {
-        let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
-            let message = format!("timed out: no reply on {} within {timeout_s} s", replies.topic);
-            r2r::log_warn!(&common.logger, "{server}: {message}");
-            end(
-                &mut goal,
-                End::Aborted,
-                result(false, message, String::new()),
-                &common,
-            );
-            return;
-        }
-        if now >= next_feedback {
-            let waited_s = started.elapsed().as_secs_f64();
-            let _ = goal.publish_feedback(Prompt::Feedback { waited_s });
-            next_feedback += FEEDBACK_PERIOD;
-            if next_feedback < now {
-                next_feedback = now + FEEDBACK_PERIOD;
-            }
-        }
-        let wake = deadline.map_or(next_feedback, |d| d.min(next_feedback));
-        tokio::select! {
-            cancel = next_cancel(&mut cancels) => {
-                accept_cancel(cancel, &common).await;
-                r2r::log_info!(&common.logger, "{server}: prompt cancelled");
-                end(&mut goal, End::Canceled, result(false, CANCELLED.to_owned(), String::new()), &common);
-                return;
-            }
-            reply = receiver.recv() => match reply {
-                Some(reply) => break reply,
-                None => {
-                    let message = format!("the subscription to {} ended", replies.topic);
-                    end(&mut goal, End::Aborted, result(false, message, String::new()), &common);
-                    return;
-                }
-            },
-            () = tokio::time::sleep_until(wake.into()) => {}
-        }
+    let Waited::Reply(reply) =
+        wait_for_reply(&mut goal, cancels, &common, wait, &mut receiver, &replies.topic).await
+    else {
+        return;
     };
     let waited = started.elapsed().as_secs_f64();
-    if common.params.fail {
-        r2r::log_warn!(&common.logger, "{server}: reply `{reply}`: {SIMULATED_FAILURE}");
-        end(
-            &mut goal,
-            End::Aborted,
-            result(false, SIMULATED_FAILURE.to_owned(), reply),
-            &common,
-        );
-    } else {
-        let message = format!("replied after {waited:.2} s");
+    let (success, message) = prompt::answer(waited, common.params.fail);
+    if success {
         r2r::log_info!(&common.logger, "{server}: reply `{reply}` {message}");
         end(&mut goal, End::Succeeded, result(true, message, reply), &common);
+    } else {
+        r2r::log_warn!(&common.logger, "{server}: reply `{reply}`: {SIMULATED_FAILURE}");
+        end(&mut goal, End::Aborted, result(false, message, reply), &common);
+    }
+}
+
+/// Wait for the reply with `waited_s` feedback; end the goal on the timeout, a cancel, or the end of the
+/// reply topic.
+async fn wait_for_reply(
+    goal: &mut ActionServerGoal<Prompt::Action>,
+    cancels: Cancels,
+    common: &Common,
+    mut wait: PromptWait,
+    receiver: &mut mpsc::UnboundedReceiver<String>,
+    topic: &str,
+) -> Waited {
+    let server = &common.server;
+    let mut cancels = Some(cancels);
+    loop {
+        let now = Instant::now();
+        if wait.timed_out(now) {
+            let message = prompt::timeout_message(topic, goal.goal.timeout_s);
+            r2r::log_warn!(&common.logger, "{server}: {message}");
+            end(goal, End::Aborted, result(false, message, String::new()), common);
+            return Waited::Ended;
+        }
+        if let Some(waited_s) = wait.feedback(now) {
+            let _ = goal.publish_feedback(Prompt::Feedback { waited_s });
+        }
+        tokio::select! {
+            cancel = next_cancel(&mut cancels) => {
+                accept_cancel(cancel, common).await;
+                r2r::log_info!(&common.logger, "{server}: prompt cancelled");
+                end(goal, End::Canceled, result(false, CANCELLED.to_owned(), String::new()), common);
+                return Waited::Ended;
+            }
+            reply = receiver.recv() => match reply {
+                Some(reply) => return Waited::Reply(reply),
+                None => {
+                    let message = format!("the subscription to {topic} ended");
+                    end(goal, End::Aborted, result(false, message, String::new()), common);
+                    return Waited::Ended;
+                }
+            },
+            () = tokio::time::sleep_until(wait.wake().into()) => {}
+        }
     }
 }

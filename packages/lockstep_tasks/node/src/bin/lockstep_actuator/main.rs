@@ -36,7 +36,9 @@
 //! number) stops the process with one error line.
 //!
 //! Modules: [`params`], [`busy`] (busy state, `actuator_states`, `~/occupy`), [`serve`] (goal requests,
-//! acceptance, ending goals), [`timed`], [`control`] (the route follower), [`navigation`], [`hmi`].
+//! acceptance, ending goals), [`timed`], [`navigation`], [`hmi`]. What they decide (busy time, a timed
+//! goal's progress and outcome, the prompt's timeout and answer, the route follower and a drive's progress)
+//! is the core's `lockstep_tasks::sim`; these modules map goals, topics and the clock to it.
 
 mod busy;
 mod hmi;
@@ -105,53 +107,81 @@ fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), loc
         ended: std::sync::atomic::AtomicI64::new(0),
     });
     let goals: Task = match kind {
-        Kind::Navigation => {
-            let requests = create_action_server::<Navigate::Action>(&mut n, &server_name)?;
-            let poses = n.subscribe::<PoseStamped>("ground_truth", qos::reliable(10))?;
-            let cmd_vel = n.create_publisher::<Twist>("cmd_vel", qos::reliable(10))?;
-            let plan = n.create_publisher::<Path>("plan", qos::latched())?;
-            let pose_topic = qualified(&namespace, "ground_truth");
-            let (nav, feed) = navigation::Navigation::new(poses, cmd_vel, plan, pose_topic);
-            let serve = serve_goals(
-                requests,
-                common.clone(),
-                None,
-                navigation::check,
-                move |goal, cancels, common| navigation::run_navigation(goal, cancels, common, nav.clone()),
-            );
-            Box::pin(async move {
-                tokio::join!(feed, serve);
-            })
-        }
+        Kind::Navigation => navigation_server(&mut n, &namespace, &server_name, &common)?,
         Kind::Localization => timed_server::<Localize::Action>(&mut n, &server_name, &common)?,
         Kind::Lift => timed_server::<Lift::Action>(&mut n, &server_name, &common)?,
         Kind::Roller => timed_server::<Roll::Action>(&mut n, &server_name, &common)?,
         Kind::Loader => timed_server::<Load::Action>(&mut n, &server_name, &common)?,
         Kind::Display => timed_server::<Display::Action>(&mut n, &server_name, &common)?,
-        Kind::Hmi => {
-            let requests = create_action_server::<Prompt::Action>(&mut n, &server_name)?;
-            let subscription = n.subscribe::<StringMsg>("hmi/reply", qos::reliable(10))?;
-            let (replies, forward) = hmi::replies(subscription, qualified(&namespace, "hmi/reply"));
-            let serve = serve_goals(
-                requests,
-                common.clone(),
-                None,
-                hmi::check,
-                move |goal, cancels, common| hmi::run_prompt(goal, cancels, common, replies.clone()),
-            );
-            Box::pin(async move {
-                tokio::join!(forward, serve);
-            })
-        }
+        Kind::Hmi => hmi_server(&mut n, &namespace, &server_name, &common)?,
     };
     drop(n);
+    log_start(&logger, kind, &server, &p);
+    let states_task = busy::publish_states(status.clone(), states, clock, server, logger.clone());
+    let occupy_task = busy::serve_occupy(occupy, status, logger);
+    Ok(async move {
+        tokio::join!(goals, states_task, occupy_task);
+        Ok(())
+    })
+}
+
+/// The navigation kind's action server, with its pose feed, `cmd_vel` and `plan`.
+fn navigation_server(
+    n: &mut r2r::Node,
+    namespace: &str,
+    server_name: &str,
+    common: &Arc<Common>,
+) -> anyhow::Result<Task> {
+    let requests = create_action_server::<Navigate::Action>(n, server_name)?;
+    let poses = n.subscribe::<PoseStamped>("ground_truth", qos::reliable(10))?;
+    let cmd_vel = n.create_publisher::<Twist>("cmd_vel", qos::reliable(10))?;
+    let plan = n.create_publisher::<Path>("plan", qos::latched())?;
+    let pose_topic = qualified(namespace, "ground_truth");
+    let (nav, feed) = navigation::Navigation::new(poses, cmd_vel, plan, pose_topic);
+    let serve = serve_goals(
+        requests,
+        common.clone(),
+        None,
+        navigation::check,
+        move |goal, cancels, common| navigation::run_navigation(goal, cancels, common, nav.clone()),
+    );
+    Ok(Box::pin(async move {
+        tokio::join!(feed, serve);
+    }))
+}
+
+/// The HMI kind's action server, with the replies on `hmi/reply`.
+fn hmi_server(
+    n: &mut r2r::Node,
+    namespace: &str,
+    server_name: &str,
+    common: &Arc<Common>,
+) -> anyhow::Result<Task> {
+    let requests = create_action_server::<Prompt::Action>(n, server_name)?;
+    let subscription = n.subscribe::<StringMsg>("hmi/reply", qos::reliable(10))?;
+    let (replies, forward) = hmi::replies(subscription, qualified(namespace, "hmi/reply"));
+    let serve = serve_goals(
+        requests,
+        common.clone(),
+        None,
+        hmi::check,
+        move |goal, cancels, common| hmi::run_prompt(goal, cancels, common, replies.clone()),
+    );
+    Ok(Box::pin(async move {
+        tokio::join!(forward, serve);
+    }))
+}
+
+/// One log line saying what this actuator is: its kind, action server, duration, late acceptance, failure.
+fn log_start(logger: &str, kind: Kind, server: &str, p: &ActuatorParams) {
     r2r::log_info!(
-        &logger,
+        logger,
         "{} actuator: action {server}{}{}{}",
         kind.name(),
-        match kind {
-            Kind::Navigation | Kind::Hmi => String::new(),
-            _ => format!(", {} s per goal", p.duration_s),
+        if kind.is_timed() {
+            format!(", {} s per goal", p.duration_s)
+        } else {
+            String::new()
         },
         if p.accept_delay_s > 0.0 {
             format!(", accepting {} s late", p.accept_delay_s)
@@ -164,12 +194,6 @@ fn setup(node: SharedNode) -> anyhow::Result<impl Future<Output = Result<(), loc
             ""
         }
     );
-    let states_task = busy::publish_states(status.clone(), states, clock, server, logger.clone());
-    let occupy_task = busy::serve_occupy(occupy, status, logger);
-    Ok(async move {
-        tokio::join!(goals, states_task, occupy_task);
-        Ok(())
-    })
 }
 
 /// The action server of a timed kind, serving goals of action type `A`.

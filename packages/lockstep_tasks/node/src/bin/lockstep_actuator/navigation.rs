@@ -1,5 +1,6 @@
 //! The navigation kind: a Navigate goal drives the vehicle along its route, publishing geometry_msgs/Twist on
-//! `cmd_vel` at `control_rate_hz` from the poses on `ground_truth` (the follower is [`crate::control`]). Like
+//! `cmd_vel` at `control_rate_hz` from the poses on `ground_truth` (the follower and the goal's progress are
+//! the core's `sim::follower` and `sim::navigation`). Like
 //! Nav2's `/plan`, the path still ahead (from the vehicle through the remaining waypoints) goes out on `plan`
 //! (nav_msgs/Path, in the pose's frame) whenever a waypoint is reached, and empty when the goal ends, for rviz
 //! or Foxglove.
@@ -14,7 +15,8 @@ use r2r::lockstep_interfaces::action::Navigate;
 use r2r::nav_msgs::msg::Path;
 
 use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
-use lockstep_tasks::sim::follower::{check_goal, yaw_of, Follower, Gains, Pose};
+use lockstep_tasks::sim::follower::{check_goal, yaw_of, Gains, Pose, Step};
+use lockstep_tasks::sim::navigation::{arrived_message, Drive, Odometer, Tick};
 
 /// Zero commands sent when stopping (one could be lost; three make sure).
 const STOP_REPEATS: usize = 3;
@@ -23,8 +25,8 @@ const STOP_REPEATS: usize = 3;
 struct Feed {
     /// The latest pose and when it came (wall time).
     latest: Option<(Pose, Instant)>,
-    /// Distance travelled, summed over consecutive poses [m].
-    odometer_m: f64,
+    /// Distance travelled, summed over consecutive poses.
+    odometer: Odometer,
     /// The poses' frame and stamp (the plan is published in it).
     header: r2r::std_msgs::msg::Header,
 }
@@ -63,12 +65,7 @@ impl Navigation {
                     yaw: yaw_of(q.x, q.y, q.z, q.w),
                 };
                 if let Ok(mut feed) = nav.feed.lock() {
-                    if let Some((last, _)) = feed.latest {
-                        let step = (pose.x - last.x).hypot(pose.y - last.y);
-                        if step.is_finite() {
-                            feed.odometer_m += step;
-                        }
-                    }
+                    feed.odometer.add(pose);
                     feed.latest = Some((pose, Instant::now()));
                     feed.header = msg.header.clone();
                 }
@@ -82,7 +79,7 @@ impl Navigation {
     fn latest(&self) -> (Option<(Pose, Duration)>, f64) {
         self.feed
             .lock()
-            .map(|f| (f.latest.map(|(p, at)| (p, at.elapsed())), f.odometer_m))
+            .map(|f| (f.latest.map(|(p, at)| (p, at.elapsed())), f.odometer.total_m()))
             .unwrap_or((None, 0.0))
     }
 
@@ -176,51 +173,25 @@ pub async fn run_navigation(
     let started = Instant::now();
     let server = &common.server;
     let p = &common.params;
-    let abort = |goal: &mut ActionServerGoal<Navigate::Action>, message: String, distance_m: f64| {
-        r2r::log_warn!(&common.logger, "{server}: goal aborted: {message}");
-        let took = started.elapsed().as_secs_f64();
-        end(
-            goal,
-            End::Aborted,
-            result(false, message, distance_m, took),
-            &common,
-        );
+    let mut drive = match start(&goal.goal, &common) {
+        Ok(drive) => drive,
+        Err(reason) => return abort(&mut goal, &common, started, reason, 0.0),
     };
-    let points: Vec<_> = goal.goal.route.iter().map(|p: &Point| (p.x, p.y, p.z)).collect();
-    let route = match check_goal(&points, goal.goal.speed_mps) {
-        Ok(route) => route,
-        Err(reason) => return abort(&mut goal, reason, 0.0),
-    };
-    if p.fail {
-        return abort(&mut goal, SIMULATED_FAILURE.to_owned(), 0.0);
-    }
-    let gains = Gains {
-        k_heading: p.k_heading,
-        max_angular_radps: p.max_angular_radps,
-        max_linear_mps: p.max_linear_mps,
-        tolerance_m: p.waypoint_tolerance_m,
-        approach_decel_mps2: p.approach_decel_mps2,
-    };
-    let mut follower = Follower::new(route, goal.goal.speed_mps, gains);
     r2r::log_info!(
         &common.logger,
         "{server}: driving {} waypoint(s) at {} m/s",
-        follower.remaining_route().len(),
-        follower.cruise_mps()
+        drive.follower().remaining_route().len(),
+        drive.follower().cruise_mps()
     );
-    let pose_timeout = Duration::from_secs_f64(p.pose_timeout_s);
     let mut cancels = Some(cancels);
     let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / p.control_rate_hz));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut odometer_start = None;
-    // Waypoints left when the plan was last published.
-    let mut planned: Option<usize> = None;
     loop {
         tokio::select! {
             cancel = next_cancel(&mut cancels) => {
                 nav.stop(&common);
                 accept_cancel(cancel, &common).await;
-                let travelled = odometer_start.map_or(0.0, |s| nav.latest().1 - s);
+                let travelled = drive.travelled_m(nav.latest().1);
                 let took = started.elapsed().as_secs_f64();
                 r2r::log_info!(&common.logger, "{server}: cancelled after {travelled:.2} m, {took:.2} s");
                 end(&mut goal, End::Canceled, result(false, CANCELLED.to_owned(), travelled, took), &common);
@@ -229,58 +200,97 @@ pub async fn run_navigation(
             _ = ticks.tick() => {}
         }
         let (latest, odometer) = nav.latest();
-        let pose = match latest {
-            Some((pose, age)) if age <= pose_timeout => pose,
-            _ if odometer_start.is_none() && started.elapsed() <= pose_timeout => continue,
-            _ => {
-                let travelled = odometer_start.map_or(0.0, |s| odometer - s);
-                if odometer_start.is_some() {
+        match drive.tick(latest, odometer, started.elapsed(), &nav.pose_topic) {
+            Tick::Wait => continue,
+            Tick::Lost {
+                travelled_m,
+                stop,
+                message,
+            } => {
+                if stop {
                     nav.stop(&common);
                 }
-                let message = format!("no pose on {} for {} s", nav.pose_topic, p.pose_timeout_s);
-                return abort(&mut goal, message, travelled);
+                return abort(&mut goal, &common, started, message, travelled_m);
             }
-        };
-        let start_odometer = *odometer_start.get_or_insert(odometer);
-        let travelled = odometer - start_odometer;
-        let step = follower.step(pose);
-        if step.arrived {
-            nav.stop(&common);
-            let took = started.elapsed().as_secs_f64();
-            let message = format!(
-                "arrived at ({:.2}, {:.2}) after {travelled:.2} m in {took:.2} s",
-                pose.x, pose.y
-            );
-            r2r::log_info!(&common.logger, "{server}: {message}");
-            end(
-                &mut goal,
-                End::Succeeded,
-                result(true, message, travelled, took),
-                &common,
-            );
-            return;
+            Tick::Arrived { pose, travelled_m } => {
+                nav.stop(&common);
+                let took = started.elapsed().as_secs_f64();
+                let message = arrived_message(pose, travelled_m, took);
+                r2r::log_info!(&common.logger, "{server}: {message}");
+                let result = result(true, message, travelled_m, took);
+                end(&mut goal, End::Succeeded, result, &common);
+                return;
+            }
+            Tick::Drive {
+                pose,
+                step,
+                travelled_m,
+                replan,
+                estimate_s,
+            } => {
+                if let Err(e) = nav.command(step.linear, step.angular) {
+                    nav.stop(&common);
+                    return abort(&mut goal, &common, started, e, travelled_m);
+                }
+                if replan {
+                    nav.publish_plan(Some(pose), drive.follower().remaining_route(), &common);
+                }
+                feedback(&mut goal, &drive, step);
+                let estimate = Duration::from_secs_f64(estimate_s);
+                common.status.set_goal_deadline(Some(Instant::now() + estimate));
+            }
         }
-        if let Err(e) = nav.command(step.linear, step.angular) {
-            nav.stop(&common);
-            return abort(&mut goal, e, travelled);
-        }
-        let left = follower.remaining_route().len();
-        if planned != Some(left) {
-            planned = Some(left);
-            nav.publish_plan(Some(pose), follower.remaining_route(), &common);
-        }
-        let remaining_route = follower
-            .remaining_route()
-            .iter()
-            .map(|&(x, y)| Point { x, y, z: 0.0 })
-            .collect();
-        let _ = goal.publish_feedback(Navigate::Feedback {
-            waypoint_index: u32::try_from(step.index).unwrap_or(u32::MAX),
-            remaining_route,
-            remaining_m: step.remaining_m,
-            speed_mps: step.linear,
-        });
-        let estimate = Duration::from_secs_f64((step.remaining_m / follower.cruise_mps()).min(1e6));
-        common.status.set_goal_deadline(Some(Instant::now() + estimate));
     }
+}
+
+/// The goal's drive, or why it cannot run (a bad goal, parameter `fail`).
+fn start(goal: &Navigate::Goal, common: &Common) -> Result<Drive, String> {
+    let p = &common.params;
+    let points: Vec<_> = goal.route.iter().map(|p: &Point| (p.x, p.y, p.z)).collect();
+    let route = check_goal(&points, goal.speed_mps)?;
+    if p.fail {
+        return Err(SIMULATED_FAILURE.to_owned());
+    }
+    let gains = Gains {
+        k_heading: p.k_heading,
+        max_angular_radps: p.max_angular_radps,
+        max_linear_mps: p.max_linear_mps,
+        tolerance_m: p.waypoint_tolerance_m,
+        approach_decel_mps2: p.approach_decel_mps2,
+    };
+    Ok(Drive::new(route, goal.speed_mps, gains, p.pose_timeout_s))
+}
+
+/// End the goal aborted with `message`, after `distance_m`.
+fn abort(
+    goal: &mut ActionServerGoal<Navigate::Action>,
+    common: &Common,
+    started: Instant,
+    message: String,
+    distance_m: f64,
+) {
+    r2r::log_warn!(&common.logger, "{}: goal aborted: {message}", common.server);
+    let took = started.elapsed().as_secs_f64();
+    end(
+        goal,
+        End::Aborted,
+        result(false, message, distance_m, took),
+        common,
+    );
+}
+
+/// The feedback of one control step: the waypoint, the route ahead, its length and the commanded speed.
+fn feedback(goal: &mut ActionServerGoal<Navigate::Action>, drive: &Drive, step: Step) {
+    let remaining_route = drive
+        .follower()
+        .remaining_route()
+        .iter()
+        .map(|&(x, y)| Point { x, y, z: 0.0 })
+        .collect();
+    let _ = goal.publish_feedback(Navigate::Feedback {
+        waypoint_index: u32::try_from(step.index).unwrap_or(u32::MAX),
+        remaining_route,
+        remaining_m: step.remaining_m,
+        speed_mps: step.linear,
+    });
 }

@@ -1,7 +1,6 @@
 //! Parameters of the simulated actuator and the kinds it can be. The names are contracts (tests, launch files,
 //! the task manager's actuator mapping); each doc string is what `ros2 param describe` shows.
 
-use anyhow::bail;
 use lockstep_ros::{ParamRule, ParamRules, Real};
 
 #[derive(r2r::RosParams, Debug, Clone)]
@@ -87,78 +86,17 @@ impl ParamRules for ActuatorParams {
     }
 }
 
-/// What one actuator process simulates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Navigation,
-    Localization,
-    Lift,
-    Roller,
-    Loader,
-    Display,
-    Hmi,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 7] = [
-        Kind::Navigation,
-        Kind::Localization,
-        Kind::Lift,
-        Kind::Roller,
-        Kind::Loader,
-        Kind::Display,
-        Kind::Hmi,
-    ];
-
-    /// The parameter value naming this kind.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Navigation => "navigation",
-            Kind::Localization => "localization",
-            Kind::Lift => "lift",
-            Kind::Roller => "roller",
-            Kind::Loader => "loader",
-            Kind::Display => "display",
-            Kind::Hmi => "hmi",
-        }
-    }
-
-    /// The action server's default (relative) name.
-    pub fn default_server(self) -> &'static str {
-        match self {
-            Kind::Navigation => "navigate",
-            Kind::Localization => "localize",
-            Kind::Lift => "lift",
-            Kind::Roller => "roll",
-            Kind::Loader => "load",
-            Kind::Display => "display",
-            Kind::Hmi => "prompt",
-        }
-    }
-
-    pub fn parse(text: &str) -> anyhow::Result<Kind> {
-        let names = || Kind::ALL.map(Kind::name).join(", ");
-        if text.trim().is_empty() {
-            bail!("parameter `kind` is required: one of {}", names());
-        }
-        match Kind::ALL.into_iter().find(|k| k.name() == text.trim()) {
-            Some(kind) => Ok(kind),
-            None => bail!("parameter `kind` is `{text}`; it must be one of {}", names()),
-        }
-    }
-}
+pub use lockstep_tasks::sim::kind::Kind;
 
 impl ActuatorParams {
+    /// The kind parameter `kind` names (the core's rules), or why there is none.
     pub fn kind(&self) -> anyhow::Result<Kind> {
-        Kind::parse(&self.kind)
+        Kind::parse(&self.kind).map_err(anyhow::Error::msg)
     }
 
     /// The action server's name as given (relative unless it starts with `/`).
     pub fn server_name(&self, kind: Kind) -> String {
-        match self.server.trim() {
-            "" => kind.default_server().to_owned(),
-            name => name.to_owned(),
-        }
+        kind.server_name(&self.server)
     }
 }
 
@@ -167,20 +105,6 @@ pub use lockstep_tasks_node::qualified;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kinds_parse_and_an_unknown_one_lists_them_all() {
-        assert_eq!(Kind::parse("loader").ok(), Some(Kind::Loader));
-        let e = Kind::parse("forklift").err().map(|e| e.to_string());
-        assert_eq!(
-            e.as_deref(),
-            Some(
-                "parameter `kind` is `forklift`; it must be one of navigation, localization, lift, roller, \
-                 loader, display, hmi"
-            )
-        );
-        assert!(Kind::parse("").is_err());
-    }
 
     #[test]
     fn the_rules_take_every_kind_and_refuse_bad_numbers_with_the_range() {

@@ -17,11 +17,8 @@ use crate::params::ActuatorParams;
 /// The cancel requests of one accepted goal.
 pub type Cancels = BoxStream<'static, ActionServerCancelRequest>;
 
-/// The message of every goal ended by parameter `fail`.
-pub const SIMULATED_FAILURE: &str = "simulated failure (parameter fail)";
-
-/// The message of every cancelled goal.
-pub const CANCELLED: &str = "cancelled";
+/// The messages of goals ended by parameter `fail` and of cancelled goals.
+pub use lockstep_tasks::sim::{CANCELLED, SIMULATED_FAILURE};
 
 /// What every goal executor needs.
 pub struct Common {

@@ -2,15 +2,13 @@
 //! with progress feedback every 0.1 s. One executor, generic over the action type through [`Timed`].
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use lockstep_tasks_node::action_server::{Action, ActionServerGoal};
 use r2r::lockstep_interfaces::action::{Display, Lift, Load, Localize, Roll};
 
 use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
-
-/// Period of the progress feedback.
-pub const FEEDBACK_PERIOD: Duration = Duration::from_millis(100);
+use lockstep_tasks::sim::timed::{self, TimedGoal};
 
 /// A timed action type: how to check and describe its goal, and how to build its feedback and result (all
 /// timed actions share the fields `progress`, `remaining_s` and `success`, `message`, `duration_s`).
@@ -56,28 +54,17 @@ impl Timed for Lift::Action {
         format!("lift to {} m", goal.height_m)
     }
     fn check(goal: &Lift::Goal) -> Result<(), String> {
-        if goal.height_m.is_finite() {
-            Ok(())
-        } else {
-            Err(format!(
-                "height_m is {}; it must be a finite number",
-                goal.height_m
-            ))
-        }
+        timed::check_lift(goal.height_m)
     }
     timed_messages!(Lift);
 }
 
 impl Timed for Roll::Action {
     fn describe(goal: &Roll::Goal) -> String {
-        let way = if goal.direction >= 0 { "out" } else { "in" };
-        format!("roll {way} at station `{}`", goal.station)
+        timed::describe_roll(goal.direction, &goal.station)
     }
     fn check(goal: &Roll::Goal) -> Result<(), String> {
-        match goal.direction {
-            -1..=1 => Ok(()),
-            d => Err(format!("direction is {d}; it must be +1 or 0 (out) or -1 (in)")),
-        }
+        timed::check_roll(goal.direction)
     }
     timed_messages!(Roll);
 }
@@ -96,8 +83,9 @@ impl Timed for Display::Action {
     timed_messages!(Display);
 }
 
-/// Run one timed goal: `duration_s` of wall time with feedback every [`FEEDBACK_PERIOD`], then success (or,
-/// with parameter `fail`, an abort). A cancel ends it at once as canceled.
+/// Run one timed goal: `duration_s` of wall time with feedback every [`timed::FEEDBACK_PERIOD`], then
+/// success (or, with parameter `fail` or within the first `fail_first` goals, an abort). A cancel ends it at
+/// once as canceled.
 pub async fn run_timed<A: Timed>(mut goal: ActionServerGoal<A>, cancels: Cancels, common: Arc<Common>) {
     let started = Instant::now();
     let elapsed = || started.elapsed().as_secs_f64();
@@ -109,30 +97,22 @@ pub async fn run_timed<A: Timed>(mut goal: ActionServerGoal<A>, cancels: Cancels
     }
     let what = A::describe(&goal.goal);
     let duration_s = common.params.duration_s;
-    let finish = started + Duration::from_secs_f64(duration_s);
-    common.status.set_goal_deadline(Some(finish));
+    let mut clock = TimedGoal::new(started, duration_s);
+    common.status.set_goal_deadline(Some(clock.finish()));
     r2r::log_info!(&common.logger, "{server}: {what} ({duration_s} s)");
     let mut cancels = Some(cancels);
-    let mut next_feedback = started;
     let mut feedback_failed = false;
     loop {
         let now = Instant::now();
-        if now >= finish {
+        if clock.is_done(now) {
             break;
         }
-        if now >= next_feedback {
-            let progress = (elapsed() / duration_s).clamp(0.0, 1.0);
-            let remaining_s = finish.saturating_duration_since(now).as_secs_f64();
+        if let Some((progress, remaining_s)) = clock.feedback(now) {
             if let Err(e) = goal.publish_feedback(A::feedback(progress, remaining_s)) {
                 if !feedback_failed {
                     r2r::log_warn!(&common.logger, "{server}: could not publish feedback: {e}");
                     feedback_failed = true;
                 }
-            }
-            next_feedback += FEEDBACK_PERIOD;
-            if next_feedback < now {
-                // Late (the thread was held up): the next one a period from now, not a burst.
-                next_feedback = now + FEEDBACK_PERIOD;
             }
         }
         tokio::select! {
@@ -142,18 +122,18 @@ pub async fn run_timed<A: Timed>(mut goal: ActionServerGoal<A>, cancels: Cancels
                 end(&mut goal, End::Canceled, A::result(false, CANCELLED.to_owned(), elapsed()), &common);
                 return;
             }
-            () = tokio::time::sleep_until(next_feedback.min(finish).into()) => {}
+            () = tokio::time::sleep_until(clock.wake().into()) => {}
         }
     }
     let _ = goal.publish_feedback(A::feedback(1.0, 0.0));
     let took = elapsed();
     let nth = common.ended.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    if common.params.fail || nth < common.params.fail_first {
+    if timed::fails(common.params.fail, common.params.fail_first, nth) {
         r2r::log_warn!(&common.logger, "{server}: {what}: {SIMULATED_FAILURE}");
         let result = A::result(false, SIMULATED_FAILURE.to_owned(), took);
         end(&mut goal, End::Aborted, result, &common);
     } else {
-        let message = format!("{what}: done in {took:.2} s");
+        let message = timed::done_message(&what, took);
         r2r::log_info!(&common.logger, "{server}: {message}");
         end(&mut goal, End::Succeeded, A::result(true, message, took), &common);
     }
