@@ -289,39 +289,8 @@ pub fn fit_windows(
             (ones, cost)
         };
         let (h, g, shares) = problem.reduced(&theta, &poses, &weights);
-        let mut improved = false;
-        while lambda < 1e10 {
-            let mut damped = h;
-            for i in 0..N {
-                damped[(i, i)] += lambda * h[(i, i)].max(1e-12);
-            }
-            let Some(d_theta) = damped.cholesky().map(|c| c.solve(&(-g))) else {
-                lambda *= 10.0;
-                continue;
-            };
-            let mut t = theta;
-            for i in 0..N {
-                t[i] += d_theta[i];
-            }
-            let next: Vec<Pose> = poses
-                .iter()
-                .zip(&shares)
-                .map(|(p, s)| match s {
-                    Some(s) => moved(*p, &(-(s.a_inv * (s.g_pose + s.b.transpose() * d_theta)))),
-                    None => *p,
-                })
-                .collect();
-            let next_cost = problem.cost(&t, &next, &weights);
-            if next_cost.is_finite() && next_cost < cost {
-                let gain = cost - next_cost;
-                theta = t;
-                poses = next;
-                lambda = (lambda / 3.0).max(1e-9);
-                improved = gain > 1e-6 * cost.max(1e-12);
-                break;
-            }
-            lambda *= 4.0;
-        }
+        let reduced = Reduced { h, g, shares };
+        let improved = problem.damped_step(&reduced, &weights, cost, &mut lambda, &mut theta, &mut poses);
         if !improved {
             if robust {
                 break;
@@ -329,36 +298,101 @@ pub fn fit_windows(
             robust = true;
         }
     }
-    let (weights, weighted_cost) = problem.weights(&theta, &poses);
-    let (h, _, _) = problem.reduced(&theta, &poses, &weights);
-    let params = with_theta(init, &theta);
-    let mut sum = 0.0;
-    let mut samples = 0usize;
-    for (w, s) in windows.iter().zip(&poses) {
-        for e in errors(w, &params, *s, noise) {
-            sum += e.iter().map(|v| v * v).sum::<f64>();
-            samples += 1;
+    problem.result(init, &theta, poses)
+}
+
+/// The normal equations of the shared parameters with the start poses eliminated (see `Problem::reduced`).
+struct Reduced {
+    h: MatrixN,
+    g: VectorN,
+    shares: Vec<Option<Share>>,
+}
+
+impl Problem<'_> {
+    /// One Levenberg-Marquardt step: raise the damping `lambda` until a step lowers the cost below `cost`,
+    /// then take it (into `theta` and `poses`) and lower the damping. Returns whether the step improved the
+    /// cost by more than a relative 1e-6 (false when no damping up to 1e10 gave a lower cost).
+    fn damped_step(
+        &self,
+        r: &Reduced,
+        weights: &[Vec<f64>],
+        cost: f64,
+        lambda: &mut f64,
+        theta: &mut [f64; N],
+        poses: &mut Vec<Pose>,
+    ) -> bool {
+        let (h, g, shares) = (r.h, r.g, &r.shares);
+        let mut improved = false;
+        while *lambda < 1e10 {
+            let mut damped = h;
+            for i in 0..N {
+                damped[(i, i)] += *lambda * h[(i, i)].max(1e-12);
+            }
+            let Some(d_theta) = damped.cholesky().map(|c| c.solve(&(-g))) else {
+                *lambda *= 10.0;
+                continue;
+            };
+            let mut t = *theta;
+            for i in 0..N {
+                t[i] += d_theta[i];
+            }
+            let next: Vec<Pose> = poses
+                .iter()
+                .zip(shares)
+                .map(|(p, s)| match s {
+                    Some(s) => moved(*p, &(-(s.a_inv * (s.g_pose + s.b.transpose() * d_theta)))),
+                    None => *p,
+                })
+                .collect();
+            let next_cost = self.cost(&t, &next, weights);
+            if next_cost.is_finite() && next_cost < cost {
+                let gain = cost - next_cost;
+                *theta = t;
+                *poses = next;
+                *lambda = (*lambda / 3.0).max(1e-9);
+                improved = gain > 1e-6 * cost.max(1e-12);
+                break;
+            }
+            *lambda *= 4.0;
         }
+        improved
     }
-    let unknowns = 3 * windows.len() + free.iter().filter(|f| **f).count();
-    let dof = (3 * samples).saturating_sub(unknowns).max(1) as f64;
-    let s2 = weighted_cost / dof;
-    let cov = h.try_inverse()?;
-    let mut std = [f64::INFINITY; N];
-    for i in 0..N {
-        if free[i] {
-            std[i] = (cov[(i, i)] * s2).max(0.0).sqrt();
+
+    /// The fit at `theta` and `poses`: parameters, their standard deviations from the robustly weighted
+    /// normal equations, and the plain RMS of the normalized errors. `None` when the equations are singular.
+    fn result(&self, init: &ModelParams, theta: &[f64; N], poses: Vec<Pose>) -> Option<BatchFit> {
+        let (windows, free, noise) = (self.windows, self.free, self.noise);
+        let (weights, weighted_cost) = self.weights(theta, &poses);
+        let (h, _, _) = self.reduced(theta, &poses, &weights);
+        let params = with_theta(init, theta);
+        let mut sum = 0.0;
+        let mut samples = 0usize;
+        for (w, s) in windows.iter().zip(&poses) {
+            for e in errors(w, &params, *s, noise) {
+                sum += e.iter().map(|v| v * v).sum::<f64>();
+                samples += 1;
+            }
         }
+        let unknowns = 3 * windows.len() + free.iter().filter(|f| **f).count();
+        let dof = (3 * samples).saturating_sub(unknowns).max(1) as f64;
+        let s2 = weighted_cost / dof;
+        let cov = h.try_inverse()?;
+        let mut std = [f64::INFINITY; N];
+        for i in 0..N {
+            if free[i] {
+                std[i] = (cov[(i, i)] * s2).max(0.0).sqrt();
+            }
+        }
+        Some(BatchFit {
+            params,
+            std,
+            free,
+            rms: (sum / (3 * samples).max(1) as f64).sqrt(),
+            samples,
+            stretches: windows.iter().map(|w| w.t0_secs).collect(),
+            starts: poses,
+        })
     }
-    Some(BatchFit {
-        params,
-        std,
-        free,
-        rms: (sum / (3 * samples).max(1) as f64).sqrt(),
-        samples,
-        stretches: windows.iter().map(|w| w.t0_secs).collect(),
-        starts: poses,
-    })
 }
 
 #[cfg(test)]

@@ -56,8 +56,22 @@ pub struct Determined {
     pub turn_levels: Vec<(f64, f64)>,
 }
 
-/// Decides what `w` can determine.
-pub fn determined(w: &Window, o: &Observability) -> Determined {
+/// The motion of a window as the nominal parameters see it.
+struct Motion {
+    /// Travel along the path (m).
+    distance: f64,
+    /// Rotation (rad).
+    rotation: f64,
+    /// |v * omega| of each turning step.
+    levels: Vec<f64>,
+    /// Rotation of the steps turning in place (rad).
+    in_place_rotation: f64,
+    /// (|v * omega|, rotation) of each turning step.
+    turn_levels: Vec<(f64, f64)>,
+}
+
+/// Sums the travel and rotation of `w`'s odometry steps and lists the turning steps' |v * omega| levels.
+fn motion(w: &Window, o: &Observability) -> Motion {
     let nominal = w.nominal;
     let mut distance = 0.0;
     let mut rotation = 0.0;
@@ -81,6 +95,24 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
             }
         }
     }
+    Motion {
+        distance,
+        rotation,
+        levels,
+        in_place_rotation,
+        turn_levels,
+    }
+}
+
+/// Decides what `w` can determine.
+pub fn determined(w: &Window, o: &Observability) -> Determined {
+    let Motion {
+        distance,
+        rotation,
+        mut levels,
+        in_place_rotation,
+        turn_levels,
+    } = motion(w, o);
     let mut refused = Vec::new();
     let mut free = Free::default();
     if distance < o.min_distance_m && rotation < o.min_rotation_rad {
@@ -112,27 +144,7 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
             o.min_rotation_rad
         ));
     } else {
-        levels.sort_by(f64::total_cmp);
-        let quantile = |q: f64| levels[((levels.len() - 1) as f64 * q).round() as usize];
-        let gap = if levels.len() >= 10 {
-            quantile(0.8) - quantile(0.2)
-        } else {
-            0.0
-        };
-        level_gap = gap;
-        free.beta = gap >= o.min_level_gap;
-        free.track_width = free.beta || in_place_rotation >= o.min_rotation_rad;
-        if !free.track_width {
-            refused.push(format!(
-                "track width and beta refused, correlated: the turns are at one |v*omega| level (spread {gap:.3}, {} needed) and none in place",
-                o.min_level_gap
-            ));
-        } else if !free.beta {
-            refused.push(format!(
-                "beta refused, correlated with track width: one |v*omega| level in the turns (spread {gap:.3}, {} needed); turns in place pin the track width",
-                o.min_level_gap
-            ));
-        }
+        level_gap = turns(&mut levels, in_place_rotation, o, &mut free, &mut refused);
     }
     let fit = Free {
         track_width: free.track_width || rotation >= o.min_rotation_rad,
@@ -148,4 +160,37 @@ pub fn determined(w: &Window, o: &Observability) -> Determined {
         level_gap,
         turn_levels,
     }
+}
+
+/// For a window that turned enough: whether its turns determine the track width and beta (two |v * omega|
+/// levels, or turns in place for the track width alone), with the reason for what they do not. Returns
+/// the spread of the levels.
+fn turns(
+    levels: &mut [f64],
+    in_place_rotation: f64,
+    o: &Observability,
+    free: &mut Free,
+    refused: &mut Vec<String>,
+) -> f64 {
+    levels.sort_by(f64::total_cmp);
+    let quantile = |q: f64| levels[((levels.len() - 1) as f64 * q).round() as usize];
+    let gap = if levels.len() >= 10 {
+        quantile(0.8) - quantile(0.2)
+    } else {
+        0.0
+    };
+    free.beta = gap >= o.min_level_gap;
+    free.track_width = free.beta || in_place_rotation >= o.min_rotation_rad;
+    if !free.track_width {
+        refused.push(format!(
+            "track width and beta refused, correlated: the turns are at one |v*omega| level (spread {gap:.3}, {} needed) and none in place",
+            o.min_level_gap
+        ));
+    } else if !free.beta {
+        refused.push(format!(
+            "beta refused, correlated with track width: one |v*omega| level in the turns (spread {gap:.3}, {} needed); turns in place pin the track width",
+            o.min_level_gap
+        ));
+    }
+    gap
 }

@@ -200,7 +200,7 @@ enum End {
 }
 
 /// Drives one goal to its end, then stops the robot and ends the goal.
-async fn run(drive: &Drive, mut goal: Goal, mut cancels: Cancels, mut pattern: Pattern, timeout: f64) {
+async fn run(drive: &Drive, goal: Goal, mut cancels: Cancels, mut pattern: Pattern, timeout: f64) {
     // With use_sim_time the clock reads zero until the first /clock: the drive's time starts with it.
     let mut t0 = drive.now_secs();
     let logger = &drive.logger;
@@ -239,44 +239,71 @@ async fn run(drive: &Drive, mut goal: Goal, mut cancels: Cancels, mut pattern: P
                 above.join(", ")
             ));
         }
-        let (command, phase) = match (drive.latest_pose(), start) {
-            (Some((at, _)), _) if at.elapsed() > POSE_TIMEOUT && start.is_some() => {
-                break End::Aborted(format!(
-                    "no observed pose (slam_pose) for {:.1} s: cannot keep the robot near its start",
-                    at.elapsed().as_secs_f64()
-                ));
-            }
-            (Some((_, pose)), Some(origin)) => {
-                let (v, w, phase) = pattern.command(elapsed, relative(origin, pose));
-                ((v, w), phase)
-            }
-            (Some((at, pose)), None) if at.elapsed() <= POSE_TIMEOUT => {
-                start = Some(pose);
-                ((0.0, 0.0), "start")
-            }
-            _ if waiting_since.elapsed() > FIRST_POSE_WAIT => {
-                break End::Aborted(format!(
-                    "no observed pose (slam_pose) within {} s: the pattern steers by it",
-                    FIRST_POSE_WAIT.as_secs()
-                ));
-            }
-            _ => ((0.0, 0.0), "waiting_for_pose"),
+        let (command, phase) = match steer(drive, &mut pattern, &mut start, elapsed, waiting_since) {
+            Ok(steered) => steered,
+            Err(end) => break end,
         };
         drive.publish(command.0, command.1);
         if last_feedback.is_none_or(|t| t.elapsed() >= FEEDBACK_PERIOD) {
             last_feedback = Some(Instant::now());
-            let feedback = DrivePattern::Feedback {
-                elapsed_s: elapsed,
-                phase: phase.into(),
-                uncertainty: uncertainty.to_vec(),
-                parameter_names: NAMES.map(String::from).to_vec(),
-                target: drive.targets.to_vec(),
-            };
-            if let Err(e) = goal.publish_feedback(feedback) {
-                r2r::log_warn!(logger, "drive_pattern: cannot publish feedback: {e}");
-            }
+            send_feedback(drive, &goal, elapsed, phase, &uncertainty);
         }
     };
+    end_goal(drive, goal, end, t0);
+}
+
+/// The command towards the pattern, steered by the observed pose relative to the `start` pose (taken from
+/// the first pose seen), with the pattern's phase; or how the goal ends when the poses stopped or never came.
+fn steer(
+    drive: &Drive,
+    pattern: &mut Pattern,
+    start: &mut Option<Pose>,
+    elapsed: f64,
+    waiting_since: Instant,
+) -> Result<((f64, f64), &'static str), End> {
+    Ok(match (drive.latest_pose(), *start) {
+        (Some((at, _)), _) if at.elapsed() > POSE_TIMEOUT && start.is_some() => {
+            return Err(End::Aborted(format!(
+                "no observed pose (slam_pose) for {:.1} s: cannot keep the robot near its start",
+                at.elapsed().as_secs_f64()
+            )));
+        }
+        (Some((_, pose)), Some(origin)) => {
+            let (v, w, phase) = pattern.command(elapsed, relative(origin, pose));
+            ((v, w), phase)
+        }
+        (Some((at, pose)), None) if at.elapsed() <= POSE_TIMEOUT => {
+            *start = Some(pose);
+            ((0.0, 0.0), "start")
+        }
+        _ if waiting_since.elapsed() > FIRST_POSE_WAIT => {
+            return Err(End::Aborted(format!(
+                "no observed pose (slam_pose) within {} s: the pattern steers by it",
+                FIRST_POSE_WAIT.as_secs()
+            )));
+        }
+        _ => ((0.0, 0.0), "waiting_for_pose"),
+    })
+}
+
+/// Publish the goal's feedback: time driven, phase and each parameter's uncertainty against its target.
+fn send_feedback(drive: &Drive, goal: &Goal, elapsed: f64, phase: &str, uncertainty: &[f64]) {
+    let feedback = DrivePattern::Feedback {
+        elapsed_s: elapsed,
+        phase: phase.into(),
+        uncertainty: uncertainty.to_vec(),
+        parameter_names: NAMES.map(String::from).to_vec(),
+        target: drive.targets.to_vec(),
+    };
+    if let Err(e) = goal.publish_feedback(feedback) {
+        r2r::log_warn!(&drive.logger, "drive_pattern: cannot publish feedback: {e}");
+    }
+}
+
+/// Stop the robot and end the goal as `end` says, with the uncertainties reached and the time driven
+/// since `t0`.
+fn end_goal(drive: &Drive, mut goal: Goal, end: End, t0: f64) {
+    let logger = &drive.logger;
     drive.stop();
     let result = |success: bool, message: &str| DrivePattern::Result {
         success,

@@ -50,6 +50,7 @@ fn main() -> anyhow::Result<()> {
         binary: "lockstep_calibrator",
         about: "calibrates a differential-drive motion model online (wheel radius, track width, command delay, centripetal factor) from cmd_vel, odom and a SLAM pose, and republishes the parameters once they are validated on held-out data.",
         readme: Some(include_str!("../../README.md")),
+        rules: <CalibratorParams as lockstep_ros::ParamRules>::param_rules(),
     });
     lockstep_ros::run_node("lockstep_calibrator", |node| Ok(setup(node)?)).context("lockstep_calibrator")
 }
@@ -72,39 +73,11 @@ fn setup(
     let mut n = lock(&node)?;
     let node_name = n.name()?;
     let inputs_task = subscriptions::subscribe(&mut n, &p, &shared, &logger)?;
-    let push = if p.push_node.trim().is_empty() {
-        None
-    } else {
-        let service = format!("{}/set_parameters", p.push_node.trim_end_matches('/'));
-        Some(Push {
-            client: n.create_client::<SetParameters::Service>(&service, qos::reliable(10))?,
-            service,
-            prefix: p.push_prefix.clone(),
-        })
-    };
-    let outputs = Rc::new(Outputs {
-        status: n.create_publisher("~/status", qos::reliable(100))?,
-        result: n.create_publisher("~/parameters", qos::latched())?,
-        diagnostics: n.create_publisher("/diagnostics", qos::reliable(10))?,
-        push,
-        node_name,
-        logger: logger.clone(),
-    });
+    let outputs = Rc::new(outputs(&mut n, &p, node_name, &logger)?);
     let calibrate_srv = n.create_service::<Trigger::Service>("~/calibrate", qos::reliable(10))?;
     let reset_srv = n.create_service::<Trigger::Service>("~/reset", qos::reliable(10))?;
     let predict_srv = n.create_service::<PredictMotion::Service>("~/predict", qos::reliable(10))?;
-    let pattern_topic = p.pattern_cmd_vel_topic.as_str();
-    let drive = Rc::new(drive::Drive {
-        shared: shared.clone(),
-        out: if p.cmd_vel_stamped {
-            drive::CommandOut::Stamped(n.create_publisher(pattern_topic, qos::reliable(10))?)
-        } else {
-            drive::CommandOut::Plain(n.create_publisher(pattern_topic, qos::reliable(10))?)
-        },
-        clock: n.get_ros_clock(),
-        targets,
-        logger: logger.clone(),
-    });
+    let drive = Rc::new(drive_out(&mut n, &p, shared.clone(), targets, &logger)?);
     let goals = create_action_server::<DrivePattern::Action>(&mut n, "~/drive_pattern")?;
     drop(n);
     outputs.result.publish(&messages::nominal(&nominal, 0.0))?;
@@ -137,5 +110,54 @@ fn setup(
             drive_task
         );
         Ok(())
+    })
+}
+
+/// The calibrator's publishers and the client pushing accepted parameters to `push_node` (if set).
+fn outputs(
+    n: &mut r2r::Node,
+    p: &CalibratorParams,
+    node_name: String,
+    logger: &str,
+) -> anyhow::Result<Outputs> {
+    let push = if p.push_node.trim().is_empty() {
+        None
+    } else {
+        let service = format!("{}/set_parameters", p.push_node.trim_end_matches('/'));
+        Some(Push {
+            client: n.create_client::<SetParameters::Service>(&service, qos::reliable(10))?,
+            service,
+            prefix: p.push_prefix.clone(),
+        })
+    };
+    Ok(Outputs {
+        status: n.create_publisher("~/status", qos::reliable(100))?,
+        result: n.create_publisher("~/parameters", qos::latched())?,
+        diagnostics: n.create_publisher("/diagnostics", qos::reliable(10))?,
+        push,
+        node_name,
+        logger: logger.to_owned(),
+    })
+}
+
+/// The `drive_pattern` action's command publisher (stamped or not, like the commands read).
+fn drive_out(
+    n: &mut r2r::Node,
+    p: &CalibratorParams,
+    shared: Shared,
+    targets: [f64; 4],
+    logger: &str,
+) -> anyhow::Result<drive::Drive> {
+    let pattern_topic = p.pattern_cmd_vel_topic.as_str();
+    Ok(drive::Drive {
+        shared,
+        out: if p.cmd_vel_stamped {
+            drive::CommandOut::Stamped(n.create_publisher(pattern_topic, qos::reliable(10))?)
+        } else {
+            drive::CommandOut::Plain(n.create_publisher(pattern_topic, qos::reliable(10))?)
+        },
+        clock: n.get_ros_clock(),
+        targets,
+        logger: logger.to_owned(),
     })
 }

@@ -36,8 +36,42 @@ pub fn subscribe(
             .map(|m| (None, m))
             .boxed()
     };
+    let poses = pose_stream(n, p)?;
+    let wheels = wheel_task(n, p, shared, logger)?;
+    let command_task = {
+        let (shared, logger) = (shared.clone(), logger.to_owned());
+        commands.for_each(move |(stamp, twist)| {
+            let t = stamp.unwrap_or_else(|| {
+                lockstep_ros::time::clock_now(&clock).map_or(f64::NAN, |d| d.as_secs_f64())
+            });
+            take(&shared, &logger, |s| s.push_command(inputs::command(t, &twist)));
+            future::ready(())
+        })
+    };
+    let pose_task = {
+        let (shared, logger) = (shared.clone(), logger.to_owned());
+        poses.for_each(move |(t, pose, noise)| {
+            take(&shared, &logger, |s| {
+                s.push_pose(inputs::observed(t, &pose, noise))
+            });
+            future::ready(())
+        })
+    };
+    Ok(async move {
+        futures::join!(command_task, wheels, pose_task);
+    }
+    .boxed_local())
+}
+
+/// The observed poses (`slam_pose`, with or without covariance as configured): (stamp, pose, its noise
+/// when the covariance is used).
+fn pose_stream(
+    n: &mut r2r::Node,
+    p: &CalibratorParams,
+) -> anyhow::Result<BoxStream<'static, (f64, Pose, Option<PoseNoise>)>> {
     let use_covariance = p.use_pose_covariance;
-    let poses: BoxStream<'static, (f64, Pose, Option<PoseNoise>)> = match p.pose_type()? {
+    let deep = qos::reliable(INPUT_DEPTH);
+    Ok(match p.pose_type()? {
         PoseType::WithCovariance => n
             .subscribe::<PoseWithCovarianceStamped>("slam_pose", deep.clone())?
             .map(move |m| {
@@ -53,8 +87,18 @@ pub fn subscribe(
             .subscribe::<PoseStamped>("slam_pose", deep.clone())?
             .map(|m| (inputs::secs(&m.header.stamp), m.pose, None))
             .boxed(),
-    };
-    let wheels: BoxFuture<'static, ()> = match p.wheel_source()? {
+    })
+}
+
+/// The task taking the wheel motion, from odometry or from joint states as configured.
+fn wheel_task(
+    n: &mut r2r::Node,
+    p: &CalibratorParams,
+    shared: &Shared,
+    logger: &str,
+) -> anyhow::Result<BoxFuture<'static, ()>> {
+    let deep = qos::reliable(INPUT_DEPTH);
+    Ok(match p.wheel_source()? {
         WheelSource::Odometry => {
             let (shared, logger) = (shared.clone(), logger.to_owned());
             n.subscribe::<Odometry>("odom", deep)?
@@ -83,30 +127,7 @@ pub fn subscribe(
                 })
                 .boxed()
         }
-    };
-    let command_task = {
-        let (shared, logger) = (shared.clone(), logger.to_owned());
-        commands.for_each(move |(stamp, twist)| {
-            let t = stamp.unwrap_or_else(|| {
-                lockstep_ros::time::clock_now(&clock).map_or(f64::NAN, |d| d.as_secs_f64())
-            });
-            take(&shared, &logger, |s| s.push_command(inputs::command(t, &twist)));
-            future::ready(())
-        })
-    };
-    let pose_task = {
-        let (shared, logger) = (shared.clone(), logger.to_owned());
-        poses.for_each(move |(t, pose, noise)| {
-            take(&shared, &logger, |s| {
-                s.push_pose(inputs::observed(t, &pose, noise))
-            });
-            future::ready(())
-        })
-    };
-    Ok(async move {
-        futures::join!(command_task, wheels, pose_task);
-    }
-    .boxed_local())
+    })
 }
 
 /// Pushes one sample; a dropped one is counted in `~/status` and logged at debug level, or as a rate-limited

@@ -13,6 +13,26 @@ pub enum Error {
     },
     #[error("parameter `topics`: `{topic}` is not a valid topic name (expected `/name` or `name`)")]
     InvalidTopic { topic: String },
+    #[error("parameter `{parameter}`: `{value}` is not {expected}")]
+    InvalidChoice {
+        parameter: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+    #[error("{output} exists already: the recorder writes a new bag directory (choose another with -o)")]
+    OutputExists { output: String },
+    #[error("{flag} {value} is larger than the recorder accepts")]
+    TooLarge { flag: &'static str, value: u64 },
+    #[error("creating bag {output}")]
+    CreateBag {
+        output: String,
+        #[source]
+        source: lockstep_bag::Error,
+    },
+    #[error("the bag writer thread panicked")]
+    WriterPanicked,
+    #[error("starting the bag writer thread: {0}")]
+    Thread(#[source] std::io::Error),
 }
 
 /// Result alias of this crate.

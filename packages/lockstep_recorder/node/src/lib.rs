@@ -1,48 +1,33 @@
 //! The recorder node `lockstep_recorder` (and `lockstep bag record`, which runs it in its own process, see
-//! [`cli`]): records topics (raw CDR of any message type installed on the machine, see `topics`)
-//! into a rosbag2-compatible MCAP bag, with the dependency headers of traced modules and the module topology
-//! learnt from them.
+//! [`cli`]): records topics (raw CDR of any message type installed on the machine, see `topics`) into a
+//! rosbag2-compatible MCAP bag, with the dependency headers of traced modules, the module topology learnt
+//! from them and the modules' parameters (see `parameters`). What it decides is the core's
+//! (`lockstep_recorder`: discovery, the bag thread and its queue bound, the status); this crate subscribes,
+//! queries the graph and maps to and from messages.
 //!
 //! Parameters: see [`RecorderParams`]. Services (like rosbag2's recorder): `~/pause`, `~/resume`,
 //! `~/split_bagfile` (std_srvs/Trigger), `~/is_paused` (lockstep_interfaces/IsPaused), `~/get_topology`
 //! (lockstep_interfaces/GetTopology). Status: `~/status` (lockstep_interfaces/RecorderStatus) every
-//! `status_period_secs`.
-//!
-//! The bag is written by a thread of its own, so disk I/O never stalls the node's spinning. What waits for it
-//! is bounded by `max_queue_bytes`: when that is full, messages are dropped, counted per topic
-//! (`dropped_queue_full` in the status) and logged (throttled). A write failure stops recording cleanly (see
-//! `writer`); the node keeps answering. On SIGINT/SIGTERM the node first takes everything DDS has delivered
-//! to it (until nothing new arrives for 0.2 s, at most 1 s: with publishers still running
-//! there is always something new, and a stop must stay prompt), then the thread writes what was received, stores
-//! the topology and finishes the bag (summary + metadata.yaml).
-//!
-//! Each module's parameters (read through its parameter services when the module is first seen) and their
-//! changes on `/parameter_events` are stored too, as metadata records (see `parameters`).
+//! `status_period_secs`. On SIGINT/SIGTERM the node first takes everything DDS has delivered to it (until
+//! nothing new arrives for 0.2 s, at most 1 s: with publishers still running there is always something new,
+//! and a stop must stay prompt), then the bag thread writes what was received and finishes the bag.
 
 pub mod cli;
+mod messages;
 mod parameters;
-mod pending_parameters;
-mod shared;
+mod services;
 mod topics;
-mod writer;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use futures::StreamExt;
-use lockstep_bag::{ChunkCompression, WriterOptions};
-use lockstep_recorder::TopicSelection;
+use lockstep_recorder::{RecorderConfig, Session, Settings, Status};
 use lockstep_ros::generic::GenericNode;
-use lockstep_ros::{lock, qos, Int, ParamRule, ParamRules, Real, SharedNode};
-use r2r::lockstep_interfaces::msg::RecorderStatus;
-use r2r::lockstep_interfaces::srv::{GetTopology, IsPaused};
-use r2r::std_srvs::srv::Trigger;
+use lockstep_ros::{lock, Int, ParamRule, ParamRules, Real, SharedNode};
 
-use shared::Shared;
-use topics::{Discovery, TypeSupport};
-use writer::{BagThread, Command, ThreadOptions};
+use topics::Discovery;
 
 /// Parameters of the recorder.
 #[derive(r2r::RosParams, Debug, Clone)]
@@ -98,29 +83,32 @@ impl ParamRules for RecorderParams {
     }
 }
 
-impl Default for RecorderParams {
-    fn default() -> Self {
-        Self {
-            output: String::new(),
-            all_topics: true,
-            topics: String::new(),
-            include_regex: String::new(),
-            exclude_regex: String::new(),
-            discovery_period_secs: 0.1,
-            compression: "none".into(),
-            max_bag_size_bytes: 0,
-            max_bag_duration_secs: 0.0,
-            start_paused: false,
-            status_period_secs: 1.0,
-            max_queue_bytes: 100 * 1024 * 1024,
-            test_write_delay_secs: 0.0,
-            type_support: "generic".into(),
+/// The same fields, as plain settings (the core's defaults and checks) and back.
+macro_rules! same_fields {
+    ($($field:ident),*) => {
+        impl From<&RecorderParams> for Settings {
+            fn from(p: &RecorderParams) -> Self {
+                Self { $($field: p.$field.clone()),* }
+            }
         }
-    }
+        impl From<Settings> for RecorderParams {
+            fn from(s: Settings) -> Self {
+                Self { $($field: s.$field),* }
+            }
+        }
+    };
+}
+same_fields! {
+    output, all_topics, topics, include_regex, exclude_regex, discovery_period_secs, compression,
+    max_bag_size_bytes, max_bag_duration_secs, start_paused, status_period_secs, max_queue_bytes,
+    test_write_delay_secs, type_support
 }
 
-/// The bag thread's handle, joined by `main` after the node stopped so the bag is finished before exit.
-static BAG_THREAD: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+impl Default for RecorderParams {
+    fn default() -> Self {
+        Settings::default().into()
+    }
+}
 
 /// On SIGINT/SIGTERM the node keeps taking messages until none arrived for `DRAIN_QUIET` (at most
 /// `DRAIN_MAX`), so what DDS delivered before the stop is in the bag. Taking is far faster than any
@@ -129,7 +117,7 @@ const DRAIN_QUIET: Duration = Duration::from_millis(200);
 const DRAIN_MAX: Duration = Duration::from_secs(1);
 
 /// Called with the recorder's status every `status_period_secs` (what `~/status` publishes).
-pub type StatusObserver = Box<dyn FnMut(&RecorderStatus)>;
+pub type StatusObserver = Box<dyn FnMut(&Status)>;
 
 /// Runs the recorder node `node_name` until SIGINT/SIGTERM (or a fatal error), then finishes the bag and
 /// returns the last status. `defaults` are the parameters' values unless `--ros-args -p` overrides them.
@@ -137,7 +125,7 @@ pub fn run(
     node_name: &str,
     defaults: RecorderParams,
     observer: Option<StatusObserver>,
-) -> anyhow::Result<RecorderStatus> {
+) -> anyhow::Result<Status> {
     let received = Arc::new(AtomicU64::new(0));
     // The recorded topics are taken on threads of their own; the node's spin serves its services, status and
     // parameters. At the default 1 ms an idle recorder spent 4.6 % of a core rebuilding its wait set; 20 ms
@@ -152,223 +140,66 @@ pub fn run(
         drain_on_shutdown: Some(drain),
         spin_timeout: Some(IDLE_SPIN),
     };
-    let shared_slot: Arc<Mutex<Option<Arc<Shared>>>> = Arc::default();
-    let slot = shared_slot.clone();
+    let session_slot: Arc<Mutex<Option<Session>>> = Arc::default();
+    let slot = session_slot.clone();
     let outcome = lockstep_ros::run_node_with(node_name, options, move |node| {
         Ok(setup(node, defaults, received, observer, slot)?)
     });
-    // The node's tasks are gone, so every sender to the bag thread is dropped: it finishes the bag.
-    let handle = BAG_THREAD.lock().ok().and_then(|mut h| h.take());
-    if let Some(handle) = handle {
-        if handle.join().is_err() {
-            anyhow::bail!("the bag writer thread panicked");
-        }
-    }
+    // The node's tasks are gone, so every other sender to the bag thread is dropped: it finishes the bag.
+    let session = session_slot.lock().ok().and_then(|mut s| s.take());
+    let status = session.map(Session::finish).transpose()?;
     outcome.with_context(|| node_name.to_owned())?;
-    let shared = shared_slot.lock().ok().and_then(|mut s| s.take());
-    shared
-        .map(|s| s.status())
-        .context("the recorder stopped before it started recording")
-}
-
-fn writer_options(params: &RecorderParams) -> anyhow::Result<WriterOptions> {
-    let compression = match params.compression.as_str() {
-        "none" | "" => ChunkCompression::None,
-        "zstd" => ChunkCompression::Zstd,
-        other => anyhow::bail!("parameter `compression`: `{other}` is not `none` or `zstd`"),
-    };
-    Ok(WriterOptions {
-        compression,
-        max_bag_size_bytes: (params.max_bag_size_bytes > 0).then_some(params.max_bag_size_bytes as u64),
-        max_bag_duration_ns: (params.max_bag_duration_secs > 0.0)
-            .then_some((params.max_bag_duration_secs * 1e9) as u64),
-        ..WriterOptions::default()
-    })
+    status.context("the recorder stopped before it started recording")
 }
 
 fn setup(
     node: SharedNode,
     defaults: RecorderParams,
     received: Arc<AtomicU64>,
-    mut observer: Option<StatusObserver>,
-    shared_slot: Arc<Mutex<Option<Arc<Shared>>>>,
+    observer: Option<StatusObserver>,
+    slot: Arc<Mutex<Option<Session>>>,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>>> {
-    // A bad start value stops the node naming the parameter and its range; every parameter is read at start
-    // only, so a run-time set is refused saying so.
-    let declared = lockstep_ros::declare_checked_parameters(&node, defaults)?;
-    let mut params = declared
-        .values
-        .lock()
-        .map_err(|_| lockstep_ros::Error::Poisoned)?;
-    params.set_guard(lockstep_ros::start_only(&[]));
+    let config = read_parameters(&node, defaults)?;
     let logger = lockstep_ros::logger_name(&node)?;
-    let topics: Vec<String> = params.topics.split(',').map(str::to_owned).collect();
-    let selection = TopicSelection::new(
-        params.all_topics,
-        &topics,
-        &params.include_regex,
-        &params.exclude_regex,
-    )?;
-    let output = if params.output.is_empty() {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        format!("lockstep_bag_{secs}")
-    } else {
-        params.output.clone()
-    };
-    let options = writer_options(&params)?;
-    let shared = Shared::new(
-        params.start_paused,
-        output.clone(),
-        params.max_queue_bytes as u64,
-        logger.clone(),
-        received,
-    );
-    let thread = ThreadOptions {
-        write_delay: Duration::from_secs_f64(params.test_write_delay_secs),
-    };
-    let bag = BagThread::start(&output, options, thread, shared.clone())?;
-    if let Ok(mut slot) = shared_slot.lock() {
-        *slot = Some(shared.clone());
+    let log = messages::log(logger.clone());
+    let session = Session::start(&config, log, received, messages::pending_parameters())?;
+    let (recording, commands) = (session.recording.clone(), session.commands.clone());
+    if let Ok(mut slot) = slot.lock() {
+        *slot = Some(session);
     }
-    if let Ok(mut slot) = BAG_THREAD.lock() {
-        *slot = Some(bag.handle);
-    }
-    let commands = bag.commands;
-    let discovery_period = Duration::from_secs_f64(params.discovery_period_secs.max(0.01));
-    let type_support = TypeSupport::parse(&params.type_support)?;
-    let status_period = Duration::from_secs_f64(params.status_period_secs.max(0.05));
-    drop(params);
-
-    let mut n = lock(&node)?;
-    let node_name = n.fully_qualified_name()?;
+    let status_task = services::status(&node, recording.clone(), config.status_period, observer)?;
+    let services_task = services::serve(&node, &recording, &commands)?;
+    let n = lock(&node)?;
+    let own_name = n.fully_qualified_name()?;
     // Subscriptions of any installed type and graph queries go through the node `<name>_generic`, beside
     // this one in its namespace.
     let generic = GenericNode::new(&n.name()?, &n.namespace()?).context("starting the generic node")?;
-    let status_topic = format!("{node_name}/status");
-    let status_pub = n.create_publisher::<RecorderStatus>("~/status", qos::reliable(10))?;
-    let pause = n.create_service::<Trigger::Service>("~/pause", qos::reliable(10))?;
-    let resume = n.create_service::<Trigger::Service>("~/resume", qos::reliable(10))?;
-    let split = n.create_service::<Trigger::Service>("~/split_bagfile", qos::reliable(10))?;
-    let is_paused = n.create_service::<IsPaused::Service>("~/is_paused", qos::reliable(10))?;
-    let get_topology = n.create_service::<GetTopology::Service>("~/get_topology", qos::reliable(10))?;
     drop(n);
-    r2r::log_info!(&logger, "recording into {output}");
-
-    let pause_task = {
-        let shared = shared.clone();
-        pause.for_each(move |req| {
-            let was = shared.paused.swap(true, Ordering::SeqCst);
-            respond_trigger(req, true, if was { "already paused" } else { "paused" });
-            futures::future::ready(())
-        })
-    };
-    let resume_task = {
-        let shared = shared.clone();
-        resume.for_each(move |req| {
-            let was = shared.paused.swap(false, Ordering::SeqCst);
-            respond_trigger(req, true, if was { "resumed" } else { "was not paused" });
-            futures::future::ready(())
-        })
-    };
-    let is_paused_task = {
-        let shared = shared.clone();
-        is_paused.for_each(move |req| {
-            let _ = req.respond(IsPaused::Response {
-                paused: shared.paused.load(Ordering::SeqCst),
-            });
-            futures::future::ready(())
-        })
-    };
-    let split_task = {
-        let commands = commands.clone();
-        split.for_each(move |req| {
-            let commands = commands.clone();
-            async move {
-                let (reply, answer) = tokio::sync::oneshot::channel();
-                let outcome = match commands.send(Command::Split(reply)) {
-                    Ok(()) => answer
-                        .await
-                        .unwrap_or_else(|_| Err("the bag writer stopped".into())),
-                    Err(_) => Err("the bag writer stopped".into()),
-                };
-                match outcome {
-                    Ok(index) => respond_trigger(req, true, &format!("now writing file {index}")),
-                    Err(reason) => respond_trigger(req, false, &reason),
-                }
-            }
-        })
-    };
-    let topology_task = {
-        let shared = shared.clone();
-        get_topology.for_each(move |req| {
-            let topology = shared.topology_msg();
-            let _ = req.respond(GetTopology::Response {
-                success: true,
-                message: String::new(),
-                topology,
-            });
-            futures::future::ready(())
-        })
-    };
-    let status_task = {
-        let shared = shared.clone();
-        let logger = logger.clone();
-        async move {
-            let mut interval = tokio::time::interval(status_period);
-            let mut failing = false;
-            loop {
-                interval.tick().await;
-                let status = shared.status();
-                if let Some(observer) = observer.as_mut() {
-                    observer(&status);
-                }
-                match status_pub.publish(&status) {
-                    Err(e) if !failing => {
-                        r2r::log_error!(&logger, "publishing {status_topic}: {e} (logged once)");
-                        failing = true;
-                    }
-                    Err(_) => {}
-                    Ok(()) => failing = false,
-                }
-            }
-        }
-    };
+    r2r::log_info!(&logger, "recording into {}", config.output);
     // Each module's parameters, read when the module is learnt, and their changes (see `parameters`).
-    let parameters_task = parameters::watch(node.clone(), shared.clone(), discovery_period);
+    let parameters_task = parameters::watch(node.clone(), recording.clone(), config.discovery_period);
     let discovery = Discovery {
-        selection,
+        selection: config.selection,
         commands,
-        shared,
-        period: discovery_period,
-        own_name: node_name,
-        type_support,
+        recording,
+        period: config.discovery_period,
+        own_name,
+        type_support: config.type_support,
         generic,
     };
     let discovery_task = topics::discover(node.clone(), discovery);
-
     Ok(async move {
-        tokio::join!(
-            pause_task,
-            resume_task,
-            is_paused_task,
-            split_task,
-            topology_task,
-            status_task,
-            discovery_task,
-            parameters_task
-        );
+        tokio::join!(services_task, status_task, discovery_task, parameters_task);
         Ok(())
     })
 }
 
-fn respond_trigger(req: r2r::ServiceRequest<Trigger::Service>, success: bool, message: &str) {
-    let _ = req.respond(Trigger::Response {
-        success,
-        message: message.to_owned(),
-    });
+/// Declare the parameters and check them. A bad start value stops the node naming the parameter and its
+/// range; every parameter is read at start only, so a run-time set is refused saying so.
+fn read_parameters(node: &SharedNode, defaults: RecorderParams) -> anyhow::Result<RecorderConfig> {
+    let params = lockstep_ros::declare_start_only_parameters(node, defaults)?;
+    let now = lockstep_recorder::unix_now_secs();
+    Ok(RecorderConfig::new(&Settings::from(&params), now)?)
 }
 
 #[cfg(test)]

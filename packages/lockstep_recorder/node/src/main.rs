@@ -7,6 +7,7 @@ fn main() -> anyhow::Result<()> {
         binary: "lockstep_recorder",
         about: "records topics of any installed message type into a rosbag2-compatible MCAP bag, like `ros2 bag record`, with the dependency headers of traced nodes and the module topology learnt from them. `lockstep bag record` runs the same recorder from the command line.",
         readme: Some(include_str!("../../README.md")),
+        rules: <RecorderParams as lockstep_ros::ParamRules>::param_rules(),
     });
     lockstep_recorder_node::run("lockstep_recorder", RecorderParams::default(), None).map(|_| ())
 }

@@ -9,30 +9,20 @@
 //! (`lockstep_ros::parameter_text::records`: `lockstep_parameters`, `lockstep_parameter_nodes`,
 //! `lockstep_parameter_changes`) as they come, with the topology's progress and at the end.
 //!
-//! Bounds (the graph may hold hostile nodes): at most [`MAX_MODULES`] modules, [`MAX_PARAMETERS`] parameters
-//! each, names of [`MAX_NAME`] bytes, values of [`MAX_VALUE`](crate::pending_parameters::MAX_VALUE) bytes of
-//! text (a longer one is stored as `unrecorded:<length>`), and
-//! [`MAX_BYTES`](crate::pending_parameters::MAX_BYTES) of parameter text in all: changes beyond are counted
-//! per module (record `lockstep_parameter_changes_dropped`), not stored. What is learnt waits in
-//! [`Pending`](crate::pending_parameters::Pending) (module `pending_parameters`) for the bag thread.
+//! The bounds and the choice of node are the core's ([`ModuleWatch`], [`Pending`](lockstep_recorder::Pending)).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use lockstep_ros::{lock, qos, SharedNode};
+use lockstep_ros::{lock, parameter_text, qos, SharedNode};
 use lockstep_trace_ros::topology_topic;
 use r2r::rcl_interfaces::msg::ParameterEvent;
 use r2r::rcl_interfaces::srv::{GetParameters, ListParameters};
 
-use crate::pending_parameters::{bounded_text, MAX_NAME};
-use crate::shared::Shared;
+use lockstep_recorder::{announcer_name, names_to_read, ModuleWatch, Recording};
 
-/// Modules whose parameters are read.
-pub const MAX_MODULES: usize = 256;
-/// Parameters read per module.
-pub const MAX_PARAMETERS: usize = 1000;
+use crate::messages;
 /// Longest wait for a parameter service to appear.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest wait for one answer before the request is sent again, and how many times it is sent: a request
@@ -41,12 +31,10 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(1);
 const ASKS: u32 = 5;
 /// Reads of one module before giving up (its failure is stored).
 const ATTEMPTS: u32 = 2;
-/// Discovery rounds spent looking for the node announcing a module's topology before trying `/<module>`.
-const NODE_LOOKS: u32 = 20;
 
 /// Read the parameters of every module learnt (every `period`), and keep the changes announced on
 /// `/parameter_events`, until the node stops.
-pub async fn watch(node: SharedNode, shared: Arc<Shared>, period: Duration) {
+pub async fn watch(node: SharedNode, shared: Arc<Recording>, period: Duration) {
     let logger = lockstep_ros::logger_name(&node).unwrap_or_default();
     let events = lock(&node).map_err(|e| e.to_string()).and_then(|mut n| {
         n.subscribe::<ParameterEvent>(
@@ -59,6 +47,7 @@ pub async fn watch(node: SharedNode, shared: Arc<Shared>, period: Duration) {
         Ok(events) => {
             let shared = shared.clone();
             tokio::spawn(events.for_each(move |event| {
+                let event = messages::parameter_event(&event, &shared.parameters);
                 shared
                     .parameters
                     .add_event(&event, lockstep_trace::now_ns() as u64);
@@ -67,36 +56,18 @@ pub async fn watch(node: SharedNode, shared: Arc<Shared>, period: Duration) {
         }
         Err(e) => r2r::log_warn!(&logger, "parameter changes are not recorded: subscribing: {e}"),
     }
-    let mut started: BTreeSet<String> = BTreeSet::new();
-    let mut looks: BTreeMap<String, u32> = BTreeMap::new();
+    let mut watch = ModuleWatch::default();
     let mut interval = tokio::time::interval(period.max(Duration::from_millis(50)));
     loop {
         interval.tick().await;
-        let modules: Vec<String> = shared
-            .with(|s| {
-                s.topology
-                    .components()
-                    .into_iter()
-                    .map(|c| c.module_name)
-                    .collect()
-            })
-            .unwrap_or_default();
-        for module in modules {
-            if started.contains(&module) || started.len() >= MAX_MODULES {
+        for component in shared.components() {
+            let module = component.module_name;
+            if !watch.wants(&module) {
                 continue;
             }
-            let node_name = match announcer(&node, &module) {
-                Some(name) => name,
-                None => {
-                    let looked = looks.entry(module.clone()).or_default();
-                    *looked += 1;
-                    if *looked < NODE_LOOKS {
-                        continue;
-                    }
-                    format!("/{module}")
-                }
+            let Some(node_name) = watch.node_for(&module, announcer(&node, &module)) else {
+                continue;
             };
-            started.insert(module.clone());
             shared.parameters.watch_node(&node_name, &module);
             let task = read_module(node.clone(), shared.clone(), module, node_name, logger.clone());
             tokio::spawn(task);
@@ -110,27 +81,24 @@ fn announcer(node: &SharedNode, module: &str) -> Option<String> {
         .ok()?
         .get_publishers_info_by_topic(&topology_topic(module), false)
         .ok()?;
-    // A publisher whose node is not discovered yet is named `_NODE_NAME_UNKNOWN_` (in
-    // `_NODE_NAMESPACE_UNKNOWN_`): look again later.
-    let p = publishers.iter().find(|p| !p.node_name.contains("_UNKNOWN_"))?;
-    if p.node_namespace.contains("_UNKNOWN_") {
-        return None;
-    }
-    let namespace = p.node_namespace.trim_end_matches('/');
-    Some(format!("{namespace}/{}", p.node_name))
+    announcer_name(
+        publishers
+            .iter()
+            .map(|p| (p.node_name.as_str(), p.node_namespace.as_str())),
+    )
 }
 
 /// Read `module`'s parameters from `node_name` (a few attempts) and keep them, or the reason they could not be.
 async fn read_module(
     node: SharedNode,
-    shared: Arc<Shared>,
+    shared: Arc<Recording>,
     module: String,
     node_name: String,
     logger: String,
 ) {
     let mut error = String::new();
     for _ in 0..ATTEMPTS {
-        match read(&node, &node_name).await {
+        match read(&node, &node_name, &shared).await {
             Ok((read_ns, values)) => {
                 r2r::log_info!(
                     &logger,
@@ -150,7 +118,11 @@ async fn read_module(
 }
 
 /// (when the values were asked for, system time ns; (name, value text) sorted by name).
-async fn read(node: &SharedNode, node_name: &str) -> Result<(u64, Vec<(String, String)>), String> {
+async fn read(
+    node: &SharedNode,
+    node_name: &str,
+    shared: &Recording,
+) -> Result<(u64, Vec<(String, String)>), String> {
     let (list, get, list_ready, get_ready) = {
         let mut n = lock(node).map_err(|e| e.to_string())?;
         let list_name = format!("{node_name}/list_parameters");
@@ -179,12 +151,7 @@ async fn read(node: &SharedNode, node_name: &str) -> Result<(u64, Vec<(String, S
         depth: 0, // every level
     };
     let listed = ask(&list, &request, &format!("{node_name}/list_parameters")).await?;
-    let mut names: Vec<String> = (listed.result.names.into_iter())
-        .filter(|n| n.len() <= MAX_NAME)
-        .collect();
-    names.sort();
-    names.dedup();
-    names.truncate(MAX_PARAMETERS);
+    let names = names_to_read(listed.result.names);
     let read_ns = lockstep_trace::now_ns() as u64;
     let request = GetParameters::Request { names: names.clone() };
     let got = ask(&get, &request, &format!("{node_name}/get_parameters")).await?;
@@ -197,7 +164,11 @@ async fn read(node: &SharedNode, node_name: &str) -> Result<(u64, Vec<(String, S
     }
     let values = names
         .into_iter()
-        .zip(got.values.iter().map(bounded_text))
+        .zip(
+            got.values
+                .iter()
+                .map(|v| shared.parameters.bounded_text(parameter_text::format(v))),
+        )
         .collect();
     Ok((read_ns, values))
 }

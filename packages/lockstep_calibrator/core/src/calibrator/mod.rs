@@ -325,33 +325,9 @@ impl Calibrator {
     /// Calibrates on the latest complete window.
     pub fn step(&mut self) -> Outcome {
         let c = self.config;
-        let Some(t1) = self.history.complete_until() else {
-            return Outcome::Waiting("no odometry and observed pose yet".into());
-        };
-        let t0 = t1 - c.window_secs;
-        let w = self.history.window(t0, t1, c.max_delay_secs);
-        if w.poses.len() < 6 || w.steps.len() < 10 {
-            return Outcome::Waiting(format!(
-                "the window holds {} observed poses and {} odometry steps (6 and 10 needed)",
-                w.poses.len(),
-                w.steps.len()
-            ));
-        }
-        self.ingest(t1);
-        let held = self.validation_segments();
-        if held.is_empty() {
-            // One held-out window is enough to validate; the newest `validation_segments` are used.
-            return Outcome::Waiting(format!(
-                "no history to validate against yet: a held-out window of {} s is needed (every {} window is kept out of the fit)",
-                c.window_secs,
-                ordinal(c.holdout_every),
-            ));
-        }
-        if let Some(jump) = jump(&w, &self.current, c.jump_m) {
-            return Outcome::Skipped(jump);
-        }
-        let Some(before) = residual(&w, &self.current, c.noise) else {
-            return Outcome::Waiting("the residual cannot be computed on this window".into());
+        let (w, before) = match self.window_to_step() {
+            Ok(ready) => ready,
+            Err(waiting) => return waiting,
         };
         if self.stale {
             self.refit();
@@ -382,48 +358,13 @@ impl Calibrator {
         if gated && !self.significant(&candidate, &std, &extra_std) {
             return unchanged(threshold1, refused);
         }
-        if let Some(e) = &self.estimate {
-            let limit = match c.gate {
-                Gate::Fixed(t) => t,
-                Gate::BestOfCandidates => self.best_batch_candidate() * 1.05,
-            };
-            if e.rms.is_nan() || e.rms >= limit {
-                self.drive.rejected += 1;
-                let fitted = self.segments.iter().filter(|s| !s.held_out);
-                let t0 = fitted
-                    .clone()
-                    .map(|s| s.window.t0_secs)
-                    .fold(f64::INFINITY, f64::min);
-                let t1 = fitted.map(|s| s.window.t1_secs).fold(f64::NEG_INFINITY, f64::max);
-                return Outcome::Rejected {
-                    params: candidate,
-                    segment: SegmentCheck {
-                        t0_secs: t0,
-                        t1_secs: t1,
-                        residual: e.rms,
-                    },
-                    threshold2: limit,
-                };
-            }
+        if let Some(rejected) = self.batch_rejection(candidate) {
+            return rejected;
         }
-        let mut validation = Vec::new();
-        for s in self.validation_segments() {
-            let r = residual(&s.window, &candidate, c.noise).unwrap_or(f64::INFINITY);
-            let check = SegmentCheck {
-                t0_secs: s.window.t0_secs,
-                t1_secs: s.window.t1_secs,
-                residual: r,
-            };
-            if r.is_nan() || r >= c.threshold2 {
-                self.drive.rejected += 1;
-                return Outcome::Rejected {
-                    params: candidate,
-                    segment: check,
-                    threshold2: c.threshold2,
-                };
-            }
-            validation.push(check);
-        }
+        let validation = match self.validate(candidate) {
+            Ok(validation) => validation,
+            Err(rejected) => return rejected,
+        };
         let after = residual(&w, &candidate, c.noise).unwrap_or(f64::NAN);
         self.current = candidate;
         self.std = std;
@@ -440,6 +381,102 @@ impl Calibrator {
             beta_wants_negative,
             alarms: self.alarms(),
         })
+    }
+
+    /// The latest complete window and the current parameters' residual on it, once it holds enough data,
+    /// there is history to validate against and no observed pose jumped (the window is ingested then);
+    /// otherwise the outcome that says why not.
+    // The outcome goes back to `step` as it is, once per window: boxing it would only add an allocation.
+    #[allow(clippy::result_large_err)]
+    fn window_to_step(&mut self) -> Result<(Window, f64), Outcome> {
+        let c = self.config;
+        let Some(t1) = self.history.complete_until() else {
+            return Err(Outcome::Waiting("no odometry and observed pose yet".into()));
+        };
+        let t0 = t1 - c.window_secs;
+        let w = self.history.window(t0, t1, c.max_delay_secs);
+        if w.poses.len() < 6 || w.steps.len() < 10 {
+            return Err(Outcome::Waiting(format!(
+                "the window holds {} observed poses and {} odometry steps (6 and 10 needed)",
+                w.poses.len(),
+                w.steps.len()
+            )));
+        }
+        self.ingest(t1);
+        let held = self.validation_segments();
+        if held.is_empty() {
+            // One held-out window is enough to validate; the newest `validation_segments` are used.
+            return Err(Outcome::Waiting(format!(
+                "no history to validate against yet: a held-out window of {} s is needed (every {} window is kept out of the fit)",
+                c.window_secs,
+                ordinal(c.holdout_every),
+            )));
+        }
+        if let Some(jump) = jump(&w, &self.current, c.jump_m) {
+            return Err(Outcome::Skipped(jump));
+        }
+        let Some(before) = residual(&w, &self.current, c.noise) else {
+            return Err(Outcome::Waiting(
+                "the residual cannot be computed on this window".into(),
+            ));
+        };
+        Ok((w, before))
+    }
+
+    /// The rejection of `candidate` when the joint estimate does not explain the windows it was fitted on
+    /// (threshold 1; the segment then spans those windows).
+    fn batch_rejection(&mut self, candidate: ModelParams) -> Option<Outcome> {
+        let c = self.config;
+        let e = self.estimate.as_ref()?;
+        let limit = match c.gate {
+            Gate::Fixed(t) => t,
+            Gate::BestOfCandidates => self.best_batch_candidate() * 1.05,
+        };
+        if !(e.rms.is_nan() || e.rms >= limit) {
+            return None;
+        }
+        let rms = e.rms;
+        self.drive.rejected += 1;
+        let fitted = self.segments.iter().filter(|s| !s.held_out);
+        let t0 = fitted
+            .clone()
+            .map(|s| s.window.t0_secs)
+            .fold(f64::INFINITY, f64::min);
+        let t1 = fitted.map(|s| s.window.t1_secs).fold(f64::NEG_INFINITY, f64::max);
+        Some(Outcome::Rejected {
+            params: candidate,
+            segment: SegmentCheck {
+                t0_secs: t0,
+                t1_secs: t1,
+                residual: rms,
+            },
+            threshold2: limit,
+        })
+    }
+
+    /// `candidate`'s residual on each validation segment, or the rejection at the first over threshold 2.
+    #[allow(clippy::result_large_err)]
+    fn validate(&mut self, candidate: ModelParams) -> Result<Vec<SegmentCheck>, Outcome> {
+        let c = self.config;
+        let mut validation = Vec::new();
+        for s in self.validation_segments() {
+            let r = residual(&s.window, &candidate, c.noise).unwrap_or(f64::INFINITY);
+            let check = SegmentCheck {
+                t0_secs: s.window.t0_secs,
+                t1_secs: s.window.t1_secs,
+                residual: r,
+            };
+            if r.is_nan() || r >= c.threshold2 {
+                self.drive.rejected += 1;
+                return Err(Outcome::Rejected {
+                    params: candidate,
+                    segment: check,
+                    threshold2: c.threshold2,
+                });
+            }
+            validation.push(check);
+        }
+        Ok(validation)
     }
 
     /// Which shared parameters the joint estimate determines (radius, track width, beta, asymmetry, lateral

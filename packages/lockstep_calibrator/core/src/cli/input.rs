@@ -262,10 +262,29 @@ pub(crate) fn read(reader: &BagReader, sources: &[Source; 3], mut tick: impl FnM
             );
         }
     }
+    let notes = clock_shift(&mut decoded, sources[0].stamped);
+    let stamp = |d: &Decoded| d.stamp_ns.unwrap_or(d.log_ns);
+    decoded.sort_by_key(|d| (stamp(d), d.stream, d.order));
+    let origin_ns = decoded.first().map_or(0, stamp);
+    let samples = (decoded.iter())
+        .map(|d| sample(d, (stamp(d) - origin_ns) as f64 * 1e-9))
+        .collect();
+    Ok(Inputs {
+        samples,
+        origin_ns,
+        read,
+        undecodable,
+        first_undecodable,
+        notes,
+    })
+}
+
+/// An unstamped Twist has only its log time; when the header stamps run on another clock (a simulator's
+/// time from 0 recorded with wall-clock log times), move the log times onto the odometry's clock. Returns
+/// the note saying so, if it did.
+fn clock_shift(decoded: &mut [Decoded], commands_stamped: bool) -> Vec<String> {
     let mut notes = Vec::new();
-    // An unstamped Twist has only its log time; when the header stamps run on another clock (a simulator's
-    // time from 0 recorded with wall-clock log times), move the log times onto the odometry's clock.
-    if !sources[0].stamped {
+    if !commands_stamped {
         let mut offsets: Vec<i64> = decoded
             .iter()
             .filter(|d| d.stream == Stream::Odometry)
@@ -284,48 +303,36 @@ pub(crate) fn read(reader: &BagReader, sources: &[Source; 3], mut tick: impl FnM
             }
         }
     }
-    let stamp = |d: &Decoded| d.stamp_ns.unwrap_or(d.log_ns);
-    decoded.sort_by_key(|d| (stamp(d), d.stream, d.order));
-    let origin_ns = decoded.first().map_or(0, stamp);
-    let samples = decoded
-        .iter()
-        .map(|d| {
-            let t_secs = (stamp(d) - origin_ns) as f64 * 1e-9;
-            let [a, b, c, e, f] = d.values;
-            match d.stream {
-                Stream::Command => Sample::Command(CommandSample {
-                    t_secs,
-                    v_mps: a,
-                    w_radps: b,
-                }),
-                Stream::Odometry => Sample::Odometry(OdomSample {
-                    t_secs,
-                    pose: Pose {
-                        x_m: a,
-                        y_m: b,
-                        yaw_rad: c,
-                    },
-                    v_mps: e,
-                    w_radps: f,
-                }),
-                Stream::Pose => Sample::Pose(PoseSample {
-                    t_secs,
-                    pose: Pose {
-                        x_m: a,
-                        y_m: b,
-                        yaw_rad: c,
-                    },
-                    noise: None,
-                }),
-            }
-        })
-        .collect();
-    Ok(Inputs {
-        samples,
-        origin_ns,
-        read,
-        undecodable,
-        first_undecodable,
-        notes,
-    })
+    notes
+}
+
+/// The sample `d` decoded to, at `t_secs`.
+fn sample(d: &Decoded, t_secs: f64) -> Sample {
+    let [a, b, c, e, f] = d.values;
+    match d.stream {
+        Stream::Command => Sample::Command(CommandSample {
+            t_secs,
+            v_mps: a,
+            w_radps: b,
+        }),
+        Stream::Odometry => Sample::Odometry(OdomSample {
+            t_secs,
+            pose: Pose {
+                x_m: a,
+                y_m: b,
+                yaw_rad: c,
+            },
+            v_mps: e,
+            w_radps: f,
+        }),
+        Stream::Pose => Sample::Pose(PoseSample {
+            t_secs,
+            pose: Pose {
+                x_m: a,
+                y_m: b,
+                yaw_rad: c,
+            },
+            noise: None,
+        }),
+    }
 }

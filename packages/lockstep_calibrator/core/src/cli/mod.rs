@@ -30,8 +30,8 @@ mod holdout;
 mod input;
 mod output;
 mod report;
+mod stepping;
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +40,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lockstep_bag::BagReader;
 use lockstep_ranges::{real_arg, real_arg_or_zero, Real};
 
-use crate::calibrator::{Calibrator, Config, Outcome};
+use crate::calibrator::{Calibrator, Config};
 use crate::fit::PoseNoise;
 use crate::history::Stream;
 use crate::model::ModelParams;
@@ -143,7 +143,51 @@ pub fn run(args: CalibrateArgs) -> Result<()> {
 /// Calibrates over the bag (but its held-out stretch) and writes `calibration.yaml`,
 /// `diff_drive_controller.yaml`, `trajectories.png` and `holdout.png`.
 pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
-    // The parser checked the options; a caller of this function may pass any number.
+    check_numbers(args)?;
+    controller::check_name(&args.controller_name)?;
+    let reader = BagReader::open(&args.bag).context("cannot open bag")?;
+    let sources = [
+        input::source(&reader, Stream::Command, &args.cmd_topic)?,
+        input::source(&reader, Stream::Odometry, &args.odom_topic)?,
+        input::source(&reader, Stream::Pose, &args.pose_topic)?,
+    ];
+    let total: u64 = reader
+        .topics()
+        .iter()
+        .filter(|t| sources.iter().any(|s| s.topic == t.metadata.name))
+        .map(|t| t.message_count)
+        .sum();
+    let bar = progress_bar(args.quiet, total);
+    bar.set_message("reading");
+    let inputs = input::read(&reader, &sources, || bar.inc(1))?;
+
+    let (nominal, config) = nominal_and_config(args);
+    let bag_secs = inputs.samples.last().map_or(0.0, Sample::t_secs);
+    let plan = holdout::Plan::new(args.holdout_secs, bag_secs);
+    let before = plan.calibrate_before();
+    let calibration_samples = &inputs.samples[..inputs.samples.partition_point(|s| s.t_secs() < before)];
+    let mut calibrator = Calibrator::new(config, nominal);
+    bar.set_message("calibrating");
+    bar.set_length(calibration_samples.len() as u64);
+    bar.set_position(0);
+    let tally = stepping::step_windows(&mut calibrator, calibration_samples, args.window_secs, &bar);
+    bar.finish_and_clear();
+    tally.ensure_stepped(args.window_secs, &plan)?;
+    let report = make_report(
+        args,
+        sources,
+        &inputs,
+        (nominal, config),
+        &calibrator,
+        plan,
+        tally,
+    )?;
+    write_outputs(&report, &args.controller_name)?;
+    Ok(report)
+}
+
+/// The parser checked the options; a caller of [`calibrate`] may pass any number.
+fn check_numbers(args: &CalibrateArgs) -> Result<()> {
     for (name, value, range) in [
         ("--window-secs", args.window_secs, ranges::WINDOW_SECS),
         (
@@ -168,23 +212,11 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
             bail!("--holdout-secs {e} (or 0: off)");
         }
     }
-    controller::check_name(&args.controller_name)?;
-    let reader = BagReader::open(&args.bag).context("cannot open bag")?;
-    let sources = [
-        input::source(&reader, Stream::Command, &args.cmd_topic)?,
-        input::source(&reader, Stream::Odometry, &args.odom_topic)?,
-        input::source(&reader, Stream::Pose, &args.pose_topic)?,
-    ];
-    let total: u64 = reader
-        .topics()
-        .iter()
-        .filter(|t| sources.iter().any(|s| s.topic == t.metadata.name))
-        .map(|t| t.message_count)
-        .sum();
-    let bar = progress_bar(args.quiet, total);
-    bar.set_message("reading");
-    let inputs = input::read(&reader, &sources, || bar.inc(1))?;
+    Ok(())
+}
 
+/// The parameters the odometry was computed with, and the calibrator's configuration.
+fn nominal_and_config(args: &CalibrateArgs) -> (ModelParams, Config) {
     let nominal = ModelParams {
         wheel_radius_m: args.nominal_radius_m,
         track_width_m: args.nominal_track_m,
@@ -198,87 +230,20 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
         },
         ..Config::default()
     };
-    let bag_secs = inputs.samples.last().map_or(0.0, Sample::t_secs);
-    let plan = holdout::Plan::new(args.holdout_secs, bag_secs);
-    let before = plan.calibrate_before();
-    let calibration_samples = &inputs.samples[..inputs.samples.partition_point(|s| s.t_secs() < before)];
-    let mut calibrator = Calibrator::new(config, nominal);
-    bar.set_message("calibrating");
-    bar.set_length(calibration_samples.len() as u64);
-    bar.set_position(0);
-    let mut last_step: Option<f64> = None;
-    let mut windows = WindowCounts::default();
-    let mut refusals: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    let mut last_accepted = None;
-    let mut last_rejection = None;
-    let mut last_waiting = None;
-    for sample in calibration_samples {
-        // A dropped sample is counted by the history.
-        let h = calibrator.history_mut();
-        let _ = match *sample {
-            Sample::Command(c) => h.push_command(c),
-            Sample::Odometry(o) => h.push_odom(o),
-            Sample::Pose(p) => h.push_pose(p),
-        };
-        bar.inc(1);
-        let Some(until) = calibrator.history().complete_until() else {
-            continue;
-        };
-        let base = *last_step.get_or_insert(until);
-        if until - base < args.window_secs - 1e-9 {
-            continue;
-        }
-        last_step = Some(until);
-        let outcome = calibrator.step();
-        let refused: &[String] = match &outcome {
-            Outcome::Accepted(a) => &a.refused,
-            Outcome::Unchanged { refused, .. } => refused,
-            _ => &[],
-        };
-        for r in refused {
-            let kind = r.split(':').next().unwrap_or(r).to_string();
-            let entry = refusals.entry(kind).or_insert((0, String::new()));
-            entry.0 += 1;
-            entry.1.clone_from(r);
-        }
-        match outcome {
-            Outcome::Waiting(why) => {
-                windows.waiting += 1;
-                last_waiting = Some(why);
-            }
-            Outcome::Unchanged { .. } => windows.unchanged += 1,
-            Outcome::Skipped(_) => windows.skipped += 1,
-            Outcome::Rejected {
-                segment, threshold2, ..
-            } => {
-                windows.rejected += 1;
-                last_rejection = Some(format!(
-                    "at t={until:.1} s: the update did not explain the earlier, held-out driving of {:.1}-{:.1} s (residual {:.2}, below {threshold2} needed)",
-                    segment.t0_secs, segment.t1_secs, segment.residual
-                ));
-            }
-            Outcome::Accepted(a) => {
-                windows.accepted += 1;
-                last_accepted = Some(a);
-            }
-        }
-    }
-    bar.finish_and_clear();
-    let stepped = windows.accepted + windows.rejected + windows.unchanged + windows.skipped;
-    if stepped == 0 {
-        match last_waiting {
-            Some(why) => bail!(
-                "no usable data: no window could be calibrated: the calibrator waited at each of its {} steps, the last time because {why}{}",
-                windows.waiting,
-                plan.hint()
-            ),
-            None => bail!(
-                "no usable data: no window could be calibrated: the complete data (odometry and poses both) spans less than one window of {} s{}",
-                args.window_secs,
-                plan.hint()
-            ),
-        }
-    }
+    (nominal, config)
+}
+
+/// The report of a calibration: the result, its evaluation over the whole bag (and the held-out stretch),
+/// what the steps did, and where its files go (the output directory is created).
+fn make_report(
+    args: &CalibrateArgs,
+    sources: [input::Source; 3],
+    inputs: &input::Inputs,
+    (nominal, config): (ModelParams, Config),
+    calibrator: &Calibrator,
+    plan: holdout::Plan,
+    tally: stepping::Tally,
+) -> Result<Report> {
     let params = calibrator.current();
     let std = calibrator.std();
     let whole = evaluation::history(&inputs.samples, nominal);
@@ -301,7 +266,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
         notes.push(format!("not decodable: {first}"));
     }
     notes.extend(plan.note());
-    let report = Report {
+    Ok(Report {
         bag: args.bag.clone(),
         topics: sources.map(|s| (s.topic, s.type_name)),
         nominal,
@@ -309,10 +274,10 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
         std,
         time_origin_ns: inputs.origin_ns,
         window_secs: args.window_secs,
-        windows,
-        refusals,
-        last_accepted,
-        last_rejection,
+        windows: tally.windows,
+        refusals: tally.refusals,
+        last_accepted: tally.last_accepted,
+        last_rejection: tally.last_rejection,
         drive: calibrator.drive().clone(),
         needs: calibrator.needs(),
         read: inputs.read,
@@ -324,21 +289,22 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Report> {
         yaml_path: output_dir.join("calibration.yaml"),
         controller_path: output_dir.join(controller::FILE),
         png_path: output_dir.join("trajectories.png"),
-    };
-    std::fs::write(&report.yaml_path, output::yaml(&report))
+    })
+}
+
+/// Write the report's files: calibration.yaml, diff_drive_controller.yaml and the plots.
+fn write_outputs(report: &Report, controller_name: &str) -> Result<()> {
+    std::fs::write(&report.yaml_path, output::yaml(report))
         .with_context(|| format!("cannot write {}", report.yaml_path.display()))?;
-    std::fs::write(
-        &report.controller_path,
-        controller::yaml(&report, &args.controller_name),
-    )
-    .with_context(|| format!("cannot write {}", report.controller_path.display()))?;
-    output::figure(&report)
+    std::fs::write(&report.controller_path, controller::yaml(report, controller_name))
+        .with_context(|| format!("cannot write {}", report.controller_path.display()))?;
+    output::figure(report)
         .write_png(&report.png_path)
         .context("cannot write the trajectory plot")?;
     if let Some(h) = &report.holdout {
-        output::holdout_figure(&report, h)
+        output::holdout_figure(report, h)
             .write_png(&h.png_path)
             .context("cannot write the held-out plot")?;
     }
-    Ok(report)
+    Ok(())
 }

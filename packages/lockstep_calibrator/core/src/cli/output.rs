@@ -25,12 +25,16 @@ fn option(v: Option<f64>) -> String {
 /// `calibration.yaml`: a ROS 2 parameter file setting `lockstep_sim_node`'s nominal vehicle (the
 /// parameters a base controller should use), the statistics as comments.
 pub(crate) fn yaml(r: &Report) -> String {
-    let p = &r.params;
-    let n = &r.nominal;
-    let w = &r.windows;
-    let d = &r.dropped;
-    let e = &r.evaluation;
     let mut out = String::new();
+    yaml_header(r, &mut out);
+    yaml_parameters(r, &mut out);
+    yaml_statistics(r, &mut out);
+    out
+}
+
+/// Where the calibration comes from, how to use it, and what it could not estimate.
+fn yaml_header(r: &Report, out: &mut String) {
+    let w = &r.windows;
     out.push_str(
         "# Differential-drive motion model calibrated by `lockstep calibrate` (lockstep_calibrator).\n",
     );
@@ -51,6 +55,12 @@ pub(crate) fn yaml(r: &Report) -> String {
             out.push_str(&format!("#   {need}\n"));
         }
     }
+}
+
+/// The parameter file proper: the simulator's nominal vehicle, each value with its standard deviation.
+fn yaml_parameters(r: &Report, out: &mut String) {
+    let p = &r.params;
+    let n = &r.nominal;
     out.push_str("lockstep_sim_node:\n  ros__parameters:\n    nominal_vehicle:\n");
     out.push_str(&format!(
         "      wheel_radius_m: {:.6}   # {}\n",
@@ -82,6 +92,13 @@ pub(crate) fn yaml(r: &Report) -> String {
         p.centripetal_factor,
         std_text(r.std[3], None)
     ));
+}
+
+/// The statistics of the calibration, as comments.
+fn yaml_statistics(r: &Report, out: &mut String) {
+    let w = &r.windows;
+    let d = &r.dropped;
+    let e = &r.evaluation;
     out.push_str("# calibration:\n");
     out.push_str(&format!(
         "#   times: seconds since the first sample's stamp, {:.6} s\n",
@@ -145,7 +162,6 @@ pub(crate) fn yaml(r: &Report) -> String {
     for note in &r.notes {
         out.push_str(&format!("#   note: {note}\n"));
     }
-    out
 }
 
 /// Width and height of the figure's panels (pixels).

@@ -45,6 +45,7 @@ fn main() -> anyhow::Result<()> {
         binary: "lockstep_loadgen",
         about: "benchmark load for the recorder: publishes `count` messages of `size_bytes` on `topic` (std_msgs/UInt8MultiArray) at `rate_hz`, each carrying its index in its first 8 bytes.",
         readme: None,
+        rules: &[],
     });
     lockstep_ros::run_node("lockstep_loadgen", |node| {
         let params = lockstep_ros::declare_parameters(&node, LoadParams::default())?.values;

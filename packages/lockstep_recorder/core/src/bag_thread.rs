@@ -10,9 +10,9 @@
 //! `lockstep bag reindex --in-place` does (which replaces nothing unless its copy is complete on disk). Either
 //! way it then counts the messages actually in the bag files, so the status never counts a message that
 //! did not reach the disk, removes temporary files, logs one error line, keeps it in
-//! [`RecorderStatus::error`] and goes on counting what arrives as `dropped_after_error`.
+//! [`Status::error`](crate::Status::error) and goes on counting what arrives as `dropped_after_error`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -20,28 +20,31 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lockstep_bag::{error_chain, BagWriter, TopicSpec, WriterOptions};
-use lockstep_recorder::DropReason;
-use lockstep_trace::{now_ns, proto, Topology};
-use r2r::lockstep_interfaces::msg::{DependencyHeader, ModuleTopology};
+use lockstep_trace::{now_ns, Component, TraceHeader};
 
-use crate::shared::Shared;
+use crate::error::{Error, Result};
+use crate::recording::{Level, Recording};
+use crate::statistics::DropReason;
 
 /// Everything the node tells the bag thread.
 pub enum Command {
     AddTopic(Box<TopicSpec>),
-    /// A received message; its bytes are reserved in [`Shared::budget`] until the thread handles it.
+    /// A received message; its bytes are reserved in [`Recording::budget`] until the thread handles it.
     Write {
         topic: Arc<str>,
         received_ns: u64,
         data: Vec<u8>,
     },
     /// A dependency header seen on a `*/lockstep_header` topic.
-    Header(Box<DependencyHeader>),
+    Header(Box<TraceHeader>),
     /// A module's own declaration of its wiring (`/lockstep/topology/<module>`).
-    Declared(ModuleTopology),
-    /// Close the current file and start the next; answers the new file index or why not.
-    Split(tokio::sync::oneshot::Sender<Result<usize, String>>),
+    Declared(Vec<Component>),
+    /// Close the current file and start the next; answered with the new file index or why not.
+    Split(SplitReply),
 }
+
+/// Takes the answer to a [`Command::Split`].
+pub type SplitReply = Box<dyn FnOnce(std::result::Result<usize, String>) + Send>;
 
 /// The longest a received message waits in an open chunk before it is flushed to disk; bounds what a
 /// `kill -9` can lose.
@@ -67,14 +70,17 @@ impl BagThread {
         output: &str,
         options: WriterOptions,
         thread: ThreadOptions,
-        shared: Arc<Shared>,
-    ) -> anyhow::Result<Self> {
-        use anyhow::Context as _;
-        let writer = BagWriter::create(output, options).with_context(|| format!("creating bag {output}"))?;
+        shared: Arc<Recording>,
+    ) -> Result<Self> {
+        let writer = BagWriter::create(output, options).map_err(|source| Error::CreateBag {
+            output: output.to_owned(),
+            source,
+        })?;
         let (commands, inbox) = std::sync::mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("bag-writer".into())
-            .spawn(move || Thread::new(writer, thread, shared).run(&inbox))?;
+            .spawn(move || Thread::new(writer, thread, shared).run(&inbox))
+            .map_err(Error::Thread)?;
         Ok(Self { commands, handle })
     }
 }
@@ -84,13 +90,13 @@ struct Thread {
     writer: Option<BagWriter>,
     dir: PathBuf,
     options: ThreadOptions,
-    shared: Arc<Shared>,
+    shared: Arc<Recording>,
     /// The topology and graph records last stored in the bag (to store them again only when they grew).
-    stored: Option<Stored>,
+    stored: Option<crate::state::Stored>,
 }
 
 impl Thread {
-    fn new(writer: BagWriter, options: ThreadOptions, shared: Arc<Shared>) -> Self {
+    fn new(writer: BagWriter, options: ThreadOptions, shared: Arc<Recording>) -> Self {
         Self {
             dir: writer.dir().to_path_buf(),
             writer: Some(writer),
@@ -138,7 +144,7 @@ impl Thread {
 
     /// Store the topology and graph learnt so far when they differ from what the bag holds.
     fn store_progress(&mut self) {
-        let Some(now) = self.shared.with(|s| stored_records(s)) else {
+        let Some(now) = self.shared.with(|s| s.stored()) else {
             return;
         };
         let Some(writer) = self.writer.as_mut() else {
@@ -198,13 +204,13 @@ impl Thread {
             }
             Command::Header(header) => {
                 if let Some(Err(e)) = shared.with(|s| s.learn_header(&header)) {
-                    r2r::log_warn!(&shared.logger, "{e}");
+                    shared.log(Level::Warn, &e);
                 }
                 false
             }
             Command::Declared(topology) => {
                 if let Some(Err(e)) = shared.with(|s| s.learn_declared(&topology)) {
-                    r2r::log_warn!(&shared.logger, "{e}");
+                    shared.log(Level::Warn, &e);
                 }
                 false
             }
@@ -225,7 +231,7 @@ impl Thread {
                     }
                     Err(_) => {}
                 }
-                let _ = reply.send(outcome);
+                reply(outcome);
                 false
             }
         }
@@ -319,7 +325,7 @@ impl Thread {
             ),
         };
         let message = format!("recording stopped: {what}; {state}");
-        r2r::log_error!(&self.shared.logger, "{message}");
+        self.shared.log(Level::Error, &message);
         self.shared.with(|s| s.error.get_or_insert(message).clone());
     }
 }
@@ -338,47 +344,6 @@ fn remove_temporary_files(dir: &std::path::Path) {
     }
 }
 
-/// The topology and ROS graph as the bag stores them.
-#[derive(Default, PartialEq, Eq)]
-struct Stored {
-    /// One entry per module: `reads=a,b;writes=c`.
-    topology: BTreeMap<String, String>,
-    /// One entry per recorded topic: `writers=/node,...;readers=/node,...`.
-    graph: BTreeMap<String, String>,
-    /// The topology as JSON (metadata.yaml custom_data `lockstep.topology`).
-    json: String,
-}
-
-fn stored_records(s: &crate::shared::State) -> Stored {
-    let list = |set: &BTreeSet<String>| set.iter().cloned().collect::<Vec<_>>().join(",");
-    let topology = s
-        .topology
-        .components()
-        .iter()
-        .map(|c| {
-            let wiring = format!(
-                "reads={};writes={}",
-                list(&c.reader_channels),
-                list(&c.writer_channels)
-            );
-            (c.module_name.clone(), wiring)
-        })
-        .collect();
-    let graph = s
-        .graph
-        .iter()
-        .map(|(topic, g)| {
-            let wiring = format!("writers={};readers={}", list(&g.writers), list(&g.readers));
-            (topic.clone(), wiring)
-        })
-        .collect();
-    Stored {
-        topology,
-        graph,
-        json: s.topology_json(),
-    }
-}
-
 /// Name of the MCAP attachment holding the topology in the dependency headers' protobuf schema
 /// (`lockstep_trace::proto::Topology`).
 pub const TOPOLOGY_ATTACHMENT: &str = "lockstep/topology.pb";
@@ -390,35 +355,18 @@ pub const TOPOLOGY_ATTACHMENT: &str = "lockstep/topology.pb";
 ///
 /// `lockstep_graph` has one entry per recorded topic: `writers=<node>,...;readers=<node>,...` from the ROS
 /// graph (the recorder itself left out).
-fn finish(mut writer: BagWriter, shared: &Shared) -> lockstep_bag::Result<()> {
+fn finish(mut writer: BagWriter, shared: &Recording) -> lockstep_bag::Result<()> {
     shared.refresh_graph();
-    let stored = shared.with(|s| {
-        let components = s.topology.components();
-        let protobuf = proto::encode(&proto::Topology::from(&Topology { components }));
-        let check: BTreeMap<String, String> = match s.topology_check() {
-            Ok(()) => [("result".to_owned(), "acyclic".to_owned())].into(),
-            Err(cycle) => [
-                ("result".to_owned(), "cycle".to_owned()),
-                ("detail".to_owned(), cycle),
-            ]
-            .into(),
-        };
-        (stored_records(s), protobuf, check)
-    });
-    if let Some((records, protobuf, check)) = stored {
-        writer.set_custom_data("lockstep.topology", records.json);
-        let summary = match check.get("detail") {
-            Some(cycle) => format!("cycle: {cycle}"),
-            None => "acyclic".to_owned(),
-        };
-        writer.set_custom_data("lockstep.topology_check", summary);
-        writer.write_metadata_record("lockstep_topology_check", &check)?;
+    if let Some(done) = shared.with(|s| s.final_records()) {
+        writer.set_custom_data("lockstep.topology", done.records.json.clone());
+        writer.set_custom_data("lockstep.topology_check", done.check_summary());
+        writer.write_metadata_record("lockstep_topology_check", &done.check)?;
         let now = now_ns() as u64;
         let media_type = "application/x-protobuf; proto=lockstep.Topology";
-        writer.attach(TOPOLOGY_ATTACHMENT, media_type, now, now, &protobuf)?;
+        writer.attach(TOPOLOGY_ATTACHMENT, media_type, now, now, &done.protobuf)?;
         for (name, entries) in [
-            ("lockstep_topology", &records.topology),
-            ("lockstep_graph", &records.graph),
+            ("lockstep_topology", &done.records.topology),
+            ("lockstep_graph", &done.records.graph),
         ] {
             writer.write_metadata_record(name, entries)?;
         }

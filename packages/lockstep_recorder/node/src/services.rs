@@ -1,0 +1,127 @@
+//! The recorder's services (`~/pause`, `~/resume`, `~/is_paused`, `~/split_bagfile`, `~/get_topology`) and
+//! its `~/status` publisher, as tasks of the node.
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{Future, StreamExt};
+use lockstep_recorder::{Command, Recording};
+use lockstep_ros::{lock, qos, SharedNode};
+use lockstep_trace::Topology;
+use lockstep_trace_ros::topology_to_msg;
+use r2r::lockstep_interfaces::msg::RecorderStatus;
+use r2r::lockstep_interfaces::srv::{GetTopology, IsPaused};
+use r2r::std_srvs::srv::Trigger;
+
+use crate::{messages, StatusObserver};
+
+/// Serve the services until the node stops.
+pub fn serve(
+    node: &SharedNode,
+    recording: &Arc<Recording>,
+    commands: &Sender<Command>,
+) -> anyhow::Result<impl Future<Output = ()>> {
+    let mut n = lock(node)?;
+    let pause = n.create_service::<Trigger::Service>("~/pause", qos::reliable(10))?;
+    let resume = n.create_service::<Trigger::Service>("~/resume", qos::reliable(10))?;
+    let split = n.create_service::<Trigger::Service>("~/split_bagfile", qos::reliable(10))?;
+    let is_paused = n.create_service::<IsPaused::Service>("~/is_paused", qos::reliable(10))?;
+    let get_topology = n.create_service::<GetTopology::Service>("~/get_topology", qos::reliable(10))?;
+    drop(n);
+    let (r1, r2, r3, r4) = (
+        recording.clone(),
+        recording.clone(),
+        recording.clone(),
+        recording.clone(),
+    );
+    let pause_task = pause.for_each(move |req| {
+        respond_trigger(req, true, r1.pause());
+        futures::future::ready(())
+    });
+    let resume_task = resume.for_each(move |req| {
+        respond_trigger(req, true, r2.resume());
+        futures::future::ready(())
+    });
+    let is_paused_task = is_paused.for_each(move |req| {
+        let paused = r3.paused.load(Ordering::SeqCst);
+        let _ = req.respond(IsPaused::Response { paused });
+        futures::future::ready(())
+    });
+    let topology_task = get_topology.for_each(move |req| {
+        let topology = topology_to_msg(&Topology {
+            components: r4.components(),
+        });
+        let success = true;
+        let _ = req.respond(GetTopology::Response {
+            success,
+            message: String::new(),
+            topology,
+        });
+        futures::future::ready(())
+    });
+    let commands = commands.clone();
+    let split_task = split.for_each(move |req| split_now(commands.clone(), req));
+    Ok(async move {
+        tokio::join!(pause_task, resume_task, is_paused_task, split_task, topology_task);
+    })
+}
+
+/// Ask the bag thread for a new file and answer with its index, or why not.
+async fn split_now(commands: Sender<Command>, req: r2r::ServiceRequest<Trigger::Service>) {
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    let send = Box::new(move |outcome| {
+        let _ = reply.send(outcome);
+    });
+    let outcome = match commands.send(Command::Split(send)) {
+        Ok(()) => answer
+            .await
+            .unwrap_or_else(|_| Err("the bag writer stopped".into())),
+        Err(_) => Err("the bag writer stopped".into()),
+    };
+    match outcome {
+        Ok(index) => respond_trigger(req, true, &format!("now writing file {index}")),
+        Err(reason) => respond_trigger(req, false, &reason),
+    }
+}
+
+fn respond_trigger(req: r2r::ServiceRequest<Trigger::Service>, success: bool, message: &str) {
+    let _ = req.respond(Trigger::Response {
+        success,
+        message: message.to_owned(),
+    });
+}
+
+/// Publish `~/status` every `period` (and show it to `observer`), until the node stops.
+pub fn status(
+    node: &SharedNode,
+    recording: Arc<Recording>,
+    period: Duration,
+    mut observer: Option<StatusObserver>,
+) -> anyhow::Result<impl Future<Output = ()>> {
+    let mut n = lock(node)?;
+    let topic = format!("{}/status", n.fully_qualified_name()?);
+    let publisher = n.create_publisher::<RecorderStatus>("~/status", qos::reliable(10))?;
+    drop(n);
+    let logger = lockstep_ros::logger_name(node)?;
+    Ok(async move {
+        let mut interval = tokio::time::interval(period);
+        let mut failing = false;
+        loop {
+            interval.tick().await;
+            let status = recording.status();
+            if let Some(observer) = observer.as_mut() {
+                observer(&status);
+            }
+            match publisher.publish(&messages::status_msg(&status)) {
+                Err(e) if !failing => {
+                    r2r::log_error!(&logger, "publishing {topic}: {e} (logged once)");
+                    failing = true;
+                }
+                Err(_) => {}
+                Ok(()) => failing = false,
+            }
+        }
+    })
+}
