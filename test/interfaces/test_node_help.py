@@ -71,3 +71,30 @@ def test_a_node_without_help_would_be_caught(tmp_path):
     run = subprocess.run([str(binary("lockstep_sim_node")), "--ros-args", "-p", "publish_rate_hz:=10.0"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode != 0, run.stdout + run.stderr
+
+
+def test_each_parameter_row_says_what_its_node_checks(tmp_path):
+    # The README rows' "(allowed: ...)" come from the nodes' rule tables (`--param-rules`), so the README and
+    # `--help` say exactly what a node refuses; a rule changed in the code without the README fails here.
+    check = subprocess.run([sys.executable, str(REPO_ROOT / "scripts/param_tables.py"), "--bin-dir",
+                            str(binary("lockstep_sim_node").parent)], capture_output=True, text=True, timeout=600)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "checked the parameter rows of" in check.stdout, check.stdout
+    rules = subprocess.run([str(binary("lockstep_interpolation_player")), "--param-rules"], capture_output=True,
+                           text=True, timeout=60)
+    assert rules.returncode == 0 and "period_s\tfinite and in " in rules.stdout, rules
+    helped = subprocess.run([str(binary("lockstep_interpolation_player")), "--help"], capture_output=True,
+                            text=True, timeout=60)
+    allowed = next(line for line in rules.stdout.splitlines() if line.startswith("period_s\t")).split("\t")[1]
+    assert f"(allowed: {allowed})" in helped.stdout, helped.stdout
+    # A README row that says less than its node checks is found: a copy of the tables with one range removed.
+    readme = REPO_ROOT / "packages/lockstep_player/README.md"
+    text = readme.read_text()
+    assert f" (allowed: {allowed}) |" in text
+    broken = tmp_path / "README.md"
+    broken.write_text(text.replace(f" (allowed: {allowed}) |", " |", 1))
+    sys.path.insert(0, str(REPO_ROOT / "scripts"))
+    import param_tables  # noqa: E402
+    problems: list[str] = []
+    param_tables.rewrite(broken.read_text(), readme, binary("lockstep_sim_node").parent, {}, problems)
+    assert len(problems) == 1 and "period_s" in problems[0], problems

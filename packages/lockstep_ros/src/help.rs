@@ -16,17 +16,37 @@ pub struct NodeHelp {
     pub about: &'static str,
     /// The package README holding the node's interface table (`include_str!`), if it has one.
     pub readme: Option<&'static str>,
+    /// The node's parameter rules (`<Params as ParamRules>::param_rules()`; `&[]` without): printed by
+    /// `--param-rules`, from which `scripts/param_tables.py` writes each README row's `(allowed: ...)`.
+    pub rules: &'static [crate::ParamRule],
 }
 
 /// If the command line asks for help (`--help` or `-h` before any `--ros-args`), print the node's help on
-/// stdout and exit 0. Call it first thing in `main`, before the ROS context exists.
+/// stdout and exit 0; with `--param-rules`, print one line per checked parameter, `name<TAB>allowed`, and exit
+/// 0. Call it first thing in `main`, before the ROS context exists.
 pub fn exit_if_requested(help: &NodeHelp) {
-    if help_requested(std::env::args().skip(1)) {
-        // Not `print!`: it panics when the reader has gone (`--help | head -1`, `| grep -q`).
-        use std::io::Write as _;
-        let _ = std::io::stdout().lock().write_all(render(help).as_bytes());
-        std::process::exit(0);
-    }
+    let ours = || std::env::args().skip(1).take_while(|a| a != "--ros-args");
+    let text = if help_requested(std::env::args().skip(1)) {
+        render(help)
+    } else if ours().any(|a| a == "--param-rules") {
+        param_rules_text(help.rules)
+    } else {
+        return;
+    };
+    // Not `print!`: it panics when the reader has gone (`--help | head -1`, `| grep -q`).
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    std::process::exit(0);
+}
+
+/// `name<TAB>allowed` per rule, sorted by name.
+pub fn param_rules_text(rules: &[crate::ParamRule]) -> String {
+    let mut lines: Vec<String> = rules
+        .iter()
+        .map(|r| format!("{}\t{}\n", r.name, r.allowed()))
+        .collect();
+    lines.sort();
+    lines.concat()
 }
 
 /// Whether these arguments (without the program name) ask for help. rcl owns everything from `--ros-args`
@@ -191,6 +211,7 @@ mod tests {
             binary: "demo_node",
             about: "does things",
             readme: Some(README),
+            rules: &[],
         });
         let at = |s: &str| text.find(s).unwrap_or(usize::MAX);
         assert!(at("Subscribes to:") < at("Services:"), "{text}");
@@ -208,5 +229,21 @@ mod tests {
         assert!(help_requested(args(&["-h", "--ros-args"])));
         assert!(!help_requested(args(&["--ros-args", "-h"])));
         assert!(!help_requested(args(&["--ros-args", "-p", "a:=1"])));
+    }
+
+    #[test]
+    fn param_rules_are_listed_by_name_in_their_error_words() {
+        use crate::{Int, ParamRule, Real};
+        const RULES: &[ParamRule] = &[
+            ParamRule::real("rate_hz", Real::above(0.0, 1000.0, "Hz")),
+            ParamRule::one_of("mode", &["fast", "slow"]),
+            ParamRule::int("depth", Int::closed(1, 10, "messages")),
+            ParamRule::non_empty("frame_id"),
+        ];
+        assert_eq!(
+            param_rules_text(RULES),
+            "depth\tan integer in [1, 10] messages\nframe_id\tnot empty\nmode\tone of `fast`, `slow`\n\
+             rate_hz\tfinite and in (0, 1000] Hz\n"
+        );
     }
 }

@@ -81,6 +81,25 @@ impl ParamRule {
 
     /// Checks `value`; the error is the whole one-line reason, naming the parameter, the value and the range.
     /// A value of another type than the rule's passes here: r2r refuses it by its type.
+    /// What the parameter may hold, in the words of the error a bad value gets: `finite and in (0, 1000] Hz`,
+    /// `in [2, 10000] points`, `not empty`, ``one of `forward`, `trajectory` ``. The README's parameter rows and
+    /// `--help` show it as `(allowed: ...)`.
+    pub fn allowed(&self) -> String {
+        match &self.check {
+            Check::Real(range) => range.to_string(),
+            Check::Int(range) => range.to_string(),
+            Check::NonEmpty => "not empty".to_owned(),
+            Check::OneOf(choices) => format!(
+                "one of {}",
+                choices
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
     pub fn check(&self, value: &ParameterValue) -> Result<(), String> {
         let name = self.name;
         match (&self.check, value) {

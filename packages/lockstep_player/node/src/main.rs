@@ -43,6 +43,7 @@ fn main() -> anyhow::Result<()> {
         binary: "lockstep_interpolation_player",
         about: "plays interpolation files (per-joint positions at a fixed period) to ros2_control through the move_play action, with alignment to /joint_states, and pause / resume / speed changes kept within every joint's limits.",
         readme: Some(include_str!("../../README.md")),
+        rules: <PlayerParams as lockstep_ros::ParamRules>::param_rules(),
     });
     lockstep_ros::run_node("lockstep_interpolation_player", |node| Ok(setup(node)?))
         .context("lockstep_interpolation_player")

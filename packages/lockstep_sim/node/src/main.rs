@@ -63,6 +63,7 @@ fn main() -> anyhow::Result<()> {
         binary: "lockstep_sim_node",
         about: "the rule-driven differential-drive vehicle simulator, a stand-in for Gazebo: cmd_vel in; odom, a noisy SLAM pose, joint_states, /clock and rviz markers out; behaviour and road surfaces from Datalog rule files reloaded while it runs.",
         readme: Some(include_str!("../../README.md")),
+        rules: <SimParams as lockstep_ros::ParamRules>::param_rules(),
     });
     lockstep_ros::run_node("lockstep_sim_node", |node| Ok(setup(node)?)).context("lockstep_sim_node")
 }

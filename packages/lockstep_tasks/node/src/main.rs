@@ -116,6 +116,7 @@ fn main() -> anyhow::Result<()> {
         binary: "lockstep_task_manager",
         about: "runs hierarchical tasks (task, duty, message, action) through the execute_task action, down to one action server per actuator, with per-level feedback, pause, resume and cancel.",
         readme: Some(include_str!("../../README.md")),
+        rules: <ManagerParams as lockstep_ros::ParamRules>::param_rules(),
     });
     lockstep_ros::run_node("lockstep_task_manager", |node| Ok(setup(node)?)).context("lockstep_task_manager")
 }

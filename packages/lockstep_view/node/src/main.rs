@@ -95,6 +95,7 @@ fn main() -> anyhow::Result<()> {
         binary: "lockstep_view",
         about: "live view for Foxglove: a Foxglove WebSocket server relaying every topic of the graph as raw CDR with its message definition.",
         readme: Some(include_str!("../../README.md")),
+        rules: <ViewParams as lockstep_ros::ParamRules>::param_rules(),
     });
     lockstep_ros::run_node("lockstep_view", |node| {
         // A bad start value stops the node naming the parameter and its range; every parameter is read at

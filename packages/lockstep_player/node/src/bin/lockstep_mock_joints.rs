@@ -93,6 +93,7 @@ fn main() -> anyhow::Result<()> {
         binary: "lockstep_mock_joints",
         about: "position-controlled mock joints for tests and demos without hardware (like ros2_control's mock_components): takes a forward position controller's commands or a JointTrajectory, publishes /joint_states, and raises an overspeed alarm when a command needs more than a joint's limits.",
         readme: Some(include_str!("../../../README.md")),
+        rules: <MockParams as lockstep_ros::ParamRules>::param_rules(),
     });
     lockstep_ros::run_node("lockstep_mock_joints", |node| Ok(setup(node)?)).context("lockstep_mock_joints")
 }

@@ -75,6 +75,7 @@ fn main() -> ExitCode {
         binary: "lockstep_actuator",
         about: "one simulated actuator for the task manager (parameter `kind`: navigation, localization, lift, roller, loader, display, hmi), each serving its own action.",
         readme: Some(include_str!("../../../../README.md")),
+        rules: <ActuatorParams as lockstep_ros::ParamRules>::param_rules(),
     });
     match lockstep_ros::run_node(NODE, |node| Ok(setup(node)?)) {
         Ok(()) => ExitCode::SUCCESS,
