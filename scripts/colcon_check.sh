@@ -49,7 +49,7 @@ PY
     # the config from share/lockstep_bringup, every executable from its package's lib/ in the install space.
     plan="$(lockstep launch --print lockstep_bringup everything.launch.xml)"
     for exe in lockstep_sim/lockstep_sim_node lockstep_tasks/lockstep_task_manager lockstep_tasks/lockstep_actuator \
-               lockstep_trace/lockstep_module_m1 lockstep_recorder/lockstep_recorder \
+               lockstep_examples/lockstep_module_m1 lockstep_recorder/lockstep_recorder \
                lockstep_calibrator/lockstep_calibrator lockstep_player/lockstep_interpolation_player \
                lockstep_player/lockstep_mock_joints lockstep_view/lockstep_view; do
         if ! grep -q "install/${exe%%/*}/lib/$exe " <<<"$plan"; then
@@ -62,6 +62,41 @@ PY
         exit 1
     fi
     echo "installed launch files resolve: $(grep -c '^# ' <<<"$plan") processes of everything.launch.xml from install/"
+    # Every node executable in its package's lib/ (what `ros2 run <package> <executable>` runs), answering --help.
+    for exe in lockstep_bag_player/lockstep_bag_player lockstep_replay/lockstep_replay \
+               lockstep_examples/lockstep_module_m1 lockstep_examples/lockstep_module_m2 \
+               lockstep_examples/lockstep_module_m3 lockstep_examples/lockstep_module_split; do
+        help="$("install/${exe%%/*}/lib/$exe" --help)"
+        grep -q -- "--ros-args" <<<"$help" || { printf 'install/%s/lib/%s --help:\n%s\n' "${exe%%/*}" "$exe" "$help"; exit 1; }
+    done
+    # The deprecated aliases of executables that moved to another package (for one release): the old
+    # `ros2 run <old package> <executable>` path is a script that says it is deprecated and runs the new
+    # package's executable, found beside it in the install space, or else through AMENT_PREFIX_PATH (a copy of
+    # the script elsewhere has only that).
+    elsewhere="$(mktemp -d)"
+    trap 'rm -rf "$elsewhere"' EXIT
+    for alias in lockstep_replay/lockstep_bag_player:lockstep_bag_player \
+                 lockstep_trace/lockstep_module_m1:lockstep_examples lockstep_trace/lockstep_module_m2:lockstep_examples \
+                 lockstep_trace/lockstep_module_m3:lockstep_examples lockstep_trace/lockstep_module_split:lockstep_examples; do
+        old="${alias%%:*}" new="${alias##*:}" exe="${old##*/}"
+        script="install/${old%%/*}/lib/$old"
+        cp "$script" "$elsewhere/$exe"
+        for run in "$script" "$elsewhere/$exe"; do
+            help="$("$run" --help 2>"$elsewhere/stderr")"
+            if ! grep -q -- "--ros-args" <<<"$help" || ! grep -q "deprecated.*$new/$exe" "$elsewhere/stderr"; then
+                printf 'deprecated alias %s (as %s) does not run %s/%s:\n%s\n%s\n' "$old" "$run" "$new" "$exe" \
+                    "$help" "$(cat "$elsewhere/stderr")"
+                exit 1
+            fi
+        done
+        # A launch file naming the old package still resolves, to the alias.
+        printf '<launch><node pkg="%s" exec="%s"/></launch>\n' "${old%%/*}" "$exe" >"$elsewhere/old.launch.xml"
+        if ! grep -q "install/${old%%/*}/lib/$old " <<<"$(lockstep launch --print "$elsewhere/old.launch.xml")"; then
+            echo "a launch file with pkg=\"${old%%/*}\" exec=\"$exe\" does not resolve to the deprecated alias" >&2
+            exit 1
+        fi
+    done
+    echo "deprecated aliases work: lockstep_replay/lockstep_bag_player, lockstep_trace/lockstep_module_{m1,m2,m3,split}"
     # The Python library and module, built as the ament_python package lockstep_trace_py: `ros2 run` finds the
     # module in lib/lockstep_trace_py, and `import lockstep_trace` takes the installed copy.
     python3 -c 'import lockstep_trace, sys; sys.exit("lockstep_trace from " + lockstep_trace.__file__ if "install/lockstep_trace_py" not in lockstep_trace.__file__ else 0)'

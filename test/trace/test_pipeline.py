@@ -39,7 +39,7 @@ TICK_S = 0.02  # rclpy's publishing loop: front on even ticks, rear on odd ticks
 TICKS = 150
 M2_RATE_HZ = 10.0
 M2_DELAY_MS = 5
-WAYPOINTS = [(2.0, 0.0), (2.0, 2.0), (0.0, 2.0), (0.0, 0.0)]  # lockstep_pipeline::mission::WAYPOINTS_M
+WAYPOINTS = [(2.0, 0.0), (2.0, 2.0), (0.0, 2.0), (0.0, 0.0)]  # lockstep_examples::mission::WAYPOINTS_M
 HOLD = 3
 
 
@@ -202,7 +202,7 @@ def wait_for_the_last_inputs_to_be_used(ros, sensors, c3_data, c3_headers, cmd_h
 
 
 def expected_command(obstacle_xs, goal, odom):
-    """Python copy of lockstep_pipeline::control::command with the default gains."""
+    """Python copy of lockstep_examples::control::command with the default gains."""
     p, q = odom.pose.pose.position, odom.pose.pose.orientation
     yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
     dx, dy = goal[0] - p.x, goal[1] - p.y

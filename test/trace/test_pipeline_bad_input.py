@@ -22,7 +22,7 @@ from lockstep_testing.bad_input import Input, bad_variants, check_bad_input, wai
 from test_pipeline import WAYPOINTS, expected_command, range_msg
 
 DROP_LINE = "invalid input(s) dropped so far"
-REPORT_INTERVAL_S = 5.0  # lockstep_pipeline::validate::DROP_REPORT_INTERVAL
+REPORT_INTERVAL_S = 5.0  # lockstep_examples::validate::DROP_REPORT_INTERVAL
 
 
 class Steady:
@@ -148,7 +148,7 @@ def test_obstacle_fusion_fuses_no_bad_reading(ros):
     checked = 0
     for bad_topic, other in [("/scan_front", "/scan_rear"), ("/scan_rear", "/scan_front")]:
         for variant in bad_variants(template):
-            # The rules of lockstep_pipeline::validate for this template: only a +-inf range passes.
+            # The rules of lockstep_examples::validate for this template: only a +-inf range passes.
             others = ("field_of_view", "min_range", "max_range", "variance")
             accepted = math.isinf(variant.range) and all(
                 getattr(variant, f) == getattr(template, f) for f in others)

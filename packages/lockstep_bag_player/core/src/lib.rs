@@ -1,7 +1,6 @@
-//! Bag playback logic without ROS (the first half of the replay node; the node is
-//! `lockstep_replay_node`): which topics play and under which names ([`TopicSelection`]), which part of the
-//! bag ([`Window`]), when each message is due ([`PlaybackClock`]), with which QoS ([`playback_qos`],
-//! [`parse_qos_overrides`]).
+//! Bag playback logic without ROS (the node is `lockstep_bag_player_node`): which topics play and under
+//! which names ([`TopicSelection`]), which part of the bag ([`Window`]), when each message is due
+//! ([`PlaybackClock`]), with which QoS ([`playback_qos`], [`parse_qos_overrides`]).
 //!
 //! Order: messages play in the bag library's total order (log time, then the order they were written in the
 //! bag, across split files too), so two plays of one bag publish the same sequence.
@@ -9,7 +8,6 @@
 mod clock;
 mod error;
 mod lateness;
-pub mod lockstep;
 mod qos;
 mod selection;
 mod window;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use lockstep_replay::PlaybackClock;
+use lockstep_bag_player::PlaybackClock;
 use tokio::sync::oneshot;
 
 /// A window for `~/play` (zeros: the node's configured window).

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lockstep_bag::BagMessage;
-use lockstep_replay::{Lateness, Window};
+use lockstep_bag_player::{Lateness, Window};
 use lockstep_ros::generic::GenericPublisher;
 
 use crate::control::{Control, PlayRequest, Request};
@@ -234,7 +234,7 @@ impl Engine {
     /// Publish the next message (due at wall time `due`, `now` read just before) and up to [`DUE_RUN`] - 1
     /// following ones that are due by then too, without taking the control lock between them: a copy of the
     /// playback clock tells when each is due, and requests (pause, stop, rate) wait at most one run.
-    fn publish_due_run(&mut self, clock: &lockstep_replay::PlaybackClock, due: u64, now: u64) {
+    fn publish_due_run(&mut self, clock: &lockstep_bag_player::PlaybackClock, due: u64, now: u64) {
         let (mut due, mut now) = (due, now);
         for _ in 0..DUE_RUN {
             let Some(Item::Message(m)) = self.next.take() else {

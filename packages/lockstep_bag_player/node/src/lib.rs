@@ -2,22 +2,15 @@
 //! (MCAP or sqlite3, ours or rosbag2's), every message type installed on the machine, in a stable total order
 //! (log time, then write order), with `ros2 bag play`'s options and rosbag2's player services.
 //!
-//! The logic without ROS is the `lockstep_replay` crate; here: the play thread (`engine`), the read-ahead
+//! The logic without ROS is the `lockstep_bag_player` crate; here: the play thread (`engine`), the read-ahead
 //! thread (`readahead`), the services (`services`), setup and `/clock` (`player`), the CLI (`cli`).
-//!
-//! `lockstep replay` (lock-step re-simulation) is `replay_cli`; its in-process modules (the
-//! example pipeline) are `in_process`.
 
 pub mod cli;
 pub mod config;
 pub mod control;
 mod engine;
-pub mod in_process;
-pub mod lockstep_dds;
-pub mod parameters;
 pub mod player;
 mod readahead;
-pub mod replay_cli;
 mod services;
 
 pub use config::{PlayConfig, PlayerParams};

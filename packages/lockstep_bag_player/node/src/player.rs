@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use lockstep_bag::BagReader;
-use lockstep_replay::{parse_qos_overrides, parse_remaps, playback_qos, TopicSelection, Window};
+use lockstep_bag_player::{parse_qos_overrides, parse_remaps, playback_qos, TopicSelection, Window};
 use lockstep_ros::generic::GenericNode;
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::rosgraph_msgs::msg::Clock;
@@ -161,7 +161,7 @@ fn setup(
         logger: logger.clone(),
         exit_at_end: config.exit_at_end,
         next: None,
-        lateness: lockstep_replay::Lateness::default(),
+        lateness: lockstep_bag_player::Lateness::default(),
         span: None,
         spent: Vec::new(),
         failed: None,

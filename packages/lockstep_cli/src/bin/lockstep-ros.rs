@@ -39,7 +39,7 @@ enum RosCommand {
 #[derive(Subcommand)]
 enum BagVerb {
     #[command(about = lockstep_cli::BAG_PLAY_ABOUT)]
-    Play(lockstep_replay_node::cli::PlayArgs),
+    Play(lockstep_bag_player_node::cli::PlayArgs),
     #[command(about = lockstep_cli::BAG_RECORD_ABOUT)]
     Record(lockstep_recorder_node::cli::RecordArgs),
 }
@@ -50,7 +50,7 @@ fn main() -> ExitCode {
         RosCommand::View(args) => lockstep_view_node::cli::run_view(args),
         RosCommand::Bag {
             verb: BagVerb::Play(args),
-        } => lockstep_replay_node::cli::run(args),
+        } => lockstep_bag_player_node::cli::run(args),
         RosCommand::Bag {
             verb: BagVerb::Record(args),
         } => lockstep_recorder_node::cli::run(args),

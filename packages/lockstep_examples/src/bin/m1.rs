@@ -1,12 +1,12 @@
 //! m1 of the example pipeline, `obstacle_fusion`: fuses the front and rear range sensors (c1 `scan_front`,
 //! c2 `scan_rear`, sensor_msgs/Range) into obstacles (c3 `obstacles`, geometry_msgs/PoseArray) whenever both
 //! sensors have a new reading, with a dependency header naming the two readings used. Readings with numbers
-//! it cannot use (see `lockstep_pipeline::validate`) are dropped, counted and logged; the last valid reading
+//! it cannot use (see `lockstep_examples::validate`) are dropped, counted and logged; the last valid reading
 //! of that sensor stays in use.
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
-use lockstep_pipeline::{
+use lockstep_examples::{
     announce_topology, fusion, simulate_processing, topics, traced_upstream, wait_for_subscribers,
     InputGuard, DATA_QOS_DEPTH,
 };
@@ -48,7 +48,8 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_m1",
         about: "example module `obstacle_fusion`: fuses the front and rear range sensors into obstacles and publishes a dependency header beside each output.",
-        readme: Some(include_str!("../../../README.md")),
+        readme: Some(include_str!("../../README.md")),
+        rules: &[],
     });
     lockstep_ros::run_node("obstacle_fusion", |node| Ok(setup(node)?)).context("obstacle_fusion")
 }

@@ -1,14 +1,14 @@
 //! m2 of the example pipeline, `motion_controller`: reads obstacles (c3), the mission goal (c6) and odometry
 //! (c4 `odom`, nav_msgs/Odometry from outside); on its own timer (`rate_hz`) computes a velocity command
 //! (c5 `cmd_vel`, geometry_msgs/Twist) from the latest of each, with a header naming exactly the three inputs
-//! (and their sequence numbers) it used. Inputs with numbers it cannot use (see `lockstep_pipeline::validate`)
+//! (and their sequence numbers) it used. Inputs with numbers it cannot use (see `lockstep_examples::validate`)
 //! are dropped, counted and logged; the last valid input of that topic stays in use.
 
 use anyhow::Context as _;
 use futures::stream::{BoxStream, StreamExt as _};
-use lockstep_pipeline::control::{self, Gains};
-use lockstep_pipeline::validate::Validate;
-use lockstep_pipeline::{
+use lockstep_examples::control::{self, Gains};
+use lockstep_examples::validate::Validate;
+use lockstep_examples::{
     announce_topology, period_from_rate, simulate_processing, topics, traced_upstream, wait_for_subscribers,
     InputGuard, DATA_QOS_DEPTH,
 };
@@ -74,7 +74,8 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_m2",
         about: "example module `motion_controller`: computes cmd_vel from obstacles, the mission goal and odometry, with a dependency header naming the inputs it used.",
-        readme: Some(include_str!("../../../README.md")),
+        readme: Some(include_str!("../../README.md")),
+        rules: &[],
     });
     lockstep_ros::run_node("motion_controller", |node| Ok(setup(node)?)).context("motion_controller")
 }

@@ -3,7 +3,7 @@
 //! input topics, it has no input to drop; like every module it never publishes a non-finite number.
 
 use anyhow::Context as _;
-use lockstep_pipeline::{
+use lockstep_examples::{
     announce_topology, mission, period_from_rate, simulate_processing, topics, InputGuard, DATA_QOS_DEPTH,
 };
 use lockstep_ros::{lock, qos, SharedNode};
@@ -45,7 +45,8 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_m3",
         about: "example module `mission_planner`: publishes the current patrol goal on its own timer, with a dependency header.",
-        readme: Some(include_str!("../../../README.md")),
+        readme: Some(include_str!("../../README.md")),
+        rules: &[],
     });
     lockstep_ros::run_node("mission_planner", |node| Ok(setup(node)?)).context("mission_planner")
 }

@@ -1,12 +1,12 @@
 //! `range_splitter`: one computation per front range reading (`scan_front`, sensor_msgs/Range) that publishes
 //! on two channels, `range_clamped` (sensor_msgs/Range) and `range_margin` (std_msgs/Float64), each with a
 //! dependency header naming the same reading and the same start time. In step mode one granted step computes
-//! both outputs (see `lockstep_pipeline::split`).
+//! both outputs (see `lockstep_examples::split`).
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
-use lockstep_pipeline::split::{self, RANGE_CLAMPED, RANGE_MARGIN};
-use lockstep_pipeline::{
+use lockstep_examples::split::{self, RANGE_CLAMPED, RANGE_MARGIN};
+use lockstep_examples::{
     announce_topology, simulate_processing, topics, wait_for_subscribers, InputGuard, DATA_QOS_DEPTH,
 };
 use lockstep_ros::{lock, qos, SharedNode};
@@ -70,7 +70,8 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_split",
         about: "example module `range_splitter`: from each front range reading computes the clamped reading and the margin to a stop distance, published on two channels by one computation.",
-        readme: Some(include_str!("../../../README.md")),
+        readme: Some(include_str!("../../README.md")),
+        rules: &[],
     });
     lockstep_ros::run_node("range_splitter", |node| Ok(setup(node)?)).context("range_splitter")
 }

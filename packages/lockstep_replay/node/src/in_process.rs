@@ -1,12 +1,12 @@
 //! The example three-module pipeline (m1, m2, m3) as in-process lock-step modules: the same pure functions
-//! the module nodes run (`lockstep_pipeline::{fusion, mission, control}`), fed the CDR of exactly the
+//! the module nodes run (`lockstep_examples::{fusion, mission, control}`), fed the CDR of exactly the
 //! inputs a frame's header names, answering the canonical CDR of their output.
 
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context};
-use lockstep_pipeline::control::{self, Gains};
-use lockstep_pipeline::{fusion, mission};
+use lockstep_examples::control::{self, Gains};
+use lockstep_examples::{fusion, mission};
 use lockstep_replay::lockstep::{Module, StepInput};
 use lockstep_trace_ros::canonical_cdr;
 use lockstep_trace_ros::lockstep_trace::TraceHeader;

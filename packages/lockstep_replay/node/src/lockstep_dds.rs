@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use futures::StreamExt as _;
+use lockstep_bag_player::playback_qos;
 use lockstep_replay::lockstep::{Module, NewModule, Recording, StepInput};
-use lockstep_replay::playback_qos;
 use lockstep_ros::generic::{GenericNode, GenericPublisher};
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, TraceHeader};
