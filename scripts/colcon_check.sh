@@ -50,8 +50,8 @@ PY
     plan="$(lockstep launch --print lockstep_bringup everything.launch.xml)"
     for exe in lockstep_sim/lockstep_sim_node lockstep_tasks/lockstep_task_manager lockstep_tasks/lockstep_actuator \
                lockstep_examples/lockstep_module_m1 lockstep_recorder/lockstep_recorder \
-               lockstep_calibrator/lockstep_calibrator lockstep_player/lockstep_interpolation_player \
-               lockstep_player/lockstep_mock_joints lockstep_view/lockstep_view; do
+               lockstep_calibrator/lockstep_calibrator lockstep_interpolation/lockstep_interpolation_player \
+               lockstep_interpolation/lockstep_mock_joints lockstep_view/lockstep_view; do
         if ! grep -q "install/${exe%%/*}/lib/$exe " <<<"$plan"; then
             printf 'installed launch files: %s not taken from install/%s/lib:\n%s\n' "$exe" "${exe%%/*}" "$plan"
             exit 1
@@ -96,7 +96,23 @@ PY
             exit 1
         fi
     done
-    echo "deprecated aliases work: lockstep_replay/lockstep_bag_player, lockstep_trace/lockstep_module_{m1,m2,m3,split}"
+    # The renamed package: lockstep_player stays in the ament index of lockstep_interpolation's prefix, its
+    # executables scripts in lib/lockstep_player running lockstep_interpolation's.
+    for exe in lockstep_interpolation_player lockstep_mock_joints; do
+        help="$(install/lockstep_interpolation/lib/lockstep_player/$exe --help 2>"$elsewhere/stderr")"
+        if ! grep -q -- "--ros-args" <<<"$help" || ! grep -q "deprecated.*lockstep_interpolation/$exe" "$elsewhere/stderr"; then
+            printf 'deprecated alias lockstep_player/%s does not run lockstep_interpolation/%s:\n%s\n%s\n' "$exe" \
+                "$exe" "$help" "$(cat "$elsewhere/stderr")"
+            exit 1
+        fi
+        printf '<launch><node pkg="lockstep_player" exec="%s"/></launch>\n' "$exe" >"$elsewhere/old.launch.xml"
+        if ! grep -q "install/lockstep_interpolation/lib/lockstep_player/$exe " \
+                <<<"$(lockstep launch --print "$elsewhere/old.launch.xml")"; then
+            echo "a launch file with pkg=\"lockstep_player\" exec=\"$exe\" does not resolve to the deprecated alias" >&2
+            exit 1
+        fi
+    done
+    echo "deprecated aliases work: lockstep_replay/lockstep_bag_player, lockstep_trace/lockstep_module_{m1,m2,m3,split}, lockstep_player/{lockstep_interpolation_player,lockstep_mock_joints}"
     # The Python library and module, built as the ament_python package lockstep_trace_py: `ros2 run` finds the
     # module in lib/lockstep_trace_py, and `import lockstep_trace` takes the installed copy.
     python3 -c 'import lockstep_trace, sys; sys.exit("lockstep_trace from " + lockstep_trace.__file__ if "install/lockstep_trace_py" not in lockstep_trace.__file__ else 0)'

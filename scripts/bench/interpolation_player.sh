@@ -11,8 +11,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
 # shellcheck source=../env-local.sh
 source scripts/env-local.sh
-cargo bench -q -p lockstep_player --bench changes --no-run
-cargo bench -q -p lockstep_player --bench changes -- "$@"
+cargo bench -q -p lockstep_interpolation --bench changes --no-run
+cargo bench -q -p lockstep_interpolation --bench changes -- "$@"
 # Streaming jitter at 500 Hz over DDS (release builds of the player, the mock and the CLI).
-cargo build -q --release -p lockstep_player_node -p lockstep_cli
+cargo build -q --release -p lockstep_interpolation_node -p lockstep_cli
 python3 scripts/bench/player_jitter.py

@@ -20,8 +20,8 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     esac
 done
 case "$profile" in
-    debug | both) cargo build -q -p lockstep_player_node -p lockstep_cli ;;&
-    release | both) cargo build -q --release -p lockstep_player_node -p lockstep_cli ;;
+    debug | both) cargo build -q -p lockstep_interpolation_node -p lockstep_cli ;;&
+    release | both) cargo build -q --release -p lockstep_interpolation_node -p lockstep_cli ;;
     debug) ;;
     *) echo "--profile: debug, release or both, not '$profile'" >&2; exit 2 ;;
 esac

@@ -88,7 +88,7 @@ def test_each_parameter_row_says_what_its_node_checks(tmp_path):
     allowed = next(line for line in rules.stdout.splitlines() if line.startswith("period_s\t")).split("\t")[1]
     assert f"(allowed: {allowed})" in helped.stdout, helped.stdout
     # A README row that says less than its node checks is found: a copy of the tables with one range removed.
-    readme = REPO_ROOT / "packages/lockstep_player/README.md"
+    readme = REPO_ROOT / "packages/lockstep_interpolation/README.md"
     text = readme.read_text()
     assert f" (allowed: {allowed}) |" in text
     broken = tmp_path / "README.md"

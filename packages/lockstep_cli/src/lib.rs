@@ -76,7 +76,7 @@ pub enum Command {
     /// and trajectories.png (dead reckoning before and after against the observed poses).
     Calibrate(lockstep_calibrator::cli::CalibrateArgs),
     /// Interpolation files: generate one from waypoints within joint limits, or check one.
-    Player(lockstep_player::cli::PlayerArgs),
+    Player(lockstep_interpolation::cli::PlayerArgs),
     #[command(about = VIEW_ABOUT)]
     View(Forwarded),
     /// Run a ROS 2 XML launch file where `ros2 launch` is not installed: `lockstep launch <file>

@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         }
         Command::Rules(args) => lockstep_rules::cli::run(args),
         Command::Calibrate(args) => lockstep_calibrator::cli::run(args),
-        Command::Player(args) => lockstep_player::cli::run(args),
+        Command::Player(args) => lockstep_interpolation::cli::run(args),
         Command::Launch(args) => lockstep_launch::cli::run_launch(args),
         Command::Report(args) => lockstep_report::cli::run(args),
         // Its exit status says more than success or failure (2: a bad suite file).

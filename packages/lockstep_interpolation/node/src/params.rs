@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::ensure;
-use lockstep_player::{speed_limit, AxisLimits, Interpolation, InterpolationChoice, PERIOD_S};
+use lockstep_interpolation::{speed_limit, AxisLimits, Interpolation, InterpolationChoice, PERIOD_S};
 use lockstep_ros::{Int, ParamRule, ParamRules, Real};
 
 /// What each parameter may hold, checked at start and on every run-time set (the player reads its parameters
@@ -107,7 +107,7 @@ impl PlayerParams {
     /// The interpolation for joints `names` with `limits`, resolved by the core as `lockstep player check`
     /// does (`auto` is cubic when one of them has a jerk limit). `linear` with a jerk limit is refused: between
     /// file points its velocity steps, so at any s but 1 its commands break the jerk limit (see
-    /// `lockstep_player::spline`).
+    /// `lockstep_interpolation::spline`).
     pub fn interpolation(&self, names: &[String], limits: &[AxisLimits]) -> anyhow::Result<Interpolation> {
         let choice: InterpolationChoice = self
             .interpolation

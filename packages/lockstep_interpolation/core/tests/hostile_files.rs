@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use lockstep_player::validate::check_file;
-use lockstep_player::{InterpolationFile, JointLimits};
+use lockstep_interpolation::validate::check_file;
+use lockstep_interpolation::{InterpolationFile, JointLimits};
 use proptest::prelude::*;
 
 fn number() -> impl Strategy<Value = String> {

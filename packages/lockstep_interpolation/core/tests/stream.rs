@@ -5,8 +5,8 @@
 mod common;
 
 use common::{limits_for, quintic_file, run_until, stream, WAYPOINTS};
-use lockstep_player::plan::{self, Refusal};
-use lockstep_player::{Interpolation, InterpolationFile, Phase};
+use lockstep_interpolation::plan::{self, Refusal};
+use lockstep_interpolation::{Interpolation, InterpolationFile, Phase};
 
 const T: f64 = 0.002;
 
@@ -38,7 +38,7 @@ fn a_2_ms_file_at_1_3_and_4_ms_matches_the_interpolation_formula() {
 /// Pause at `at_tick`; returns the plan, after checking the stop: within the plan's time plus one period, on
 /// the path, no alarm, the hold point repeated.
 fn pause_and_check(
-    s: &mut lockstep_player::Stream,
+    s: &mut lockstep_interpolation::Stream,
     file: &InterpolationFile,
     stop: Option<f64>,
 ) -> plan::Plan {

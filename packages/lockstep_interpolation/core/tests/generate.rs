@@ -4,9 +4,9 @@
 mod common;
 
 use common::{stream, WAYPOINTS};
-use lockstep_player::generate::{generate, GenerateError};
-use lockstep_player::validate::check_file;
-use lockstep_player::{plan, AxisLimits, Phase};
+use lockstep_interpolation::generate::{generate, GenerateError};
+use lockstep_interpolation::validate::check_file;
+use lockstep_interpolation::{plan, AxisLimits, Phase};
 
 fn limits(jerk: Option<f64>) -> Vec<AxisLimits> {
     let l = |v, a| AxisLimits {

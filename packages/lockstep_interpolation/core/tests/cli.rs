@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use lockstep_player::cli::{run, PlayerArgs, PlayerCommand};
-use lockstep_player::validate::check_file;
-use lockstep_player::{InterpolationFile, JointLimits};
+use lockstep_interpolation::cli::{run, PlayerArgs, PlayerCommand};
+use lockstep_interpolation::validate::check_file;
+use lockstep_interpolation::{InterpolationFile, JointLimits};
 
 const LIMITS: &str = "joint_limits:\n  a: {max_velocity: 1.0, max_acceleration: 2.0, max_jerk: 20.0}\n  b: {max_velocity: 0.5, max_acceleration: 1.0}\n";
 
@@ -41,7 +41,7 @@ fn generate_writes_a_file_that_checks_and_bad_limits_name_the_key() {
             file: output.clone(),
             limits: limits.clone(),
             output_period_s: None,
-            interpolation: lockstep_player::InterpolationChoice::Auto,
+            interpolation: lockstep_interpolation::InterpolationChoice::Auto,
         },
     })
     .unwrap();
@@ -75,7 +75,7 @@ struct Lockstep {
 }
 
 /// Parses and runs `lockstep player <args>`: Ok(()) or the error's text; never a panic.
-fn lockstep_player(args: &[&str]) -> Result<(), String> {
+fn lockstep_interpolation(args: &[&str]) -> Result<(), String> {
     use clap::Parser as _;
     let parsed = Lockstep::try_parse_from(std::iter::once("player").chain(args.iter().copied()))
         .map_err(|e| e.to_string())?;
@@ -101,18 +101,18 @@ fn a_tiny_output_period_is_refused_with_the_range() {
     let (file, limits) = small_file(dir.path());
     for bad in ["1e-300", "0", "-0.002", "NaN", "inf", "5e-324", "1e308", "soon"] {
         let option = format!("--output-period-s={bad}");
-        let e = lockstep_player(&["check", &file, "--limits", &limits, &option]).unwrap_err();
+        let e = lockstep_interpolation(&["check", &file, "--limits", &limits, &option]).unwrap_err();
         assert!(e.contains("must be finite and in [1e-5, 10] s"), "{bad}: {e}");
         assert!(e.contains("--output-period-s"), "{bad}: {e}");
     }
-    lockstep_player(&["check", &file, "--limits", &limits, "--output-period-s", "0.002"]).unwrap();
+    lockstep_interpolation(&["check", &file, "--limits", &limits, "--output-period-s", "0.002"]).unwrap();
     // A caller of `run` is checked too (the parser is not the only way in).
     let e = run(PlayerArgs {
         command: PlayerCommand::Check {
             file: file.clone().into(),
             limits: limits.clone().into(),
             output_period_s: Some(1e-300),
-            interpolation: lockstep_player::InterpolationChoice::Auto,
+            interpolation: lockstep_interpolation::InterpolationChoice::Auto,
         },
     })
     .unwrap_err();
@@ -145,8 +145,8 @@ proptest::proptest! {
         let dir = tempfile::tempdir().unwrap();
         let (file, limits) = small_file(dir.path());
         let text = if exp { format!("{x:e}") } else { format!("{x}") };
-        let inside = lockstep_player::PERIOD_S.contains(x);
-        let checked = lockstep_player(&["check", &file, "--limits", &limits, &format!("--output-period-s={text}")]);
+        let inside = lockstep_interpolation::PERIOD_S.contains(x);
+        let checked = lockstep_interpolation(&["check", &file, "--limits", &limits, &format!("--output-period-s={text}")]);
         match &checked {
             Ok(()) => proptest::prop_assert!(inside, "{} was taken", text),
             Err(e) => proptest::prop_assert!(
@@ -157,7 +157,7 @@ proptest::proptest! {
         let waypoints = dir.path().join("wp.csv");
         std::fs::write(&waypoints, "a,b\n0,0\n0.01,0\n").unwrap();
         let out = dir.path().join("out.csv");
-        let generated = lockstep_player(&[
+        let generated = lockstep_interpolation(&[
             "generate", &waypoints.display().to_string(), "--limits", &limits, &format!("--period-s={text}"),
             "-o", &out.display().to_string(),
         ]);
@@ -171,9 +171,9 @@ proptest::proptest! {
 /// (`auto`: cubic under a jerk limit), the same section, the same number.
 #[test]
 fn check_and_the_session_agree_on_s_max_under_jerk_limits() {
-    use lockstep_player::session::{Options, Session};
-    use lockstep_player::speed_limit::speed_limit;
-    use lockstep_player::{Interpolation, InterpolationChoice};
+    use lockstep_interpolation::session::{Options, Session};
+    use lockstep_interpolation::speed_limit::speed_limit;
+    use lockstep_interpolation::{Interpolation, InterpolationChoice};
     let dir = tempfile::tempdir().unwrap();
     let waypoints = dir.path().join("wp.csv");
     let planned = dir.path().join("planned.yaml");
@@ -185,7 +185,7 @@ fn check_and_the_session_agree_on_s_max_under_jerk_limits() {
     std::fs::write(&planned, half).unwrap();
     std::fs::write(&limits, LIMITS).unwrap();
     let p = |p: &std::path::Path| p.display().to_string();
-    lockstep_player(&[
+    lockstep_interpolation(&[
         "generate",
         &p(&waypoints),
         "--limits",
@@ -195,7 +195,7 @@ fn check_and_the_session_agree_on_s_max_under_jerk_limits() {
     ])
     .unwrap();
     for choice in ["linear", "cubic", "auto"] {
-        lockstep_player(&[
+        lockstep_interpolation(&[
             "check",
             &p(&output),
             "--limits",
@@ -205,7 +205,7 @@ fn check_and_the_session_agree_on_s_max_under_jerk_limits() {
         ])
         .unwrap();
     }
-    let e = lockstep_player(&[
+    let e = lockstep_interpolation(&[
         "check",
         &p(&output),
         "--limits",

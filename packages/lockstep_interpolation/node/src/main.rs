@@ -12,7 +12,7 @@
 //!   re-sent every `trajectory_resend_ticks` and at once after a change. While paused the hold point keeps
 //!   coming. Every name is relative: `-r __ns:=/arm1` moves them all.
 //!
-//! The logic (file, limits, planning, alignment) is `lockstep_player`; this file wires it to ROS.
+//! The logic (file, limits, planning, alignment) is `lockstep_interpolation`; this file wires it to ROS.
 
 mod engine;
 mod params;
@@ -24,9 +24,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::{future, StreamExt};
-use lockstep_player::session::{Options, Request, Session};
-use lockstep_player::timing::Intervals;
-use lockstep_player::{goal_factor, validate, InterpolationFile, JointLimits, Plan, Refusal};
+use lockstep_interpolation::session::{Options, Request, Session};
+use lockstep_interpolation::timing::Intervals;
+use lockstep_interpolation::{goal_factor, validate, InterpolationFile, JointLimits, Plan, Refusal};
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::lockstep_interfaces::action::MovePlay;
 use r2r::lockstep_interfaces::srv::{PauseMotion, ResumeMotion, SetSpeed};
@@ -316,7 +316,7 @@ async fn start_goal(
     config: &Config,
 ) -> anyhow::Result<(Session, Vec<String>)> {
     let p = &config.params;
-    let path = lockstep_player::roots::resolve(&wanted.path, &p.roots())?;
+    let path = lockstep_interpolation::roots::resolve(&wanted.path, &p.roots())?;
     let file = InterpolationFile::read(&path)?;
     let limits = config.limits.for_joints(&file.joints, &p.limits_file)?;
     validate::check_file(&file, &limits)?;

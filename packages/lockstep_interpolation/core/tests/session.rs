@@ -6,9 +6,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{limits_for, quintic_file, WAYPOINTS};
-use lockstep_player::session::{Options, Request, Session, SessionError, Stale, State};
-use lockstep_player::Monitor;
-use lockstep_player::Refusal;
+use lockstep_interpolation::session::{Options, Request, Session, SessionError, Stale, State};
+use lockstep_interpolation::Monitor;
+use lockstep_interpolation::Refusal;
 
 fn options(align: bool) -> Options {
     Options {
@@ -17,7 +17,7 @@ fn options(align: bool) -> Options {
         align,
         tolerance: 1e-4,
         settle_timeout_secs: 1.0,
-        interpolation: lockstep_player::Interpolation::Linear,
+        interpolation: lockstep_interpolation::Interpolation::Linear,
     }
 }
 

@@ -5,15 +5,15 @@
 //! without jerk limits (linear interpolation), then with jerk limits (the cubic spline, for both,
 //! and |j| in the table).
 //!
-//!   cargo bench -p lockstep_player --bench changes [-- --requests N --seed S]
+//!   cargo bench -p lockstep_interpolation --bench changes [-- --requests N --seed S]
 #![allow(clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use lockstep_player::generate::generate;
-use lockstep_player::speed_limit::{self, InterpolationChoice};
-use lockstep_player::{plan, AxisLimits, Phase, Stream};
+use lockstep_interpolation::generate::generate;
+use lockstep_interpolation::speed_limit::{self, InterpolationChoice};
+use lockstep_interpolation::{plan, AxisLimits, Phase, Stream};
 use rand::{Rng, SeedableRng};
 
 const PERIOD: f64 = 0.002;

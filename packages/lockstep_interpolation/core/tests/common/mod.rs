@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lockstep_player::{AxisLimits, InterpolationFile, Phase, Stream};
+use lockstep_interpolation::{AxisLimits, InterpolationFile, Phase, Stream};
 
 /// Three joints through `waypoints`, each move a quintic 10u^3 - 15u^4 + 6u^5 over `move_secs`, sampled
 /// every `period_secs`, with `hold_secs` at rest before, between and after the moves.

@@ -10,8 +10,8 @@
 
 use std::time::Instant;
 
-use lockstep_player::session::{Request, Stale, State};
-use lockstep_player::{Plan, PlanningTimes, Refusal};
+use lockstep_interpolation::session::{Request, Stale, State};
+use lockstep_interpolation::{Plan, PlanningTimes, Refusal};
 use tokio::sync::{oneshot, Mutex};
 
 use crate::engine::{Engine, Pending, Shared};

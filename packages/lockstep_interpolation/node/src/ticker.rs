@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use lockstep_player::preview::preview;
-use lockstep_player::timing::Summary;
-use lockstep_player::window::{JointOrder, Window};
+use lockstep_interpolation::preview::preview;
+use lockstep_interpolation::timing::Summary;
+use lockstep_interpolation::window::{JointOrder, Window};
 use r2r::builtin_interfaces::msg::Duration as DurationMsg;
 use r2r::lockstep_interfaces::action::MovePlay;
 use r2r::std_msgs::msg::Float64MultiArray;

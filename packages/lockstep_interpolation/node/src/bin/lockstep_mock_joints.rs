@@ -5,7 +5,7 @@
 //! joint to its command (at once, or with a first-order lag of `lag_time_constant_s`), publishes
 //! `joint_states` every `state_period_s`, and raises an overspeed alarm whenever a commanded step needs more
 //! than a joint's velocity, acceleration or jerk limit (finite differences at the command period,
-//! `lockstep_player::Monitor`): a log line and a message on `~/alarm` (std_msgs/String) naming the joint, the
+//! `lockstep_interpolation::Monitor`): a log line and a message on `~/alarm` (std_msgs/String) naming the joint, the
 //! quantity and the values. Names are relative: `-r __ns:=/arm1` moves them all.
 //!
 //! The command period is `command_period_s`, or when that is 0 (the default) `period_s`, the player's
@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use futures::{future, StreamExt};
-use lockstep_player::mock::{self, MockJoints, TrajectoryIgnored};
-use lockstep_player::JointLimits;
+use lockstep_interpolation::mock::{self, MockJoints, TrajectoryIgnored};
+use lockstep_interpolation::JointLimits;
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::sensor_msgs::msg::JointState;
 use r2r::std_msgs::msg::{Float64MultiArray, String as StringMsg};
@@ -66,7 +66,7 @@ const RULES: &[lockstep_ros::ParamRule] = &[
     lockstep_ros::ParamRule::non_empty("limits_file"),
     lockstep_ros::ParamRule::non_empty("controller"),
     lockstep_ros::ParamRule::real("command_period_s", lockstep_ros::Real::closed(0.0, 10.0, "s")),
-    lockstep_ros::ParamRule::real("period_s", lockstep_player::PERIOD_S),
+    lockstep_ros::ParamRule::real("period_s", lockstep_interpolation::PERIOD_S),
     lockstep_ros::ParamRule::real("state_period_s", lockstep_ros::Real::closed(1e-4, 60.0, "s")),
     lockstep_ros::ParamRule::real("lag_time_constant_s", lockstep_ros::Real::closed(0.0, 60.0, "s")),
 ];

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use lockstep_player::session::{Prepared, Session, Stale};
-use lockstep_player::timing::Intervals;
-use lockstep_player::{JointLimits, Plan};
+use lockstep_interpolation::session::{Prepared, Session, Stale};
+use lockstep_interpolation::timing::Intervals;
+use lockstep_interpolation::{JointLimits, Plan};
 use r2r::lockstep_interfaces::action::MovePlay;
 use tokio::sync::oneshot;
 
