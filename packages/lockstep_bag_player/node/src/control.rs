@@ -7,16 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+pub use lockstep_bag_player::PlayRequest;
 use lockstep_bag_player::PlaybackClock;
 use tokio::sync::oneshot;
-
-/// A window for `~/play` (zeros: the node's configured window).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PlayRequest {
-    pub start_offset_secs: f64,
-    pub playback_duration_secs: f64,
-    pub playback_until_ns: u64,
-}
 
 /// Requests served by the play thread; each answers on its channel.
 pub enum Request {

@@ -8,10 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lockstep_bag::BagMessage;
-use lockstep_bag_player::{Lateness, Window};
+use lockstep_bag_player::{
+    burst, check_seek, due, play_next, Due, Lateness, Window, NO_PLAY_RUNNING, PLAY_RUNNING,
+};
 use lockstep_ros::generic::GenericPublisher;
 
-use crate::control::{Control, PlayRequest, Request};
+use crate::control::{Control, Request};
 use crate::readahead::{Item, ReadAhead};
 
 /// Messages published in one run between two looks at the control state (see `publish_due_run`).
@@ -90,25 +92,8 @@ impl Engine {
     /// Log what this play did: messages, wall time from first to last publish, lateness against schedule.
     fn report(&self) {
         let played = self.control.played.load(Ordering::Relaxed);
-        let span_secs = self.span.map_or(0.0, |(a, b)| (b - a) as f64 / 1e9);
-        let rate = if span_secs > 0.0 {
-            played as f64 / span_secs
-        } else {
-            0.0
-        };
-        let lateness = self.lateness.summary().map_or(String::new(), |l| {
-            format!(
-                "; publish time - scheduled time over {} messages: p50 {:.1} us, p99 {:.1} us, max {:.1} us",
-                l.count,
-                l.p50_ns as f64 / 1e3,
-                l.p99_ns as f64 / 1e3,
-                l.max_ns as f64 / 1e3
-            )
-        });
-        r2r::log_info!(
-            &self.logger,
-            "playback ended: {played} messages in {span_secs:.3} s ({rate:.0} msg/s){lateness}"
-        );
+        let line = lockstep_bag_player::play_summary(played, self.span, self.lateness.summary());
+        r2r::log_info!(&self.logger, "{line}");
     }
 
     /// At the end of a play, let reliable subscribers acknowledge what they were sent (bounded).
@@ -218,10 +203,10 @@ impl Engine {
                 return true; // the end, not looping
             };
             let now = control.wall_ns();
-            match state.clock.wall_at(due_at) {
-                None => drop(control.wait(state, None)),
-                Some(due) if due > now => drop(control.wait(state, Some(Duration::from_nanos(due - now)))),
-                Some(due) => {
+            match due(&state.clock, due_at, now) {
+                Due::Paused => drop(control.wait(state, None)),
+                Due::In(wait_ns) => drop(control.wait(state, Some(Duration::from_nanos(wait_ns)))),
+                Due::Now(due) => {
                     let clock = state.clock.clone();
                     drop(state);
                     self.publish_due_run(&clock, due, now);
@@ -304,53 +289,28 @@ impl Engine {
         self.control.lock().clock.is_paused()
     }
 
+    /// Serve a request only the play thread can, during a play.
     fn serve(&mut self, request: Request, window: Window) {
         match request {
             Request::PlayNext(reply) => {
-                let outcome = if !self.paused() {
-                    Err("play_next works only while paused (call ~/pause first)".to_owned())
-                } else if self.publish_now(1) == 1 {
-                    Ok(())
-                } else {
-                    Err("no message left to play".to_owned())
-                };
-                let _ = reply.send(outcome);
+                let paused = self.paused();
+                let _ = reply.send(play_next(paused, || self.publish_now(1) == 1));
             }
             Request::Burst(n, reply) => {
-                let answer = if self.paused() {
-                    let count = self.publish_now(n);
-                    let note = if n != 0 && count < n {
-                        format!("the bag ended after {count} of {n} messages")
-                    } else {
-                        String::new()
-                    };
-                    (count, note)
-                } else {
-                    (0, "burst works only while paused (call ~/pause first)".to_owned())
-                };
-                let _ = reply.send(answer);
+                let paused = self.paused();
+                let _ = reply.send(burst(paused, n, |n| self.publish_now(n)));
             }
             Request::Seek(t, reply) => {
-                let (start, end) = (self.plan.bag_start_ns, self.plan.bag_end_ns);
-                let outcome = if (start..=end).contains(&t) {
+                let outcome = check_seek(t, self.plan.bag_start_ns, self.plan.bag_end_ns);
+                if outcome.is_ok() {
                     self.reader.restart(t, window.end_ns);
                     self.next = None;
                     self.control.change(|s, wall| s.clock.jump(t, wall));
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "time {} is outside the bag (its messages span {} to {})",
-                        secs(t),
-                        secs(start),
-                        secs(end)
-                    ))
-                };
+                }
                 let _ = reply.send(outcome);
             }
             Request::Play(_, reply) => {
-                let _ = reply.send(Err(
-                    "a play is running; ~/play starts one after the end".to_owned()
-                ));
+                let _ = reply.send(Err(PLAY_RUNNING.to_owned()));
             }
         }
     }
@@ -365,40 +325,24 @@ impl Engine {
             }
             match state.requests.pop_front() {
                 None => state = control.wait(state, None),
-                Some(Request::Play(request, reply)) => match self.window_for(request) {
-                    Ok(window) => {
-                        let _ = reply.send(Ok(()));
-                        return Some(window);
+                Some(Request::Play(request, reply)) => {
+                    match request.window(self.plan.window, self.plan.bag_start_ns, self.plan.bag_end_ns) {
+                        Ok(window) => {
+                            let _ = reply.send(Ok(()));
+                            return Some(window);
+                        }
+                        Err(e) => {
+                            let _ = reply.send(Err(e));
+                        }
                     }
-                    Err(e) => {
-                        let _ = reply.send(Err(e));
-                    }
-                },
+                }
                 Some(Request::PlayNext(reply)) | Some(Request::Seek(_, reply)) => {
-                    let _ = reply.send(Err("no play is running (call ~/play)".to_owned()));
+                    let _ = reply.send(Err(NO_PLAY_RUNNING.to_owned()));
                 }
                 Some(Request::Burst(_, reply)) => {
-                    let _ = reply.send((0, "no play is running (call ~/play)".to_owned()));
+                    let _ = reply.send((0, NO_PLAY_RUNNING.to_owned()));
                 }
             }
         }
     }
-
-    fn window_for(&self, r: PlayRequest) -> Result<Window, String> {
-        if r.start_offset_secs == 0.0 && r.playback_duration_secs == 0.0 && r.playback_until_ns == 0 {
-            return Ok(self.plan.window);
-        }
-        Window::new(
-            self.plan.bag_start_ns,
-            self.plan.bag_end_ns,
-            r.start_offset_secs,
-            r.playback_duration_secs,
-            r.playback_until_ns,
-        )
-        .map_err(|e| e.to_string())
-    }
-}
-
-fn secs(ns: u64) -> String {
-    format!("{}.{:09} s", ns / 1_000_000_000, ns % 1_000_000_000)
 }

@@ -63,120 +63,21 @@ fn setup(
     let config = PlayConfig::from_params(&params, looped)?;
     let logger = lockstep_ros::logger_name(&node)?;
 
-    let reader =
-        BagReader::open(&config.bag).with_context(|| format!("opening bag {}", config.bag.display()))?;
-    let (bag_start_ns, bag_end_ns) = reader
-        .time_range()
-        .with_context(|| format!("bag {} has no messages", config.bag.display()))?;
-    let selection = TopicSelection::new(&config.topics, &config.regex, &config.exclude_regex)?;
-    let selected = selection.select(reader.topics().iter().map(|t| t.metadata.name.as_str()))?;
-    let remaps = parse_remaps(&config.remaps)?;
-    let overrides = match &config.qos_overrides_path {
-        Some(path) => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-            parse_qos_overrides(&text, path)?
-        }
-        None => BTreeMap::new(),
-    };
-    let window = Window::new(
-        bag_start_ns,
-        bag_end_ns,
-        config.start_offset_secs,
-        config.playback_duration_secs,
-        config.playback_until_ns,
-    )?;
-
+    let bag = OpenBag::open(&config)?;
     let (name, namespace) = {
         let n = lock(&node)?;
         (n.name()?, n.namespace()?)
     };
     let generic = GenericNode::new(&name, &namespace).context("starting the generic node")?;
-    let mut outlets = BTreeMap::new();
-    let mut total = 0;
-    for topic in reader
-        .topics()
-        .iter()
-        .filter(|t| selected.contains(&t.metadata.name))
-    {
-        let bag_name = &topic.metadata.name;
-        let type_name = &topic.metadata.type_name;
-        let out_name = remaps.get(bag_name).cloned().unwrap_or_else(|| bag_name.clone());
-        let chosen = playback_qos(
-            bag_name,
-            &topic.metadata.offered_qos_profiles,
-            overrides.get(bag_name),
-        );
-        if let Some(note) = &chosen.note {
-            r2r::log_warn!(&logger, "{note}");
-        }
-        match generic.publisher(&out_name, type_name, qos::from_bag(&chosen.profile)) {
-            Ok(publisher) => {
-                total += topic.message_count;
-                outlets.insert(
-                    bag_name.clone(),
-                    Outlet {
-                        publisher,
-                        name: out_name,
-                        failing: false,
-                    },
-                );
-            }
-            Err(e) => r2r::log_warn!(&logger, "not playing {bag_name} ({type_name}): {e}"),
-        }
-    }
-    anyhow::ensure!(
-        !outlets.is_empty(),
-        "none of the selected topics ({}) can be played (see the warnings above)",
-        selected.join(", ")
-    );
-    for unknown in overrides.keys().filter(|t| !outlets.contains_key(*t)) {
-        r2r::log_warn!(
-            &logger,
-            "QoS override for {unknown}: not a played topic of this bag"
-        );
-    }
+    let (outlets, total) = create_outlets(&generic, &bag, &logger)?;
 
     let played_topics = outlets.len();
     let control = Arc::new(Control::new(config.rate, config.start_paused));
     control.total.store(total, std::sync::atomic::Ordering::Relaxed);
     // /clock shows the start of the window until the play starts (after waiting for subscribers, the delay).
+    let window = bag.window;
     control.change(|s, wall| s.clock.jump(window.start_ns, wall));
-    let topics: BTreeSet<String> = outlets.keys().cloned().collect();
-    let reader = ReadAhead::start(reader, topics, config.read_ahead_queue_size)?;
-    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<Option<String>>();
-    let engine = Engine {
-        control: control.clone(),
-        reader,
-        outlets,
-        plan: Plan {
-            bag_start_ns,
-            bag_end_ns,
-            window,
-            looped: config.looped,
-            delay_ns: (config.delay_secs * 1e9).round() as u64,
-            wait_for_all_acked: Duration::from_millis(config.wait_for_all_acked_ms),
-            wait_for_subscribers: config.wait_for_subscribers,
-        },
-        logger: logger.clone(),
-        exit_at_end: config.exit_at_end,
-        next: None,
-        lateness: lockstep_bag_player::Lateness::default(),
-        span: None,
-        spent: Vec::new(),
-        failed: None,
-    };
-    let thread = std::thread::Builder::new()
-        .name("bag-play".into())
-        .spawn(move || {
-            let failed = engine.run();
-            // Keeps the generic node (and so every publisher's node) alive as long as the play thread.
-            drop(generic);
-            let _ = done_tx.send(failed);
-        })?;
-    if let Ok(mut slot) = running.lock() {
-        *slot = Some((control.clone(), thread));
-    }
+    let done_rx = start_play_thread(&config, bag, outlets, generic, &control, &logger, running)?;
     if let Some(on_start) = on_start {
         on_start(&Started {
             control: control.clone(),
@@ -215,6 +116,165 @@ fn setup(
         }
         Ok(())
     })
+}
+
+/// The bag opened for a play: its reader and time range, the selected topics, their remaps and QoS
+/// overrides, and the window to play.
+struct OpenBag {
+    reader: BagReader,
+    bag_start_ns: u64,
+    bag_end_ns: u64,
+    selected: Vec<String>,
+    remaps: BTreeMap<String, String>,
+    overrides: BTreeMap<String, lockstep_bag::QosProfile>,
+    window: Window,
+}
+
+impl OpenBag {
+    /// Open the bag of `config` and check its options against it: a bad bag or option is an error.
+    fn open(config: &PlayConfig) -> anyhow::Result<Self> {
+        let reader =
+            BagReader::open(&config.bag).with_context(|| format!("opening bag {}", config.bag.display()))?;
+        let (bag_start_ns, bag_end_ns) = reader
+            .time_range()
+            .with_context(|| format!("bag {} has no messages", config.bag.display()))?;
+        let selection = TopicSelection::new(&config.topics, &config.regex, &config.exclude_regex)?;
+        let selected = selection.select(reader.topics().iter().map(|t| t.metadata.name.as_str()))?;
+        let remaps = parse_remaps(&config.remaps)?;
+        let overrides = match &config.qos_overrides_path {
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+                parse_qos_overrides(&text, path)?
+            }
+            None => BTreeMap::new(),
+        };
+        let window = Window::new(
+            bag_start_ns,
+            bag_end_ns,
+            config.start_offset_secs,
+            config.playback_duration_secs,
+            config.playback_until_ns,
+        )?;
+        Ok(Self {
+            reader,
+            bag_start_ns,
+            bag_end_ns,
+            selected,
+            remaps,
+            overrides,
+            window,
+        })
+    }
+}
+
+/// A publisher for every selected topic whose type is installed (others are logged and skipped), under its
+/// remapped name, with the recorded or overridden QoS; and the number of messages they play. None playable
+/// is an error.
+fn create_outlets(
+    generic: &GenericNode,
+    bag: &OpenBag,
+    logger: &str,
+) -> anyhow::Result<(BTreeMap<String, Outlet>, u64)> {
+    let mut outlets = BTreeMap::new();
+    let mut total = 0;
+    for topic in bag
+        .reader
+        .topics()
+        .iter()
+        .filter(|t| bag.selected.contains(&t.metadata.name))
+    {
+        let bag_name = &topic.metadata.name;
+        let type_name = &topic.metadata.type_name;
+        let out_name = bag
+            .remaps
+            .get(bag_name)
+            .cloned()
+            .unwrap_or_else(|| bag_name.clone());
+        let chosen = playback_qos(
+            bag_name,
+            &topic.metadata.offered_qos_profiles,
+            bag.overrides.get(bag_name),
+        );
+        if let Some(note) = &chosen.note {
+            r2r::log_warn!(logger, "{note}");
+        }
+        match generic.publisher(&out_name, type_name, qos::from_bag(&chosen.profile)) {
+            Ok(publisher) => {
+                total += topic.message_count;
+                outlets.insert(
+                    bag_name.clone(),
+                    Outlet {
+                        publisher,
+                        name: out_name,
+                        failing: false,
+                    },
+                );
+            }
+            Err(e) => r2r::log_warn!(logger, "not playing {bag_name} ({type_name}): {e}"),
+        }
+    }
+    anyhow::ensure!(
+        !outlets.is_empty(),
+        "none of the selected topics ({}) can be played (see the warnings above)",
+        bag.selected.join(", ")
+    );
+    for unknown in bag.overrides.keys().filter(|t| !outlets.contains_key(*t)) {
+        r2r::log_warn!(
+            logger,
+            "QoS override for {unknown}: not a played topic of this bag"
+        );
+    }
+    Ok((outlets, total))
+}
+
+/// Start the read-ahead and the play thread (kept in `running`); the receiver tells when the play thread
+/// ended, and why the bag could not be read to its end if so.
+fn start_play_thread(
+    config: &PlayConfig,
+    bag: OpenBag,
+    outlets: BTreeMap<String, Outlet>,
+    generic: GenericNode,
+    control: &Arc<Control>,
+    logger: &str,
+    running: &Running,
+) -> anyhow::Result<tokio::sync::oneshot::Receiver<Option<String>>> {
+    let topics: BTreeSet<String> = outlets.keys().cloned().collect();
+    let reader = ReadAhead::start(bag.reader, topics, config.read_ahead_queue_size)?;
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<Option<String>>();
+    let engine = Engine {
+        control: control.clone(),
+        reader,
+        outlets,
+        plan: Plan {
+            bag_start_ns: bag.bag_start_ns,
+            bag_end_ns: bag.bag_end_ns,
+            window: bag.window,
+            looped: config.looped,
+            delay_ns: (config.delay_secs * 1e9).round() as u64,
+            wait_for_all_acked: Duration::from_millis(config.wait_for_all_acked_ms),
+            wait_for_subscribers: config.wait_for_subscribers,
+        },
+        logger: logger.to_owned(),
+        exit_at_end: config.exit_at_end,
+        next: None,
+        lateness: lockstep_bag_player::Lateness::default(),
+        span: None,
+        spent: Vec::new(),
+        failed: None,
+    };
+    let thread = std::thread::Builder::new()
+        .name("bag-play".into())
+        .spawn(move || {
+            let failed = engine.run();
+            // Keeps the generic node (and so every publisher's node) alive as long as the play thread.
+            drop(generic);
+            let _ = done_tx.send(failed);
+        })?;
+    if let Ok(mut slot) = running.lock() {
+        *slot = Some((control.clone(), thread));
+    }
+    Ok(done_rx)
 }
 
 /// The parameter `loop` (a Rust keyword, so not a field of [`PlayerParams`]): read from what `--ros-args`

@@ -12,12 +12,27 @@ use r2r::lockstep_interfaces::srv::{
 };
 use tokio::sync::oneshot;
 
-use crate::control::{Control, PlayRequest, Request};
+use lockstep_bag_player::{rate_refusal, seek_time, PlayRequest, PLAYER_STOPPED};
+
+use crate::control::{Control, Request};
 
 /// Create every service on `node` and return the future serving them.
 pub fn serve(
     node: &SharedNode,
     control: Arc<Control>,
+) -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    let clock = serve_clock(node, &control)?;
+    let play = serve_play(node, &control)?;
+    Ok(async move {
+        tokio::join!(clock, play);
+    })
+}
+
+/// `~/pause`, `~/resume`, `~/toggle_paused`, `~/is_paused`, `~/set_rate`, `~/get_rate`: answered at once,
+/// on the shared clock.
+fn serve_clock(
+    node: &SharedNode,
+    control: &Arc<Control>,
 ) -> anyhow::Result<impl std::future::Future<Output = ()>> {
     let mut n = lock(node)?;
     let q = || qos::reliable(10);
@@ -27,10 +42,6 @@ pub fn serve(
     let is_paused = n.create_service::<IsPaused::Service>("~/is_paused", q())?;
     let set_rate = n.create_service::<SetRate::Service>("~/set_rate", q())?;
     let get_rate = n.create_service::<GetRate::Service>("~/get_rate", q())?;
-    let play_next = n.create_service::<PlayNext::Service>("~/play_next", q())?;
-    let burst = n.create_service::<Burst::Service>("~/burst", q())?;
-    let seek = n.create_service::<Seek::Service>("~/seek", q())?;
-    let play = n.create_service::<Play::Service>("~/play", q())?;
     drop(n);
 
     let c = control.clone();
@@ -58,28 +69,44 @@ pub fn serve(
     });
     let c = control.clone();
     let set_rate = answer(set_rate, move |req: SetRate::Request| {
-        if c.change(|s, wall| s.clock.set_rate(req.rate, wall)) {
-            SetRate::Response {
-                success: true,
-                message: String::new(),
-            }
-        } else {
-            SetRate::Response {
-                success: false,
-                message: format!("rate {} refused: the rate must be a number > 0", req.rate),
-            }
+        let success = c.change(|s, wall| s.clock.set_rate(req.rate, wall));
+        SetRate::Response {
+            success,
+            message: if success {
+                String::new()
+            } else {
+                rate_refusal(req.rate)
+            },
         }
     });
     let c = control.clone();
     let get_rate = answer(get_rate, move |_| GetRate::Response {
         rate: c.lock().clock.rate(),
     });
+    Ok(async move {
+        tokio::join!(pause, resume, toggle, is_paused, set_rate, get_rate);
+    })
+}
+
+/// `~/play_next`, `~/burst`, `~/seek`, `~/play`: handed to the play thread, which answers when done.
+fn serve_play(
+    node: &SharedNode,
+    control: &Arc<Control>,
+) -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    let mut n = lock(node)?;
+    let q = || qos::reliable(10);
+    let play_next = n.create_service::<PlayNext::Service>("~/play_next", q())?;
+    let burst = n.create_service::<Burst::Service>("~/burst", q())?;
+    let seek = n.create_service::<Seek::Service>("~/seek", q())?;
+    let play = n.create_service::<Play::Service>("~/play", q())?;
+    drop(n);
+
     let c = control.clone();
     let play_next = answer_async(play_next, move |_| {
         let (tx, rx) = oneshot::channel();
         c.request(Request::PlayNext(tx));
         async move {
-            let outcome = rx.await.unwrap_or_else(|_| Err("the player stopped".into()));
+            let outcome = outcome_of(rx).await;
             PlayNext::Response {
                 success: outcome.is_ok(),
                 message: outcome.err().unwrap_or_default(),
@@ -91,7 +118,7 @@ pub fn serve(
         let (tx, rx) = oneshot::channel();
         c.request(Request::Burst(req.num_messages, tx));
         async move {
-            let (actually_burst, message) = rx.await.unwrap_or_else(|_| (0, "the player stopped".into()));
+            let (actually_burst, message) = rx.await.unwrap_or_else(|_| (0, PLAYER_STOPPED.into()));
             Burst::Response {
                 actually_burst,
                 message,
@@ -100,19 +127,15 @@ pub fn serve(
     });
     let c = control.clone();
     let seek = answer_async(seek, move |req: Seek::Request| {
-        let (tx, rx) = oneshot::channel();
-        let t = lockstep_ros::time::time_to_ns(&req.time);
-        let outcome = match u64::try_from(t) {
-            Ok(t) => {
-                c.request(Request::Seek(t, tx));
-                Some(rx)
-            }
-            Err(_) => None,
-        };
+        let asked = seek_time(lockstep_ros::time::time_to_ns(&req.time)).map(|t| {
+            let (tx, rx) = oneshot::channel();
+            c.request(Request::Seek(t, tx));
+            rx
+        });
         async move {
-            let outcome = match outcome {
-                Some(rx) => rx.await.unwrap_or_else(|_| Err("the player stopped".into())),
-                None => Err("a time before 1970 is outside any bag".into()),
+            let outcome = match asked {
+                Ok(rx) => outcome_of(rx).await,
+                Err(e) => Err(e),
             };
             Seek::Response {
                 success: outcome.is_ok(),
@@ -120,20 +143,18 @@ pub fn serve(
             }
         }
     });
-    let c = control;
+    let c = control.clone();
     let play = answer_async(play, move |req: Play::Request| {
         let (tx, rx) = oneshot::channel();
-        let secs = |ns: i64| ns as f64 / 1e9;
-        let request = PlayRequest {
-            start_offset_secs: secs(lockstep_ros::time::time_to_ns(&req.start_offset)),
-            playback_duration_secs: f64::from(req.playback_duration.sec)
-                + f64::from(req.playback_duration.nanosec) / 1e9,
-            playback_until_ns: u64::try_from(lockstep_ros::time::time_to_ns(&req.playback_until_timestamp))
-                .unwrap_or(0),
-        };
+        let request = PlayRequest::from_fields(
+            lockstep_ros::time::time_to_ns(&req.start_offset),
+            req.playback_duration.sec,
+            req.playback_duration.nanosec,
+            lockstep_ros::time::time_to_ns(&req.playback_until_timestamp),
+        );
         c.request(Request::Play(request, tx));
         async move {
-            let outcome = rx.await.unwrap_or_else(|_| Err("the player stopped".into()));
+            let outcome = outcome_of(rx).await;
             Play::Response {
                 success: outcome.is_ok(),
                 message: outcome.err().unwrap_or_default(),
@@ -141,8 +162,13 @@ pub fn serve(
         }
     });
     Ok(async move {
-        tokio::join!(pause, resume, toggle, is_paused, set_rate, get_rate, play_next, burst, seek, play);
+        tokio::join!(play_next, burst, seek, play);
     })
+}
+
+/// The play thread's answer, or that it has gone.
+async fn outcome_of(rx: oneshot::Receiver<Result<(), String>>) -> Result<(), String> {
+    rx.await.unwrap_or_else(|_| Err(PLAYER_STOPPED.into()))
 }
 
 /// Serve `requests`, answering each with `f` at once.

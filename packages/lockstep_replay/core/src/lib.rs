@@ -5,3 +5,5 @@
 //! Timed playback of a bag (`lockstep bag play`) is the `lockstep_bag_player` crate.
 
 pub mod lockstep;
+pub mod parameters;
+pub mod report;

@@ -7,6 +7,8 @@
 //! `lockstep_bag_player_node` crate.
 
 pub mod in_process;
+mod live_parameters;
 pub mod lockstep_dds;
 pub mod parameters;
+mod remote_module;
 pub mod replay_cli;

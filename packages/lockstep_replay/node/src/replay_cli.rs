@@ -6,20 +6,23 @@
 //! pure logic in this process instead. The binary `lockstep_replay` is this command as a ROS node.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use lockstep_bag::BagReader;
+use lockstep_bag::{BagReader, MetadataRecord};
 use lockstep_ranges::{int_arg, Int};
 use lockstep_replay::lockstep::{
-    differences_figure, evaluate, replay_observed, write_bag, Evaluation, FrameSelection, MissingUpstream,
+    differences_figure, evaluate, replay_observed, write_bag, FrameSelection, MissingUpstream, Module,
     Recording, ReplayOptions, ReplayOutcome,
 };
+use lockstep_replay::parameters::ParameterReport;
 
 use crate::in_process::{parse_params, pipeline_modules};
-use crate::lockstep_dds::{connect, DdsOptions, WiringDrift};
+use lockstep_replay::report::{report_json, summary, PLOT_FILE};
+
+use crate::lockstep_dds::{connect, DdsOptions, LiveModules};
 
 /// A step's answer may take up to an hour: longer waits are a typo, and a waiting time must stay within what
 /// the clock can add to the current instant.
@@ -96,49 +99,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         missing_upstream: args.missing_upstream.into(),
         ..ReplayOptions::default()
     };
-    let mut live = None;
-    let mut parameters = None;
-    let mut modules = if args.in_process {
+    let (mut modules, live, parameters) = if args.in_process {
         if let Some((name, _)) = args.new_modules.first() {
             bail!("--new-module {name}: only live modules over DDS can be new (not --in-process)");
         }
-        pipeline_modules(&parse_params(&args.params)?)?
+        (pipeline_modules(&parse_params(&args.params)?)?, None, None)
     } else {
-        if let Some(p) = args.params.first() {
-            bail!("-p {p}: parameters of live modules are theirs to take (--ros-args -p); -p is for --in-process");
-        }
-        let dds = DdsOptions {
-            step_timeout: Duration::from_millis(args.timeout_ms.max(1)),
-            discovery: Duration::from_millis(args.discovery_ms),
-        };
-        for m in &args.modules {
-            if recording.topology.component(m).is_none() {
-                bail!("--modules {m}: not a module of the recording");
-            }
-        }
-        let mut connected = connect(&recording, &args.modules, &args.new_modules, dds)?;
-        options.live_reads = connected.live_reads.clone();
-        options.new_modules = connected.new_modules.clone();
-        if connected.modules.is_empty() {
-            let services: Vec<String> = recording
-                .topology
-                .components
-                .iter()
-                .map(|c| lockstep_trace_ros::step::step_service_name(&c.module_name))
-                .collect();
-            bail!(
-                "no module of the recording answered on its step service ({}) within {} ms: start them with -p lockstep_step_mode:=true, in the namespace they were recorded in (or use --in-process)",
-                services.join(", "),
-                args.discovery_ms
-            );
-        }
-        let modules = std::mem::take(&mut connected.modules);
-        // The live modules' parameters against the recorded ones, before the first step.
-        let names: Vec<String> = modules.iter().map(|m| m.name().to_owned()).collect();
-        let checked = crate::parameters::check(&records, &recording, &names, &args.parameters)?;
-        parameters = Some(checked);
-        live = Some(connected);
-        modules
+        let (modules, live, parameters) = connect_live(&args, &recording, &records, &mut options)?;
+        (modules, Some(live), Some(parameters))
     };
     let bar = progress_bar(args.quiet);
     let started = std::time::Instant::now();
@@ -149,17 +117,85 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let wall = started.elapsed();
     bar.finish_and_clear();
     drop(modules);
-    write_bag(&recording, &outcome, &args.output).context("cannot write the simulated bag")?;
-    let evaluation = evaluate(&recording, &outcome);
-    let drift = live.as_ref().map(|l| &l.drift);
-    let fed = live.as_ref().map_or(&[][..], |l| &l.fed_channels[..]);
+    write_results(
+        &args,
+        &recording,
+        &outcome,
+        live.as_ref(),
+        parameters.as_ref(),
+        wall,
+    )
+}
+
+/// The live modules to step, the rest of the live side, and their parameters against the recorded ones.
+type Connected = (Vec<Box<dyn Module>>, LiveModules, ParameterReport);
+
+/// The live modules over DDS (those of `--modules`, or all), with the options their live wiring sets, and
+/// their parameters checked against the recorded ones before the first step.
+fn connect_live(
+    args: &ReplayArgs,
+    recording: &Recording,
+    records: &[MetadataRecord],
+    options: &mut ReplayOptions,
+) -> anyhow::Result<Connected> {
+    if let Some(p) = args.params.first() {
+        bail!(
+            "-p {p}: parameters of live modules are theirs to take (--ros-args -p); -p is for --in-process"
+        );
+    }
+    let dds = DdsOptions {
+        step_timeout: Duration::from_millis(args.timeout_ms.max(1)),
+        discovery: Duration::from_millis(args.discovery_ms),
+    };
+    for m in &args.modules {
+        if recording.topology.component(m).is_none() {
+            bail!("--modules {m}: not a module of the recording");
+        }
+    }
+    let mut connected = connect(recording, &args.modules, &args.new_modules, dds)?;
+    options.live_reads = connected.live_reads.clone();
+    options.new_modules = connected.new_modules.clone();
+    if connected.modules.is_empty() {
+        let services: Vec<String> = recording
+            .topology
+            .components
+            .iter()
+            .map(|c| lockstep_trace_ros::step::step_service_name(&c.module_name))
+            .collect();
+        bail!(
+            "no module of the recording answered on its step service ({}) within {} ms: start them with -p lockstep_step_mode:=true, in the namespace they were recorded in (or use --in-process)",
+            services.join(", "),
+            args.discovery_ms
+        );
+    }
+    let modules = std::mem::take(&mut connected.modules);
+    // The live modules' parameters against the recorded ones, before the first step.
+    let names: Vec<String> = modules.iter().map(|m| m.name().to_owned()).collect();
+    let checked = crate::parameters::check(records, recording, &names, &args.parameters)?;
+    Ok((modules, connected, checked))
+}
+
+/// Write the simulated bag, the plot of differences and `report.json` into `--output`, and print the
+/// summary.
+fn write_results(
+    args: &ReplayArgs,
+    recording: &Recording,
+    outcome: &ReplayOutcome,
+    live: Option<&LiveModules>,
+    parameters: Option<&ParameterReport>,
+    wall: Duration,
+) -> anyhow::Result<()> {
+    write_bag(recording, outcome, &args.output).context("cannot write the simulated bag")?;
+    let evaluation = evaluate(recording, outcome);
+    let drift = live.map(|l| &l.drift);
+    let fed = live.map_or(&[][..], |l| &l.fed_channels[..]);
     let plot = args.output.join(PLOT_FILE);
     differences_figure(&evaluation)
         .write_png(&plot)
         .context("cannot plot the differences")?;
-    let mut report = report_json(&outcome, &evaluation, drift, fed, wall);
-    if let Some(p) = &parameters {
-        report["parameters"] = crate::parameters::ParameterReport::to_json(p);
+    let mut report = report_json(outcome, &evaluation, drift, fed, wall);
+    if let Some(p) = parameters {
+        report["parameters"] = ParameterReport::to_json(p);
     }
     // Where the module topology came from: the recorder's record, or rebuilt from the header topics.
     report["topology_source"] = serde_json::json!(recording.topology_source.to_string());
@@ -168,7 +204,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     print!(
         "{}",
-        summary(&args.bag, &args.output, &outcome, &evaluation, drift, wall)
+        summary(&args.bag, &args.output, outcome, &evaluation, drift, wall)
     );
     if recording.topology_source != lockstep_replay::lockstep::TopologySource::Record {
         println!("  module topology {}", recording.topology_source);
@@ -213,9 +249,6 @@ fn parse_new_module(s: &str) -> Result<(String, String), String> {
 /// needs it (so a recording with gigabytes of camera images replays in bounded memory).
 const IN_MEMORY_BYTES: u64 = 64 << 20;
 
-/// The plot of differences over time, beside `report.json` in the output directory.
-const PLOT_FILE: &str = "differences.png";
-
 fn progress_bar(quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -225,188 +258,4 @@ fn progress_bar(quiet: bool) -> ProgressBar {
         bar.set_style(style);
     }
     bar
-}
-
-fn pairs(list: &[(String, String)]) -> Vec<serde_json::Value> {
-    list.iter()
-        .map(|(m, c)| serde_json::json!({"module": m, "channel": c}))
-        .collect()
-}
-
-/// The evaluation as JSON: per channel counts, exact ratio, first difference and numeric differences; per
-/// module processing times and input alignment; skipped frames; wiring drift; timing of the run.
-fn report_json(
-    outcome: &ReplayOutcome,
-    evaluation: &Evaluation,
-    drift: Option<&WiringDrift>,
-    fed: &[String],
-    wall: Duration,
-) -> serde_json::Value {
-    let diff = |d: &lockstep_replay::lockstep::Difference| serde_json::json!({"max_abs": d.max_abs, "mean_abs": d.mean_abs, "compared": d.compared});
-    let channels: serde_json::Map<String, serde_json::Value> = evaluation
-        .channels
-        .iter()
-        .map(|(channel, e)| {
-            let first = e.first_difference.as_ref().map(|(module, seq, epoch, log_time_ns)| {
-                serde_json::json!({"module": module, "sequence_num": seq, "epoch": epoch, "log_time_ns": log_time_ns})
-            });
-            let fields: serde_json::Map<String, serde_json::Value> =
-                e.fields.iter().map(|(k, d)| (k.clone(), diff(d))).collect();
-            let entry = serde_json::json!({
-                "recorded": e.recorded,
-                "simulated": e.simulated,
-                "exact": e.exact,
-                "exact_ratio": e.exact_ratio(),
-                "first_difference": first,
-                "numeric": diff(&e.numeric),
-                "fields": fields,
-                "undecodable": e.undecodable,
-            });
-            (channel.clone(), entry)
-        })
-        .collect();
-    let modules: serde_json::Map<String, serde_json::Value> = evaluation
-        .modules
-        .iter()
-        .map(|(name, m)| {
-            let entry = serde_json::json!({
-                "frames": m.frames,
-                "steps": m.steps,
-                "inputs_as_recorded": m.inputs_as_recorded,
-                "recorded_process_time_ns": m.recorded_process_time_ns,
-                "simulated_process_time_ns": m.simulated_process_time_ns,
-            });
-            (name.clone(), entry)
-        })
-        .collect();
-    let skipped: Vec<serde_json::Value> = outcome
-        .skipped
-        .iter()
-        .map(|s| {
-            serde_json::json!({
-                "module": s.module, "channel": s.channel, "sequence_num": s.sequence_num, "reason": s.reason,
-            })
-        })
-        .collect();
-    let wiring = drift.map(|d| {
-        let served: Vec<serde_json::Value> = outcome
-            .added_inputs
-            .iter()
-            .map(|((m, c), n)| serde_json::json!({"module": m, "channel": c, "frames": n}))
-            .collect();
-        serde_json::json!({
-            "inputs_served": served,
-            "new_modules": outcome.new_module_steps,
-            "new_inputs": pairs(&d.new_inputs),
-            "missing_inputs": pairs(&d.missing_inputs),
-            "new_outputs": pairs(&d.new_outputs),
-            "missing_outputs": pairs(&d.missing_outputs),
-        })
-    });
-    let frames = outcome.outputs.len().max(1) as f64;
-    let module_ns: f64 = outcome.outputs.iter().map(|o| f64::from(o.process_time_ns)).sum();
-    serde_json::json!({
-        "mode": if drift.is_some() { "dds" } else { "in-process" },
-        "frames_selected": outcome.selected,
-        "frames_replayed": outcome.outputs.len(),
-        "frames_skipped": skipped,
-        "modules_not_live": outcome.not_live,
-        "channels_published_from_recording": fed,
-        "backup_inputs": outcome.backup_inputs,
-        "channels": channels,
-        "modules": modules,
-        "wiring": wiring,
-        "plot": PLOT_FILE,
-        "timing": {
-            "wall_s": wall.as_secs_f64(),
-            "frames_per_s": outcome.outputs.len() as f64 / wall.as_secs_f64().max(1e-9),
-            "overhead_per_frame_ms": (wall.as_secs_f64() * 1e9 - module_ns).max(0.0) / frames / 1e6,
-        },
-    })
-}
-
-/// A few lines a person reads at the end of a replay.
-fn summary(
-    bag: &Path,
-    output: &Path,
-    outcome: &ReplayOutcome,
-    evaluation: &Evaluation,
-    drift: Option<&WiringDrift>,
-    wall: Duration,
-) -> String {
-    let mut out = format!(
-        "replayed {} of {} frames of {} in lock-step ({} skipped, {}) in {:.2} s into {}\n",
-        outcome.outputs.len(),
-        outcome.selected,
-        bag.display(),
-        outcome.skipped.len(),
-        if drift.is_some() {
-            "live modules over DDS"
-        } else {
-            "in-process"
-        },
-        wall.as_secs_f64(),
-        output.display()
-    );
-    for (channel, e) in &evaluation.channels {
-        out.push_str(&format!(
-            "  {channel}: {}/{} equal to the recording ({:.1} %)",
-            e.exact,
-            e.simulated,
-            100.0 * e.exact_ratio()
-        ));
-        if let Some((module, seq, _, _)) = &e.first_difference {
-            out.push_str(&format!(
-                ", first difference: {module} #{seq}, max |diff| {:.4}",
-                e.numeric.max_abs
-            ));
-        }
-        out.push('\n');
-    }
-    for (name, m) in &evaluation.modules {
-        out.push_str(&format!(
-            "  {name}: {} frames, {} with exactly the recorded inputs; processing {:.3} ms recorded, {:.3} ms now\n",
-            m.frames,
-            m.inputs_as_recorded,
-            m.recorded_process_time_ns / 1e6,
-            m.simulated_process_time_ns / 1e6
-        ));
-    }
-    if !outcome.not_live.is_empty() {
-        out.push_str(&format!(
-            "  recorded outputs used for: {}\n",
-            outcome.not_live.join(", ")
-        ));
-    }
-    for (channel, n) in &outcome.backup_inputs {
-        out.push_str(&format!(
-            "  backup inputs: {n} frames got the recorded {channel} (its upstream frame was not simulated)\n"
-        ));
-    }
-    for ((module, channel), n) in &outcome.added_inputs {
-        out.push_str(&format!(
-            "  {module} reads {channel}, not read when recorded: served the latest message to {n} frames\n"
-        ));
-    }
-    for (module, n) in &outcome.new_module_steps {
-        out.push_str(&format!("  {module} (not in the recording): {n} steps\n"));
-    }
-    if let Some(d) = drift {
-        for (what, list) in [("reads", &d.new_inputs), ("writes", &d.new_outputs)] {
-            for (m, c) in list {
-                out.push_str(&format!("  wiring: {m} now {what} {c} (not in the recording)\n"));
-            }
-        }
-        for (what, list) in [("reads", &d.missing_inputs), ("writes", &d.missing_outputs)] {
-            for (m, c) in list {
-                out.push_str(&format!("  wiring: {m} no longer {what} {c}\n"));
-            }
-        }
-    }
-    out.push_str(&format!(
-        "  report: {}, plot: {}\n",
-        output.join("report.json").display(),
-        output.join(PLOT_FILE).display()
-    ));
-    out
 }

@@ -22,6 +22,7 @@ mod recording;
 mod replay;
 mod topology_source;
 mod types;
+mod wiring;
 
 pub use error::{LockstepError, Result};
 pub use evaluate::{evaluate, fold_indices, ChannelEvaluation, Difference, Evaluation, ModuleEvaluation};
@@ -35,3 +36,4 @@ pub use topology_source::TopologySource;
 pub use types::{
     FrameSelection, MissingUpstream, NewModule, ReplayOptions, ReplayOutcome, Simulated, SkippedFrame,
 };
+pub use wiring::{compare_wiring, fed_channels, live_readers, new_module_wiring, WiringDrift};

@@ -19,7 +19,6 @@ type Key = (i64, usize, String, u64, u32);
 /// Sorts `frames` into replay order; `rank(module)` is the module's topological rank (unknown modules last).
 /// Dependencies that would form a circle (possible only in a corrupt recording) are broken in stamp order.
 pub fn replay_order(frames: &mut Vec<Frame>, rank: &dyn Fn(&str) -> usize) {
-    let n = frames.len();
     let key = |f: &Frame| -> Key {
         let h = &f.header;
         (
@@ -30,6 +29,18 @@ pub fn replay_order(frames: &mut Vec<Frame>, rank: &dyn Fn(&str) -> usize) {
             h.sequence_num,
         )
     };
+    let (successors, waiting) = dependencies(frames);
+    let keys: Vec<Key> = frames.iter().map(key).collect();
+    let order = topological_order(&keys, &successors, waiting);
+    let mut slots: Vec<Option<Frame>> = std::mem::take(frames).into_iter().map(Some).collect();
+    *frames = order.into_iter().filter_map(|i| slots[i].take()).collect();
+}
+
+/// The dependency edges between frames: each frame's successors, and how many predecessors each waits for.
+/// A frame depends on the frames its header names as inputs, and on the previous output of its own
+/// (module, channel, epoch).
+fn dependencies(frames: &[Frame]) -> (Vec<Vec<usize>>, Vec<usize>) {
+    let n = frames.len();
     let index: BTreeMap<(&str, u64, u32), usize> = frames
         .iter()
         .enumerate()
@@ -75,15 +86,19 @@ pub fn replay_order(frames: &mut Vec<Frame>, rank: &dyn Fn(&str) -> usize) {
             edge(pair[0].1, pair[1].1);
         }
     }
+    (successors, waiting)
+}
 
-    let keys: Vec<Key> = frames.iter().map(key).collect();
+/// The frames' indices in dependency order, the smallest key first among those ready; where a circle
+/// leaves nothing ready, the earliest frame not yet placed (in key order) goes next.
+fn topological_order(keys: &[Key], successors: &[Vec<usize>], mut waiting: Vec<usize>) -> Vec<usize> {
+    let n = keys.len();
     let mut ready: BinaryHeap<Reverse<(&Key, usize)>> = (0..n)
         .filter(|&i| waiting[i] == 0)
         .map(|i| Reverse((&keys[i], i)))
         .collect();
     let mut done = vec![false; n];
     let mut order = Vec::with_capacity(n);
-    // Frames not yet placed, in stamp order: where a circle leaves nothing ready, the earliest goes next.
     let mut by_key: Vec<usize> = (0..n).collect();
     by_key.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
     let mut next_by_key = 0;
@@ -109,8 +124,7 @@ pub fn replay_order(frames: &mut Vec<Frame>, rank: &dyn Fn(&str) -> usize) {
             }
         }
     }
-    let mut slots: Vec<Option<Frame>> = std::mem::take(frames).into_iter().map(Some).collect();
-    *frames = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    order
 }
 
 #[cfg(test)]

@@ -52,22 +52,7 @@ pub fn write_bag(recording: &Recording, outcome: &ReplayOutcome, dir: &Path) -> 
 
     let mut writer = BagWriter::create(dir, WriterOptions::default())?;
     for channel in &data_channels {
-        let recorded = recording.channels.get(*channel);
-        let type_name = recorded.map_or_else(
-            || outcome.new_channel_types.get(*channel).map_or("", String::as_str),
-            |c| c.type_name.as_str(),
-        );
-        let definition = recorded
-            .and_then(|c| c.definition.clone())
-            .unwrap_or_else(MessageDefinition::empty);
-        let qos = recorded.map(|c| c.offered_qos.clone()).unwrap_or_default();
-        let hash = recorded.map(|c| c.type_hash.clone()).unwrap_or_default();
-        writer.add_topic(
-            TopicSpec::new(*channel, type_name)
-                .with_definition(definition)
-                .with_qos(qos)
-                .with_type_hash(hash),
-        )?;
+        writer.add_topic(data_topic(recording, outcome, channel))?;
         if header_channels.contains(channel) {
             writer.add_topic(
                 TopicSpec::new(format!("{channel}{HEADER_SUFFIX}"), header_type.as_str())
@@ -77,6 +62,43 @@ pub fn write_bag(recording: &Recording, outcome: &ReplayOutcome, dir: &Path) -> 
         }
     }
 
+    let mut messages = pending_messages(recording, outcome, &consumed, header_schema)?;
+    messages.sort_by_key(|m| m.key);
+    for m in messages {
+        writer.write(&m.topic, m.key.0, &m.data)?;
+    }
+    writer.write_metadata_record(TOPOLOGY_RECORD, &topology_record(recording, outcome))?;
+    writer.finish()?;
+    Ok(())
+}
+
+/// The data topic of `channel` in the new bag: type, definition, offered QoS and type hash as recorded
+/// (a channel only a new module writes has the type it declared).
+fn data_topic(recording: &Recording, outcome: &ReplayOutcome, channel: &str) -> TopicSpec {
+    let recorded = recording.channels.get(channel);
+    let type_name = recorded.map_or_else(
+        || outcome.new_channel_types.get(channel).map_or("", String::as_str),
+        |c| c.type_name.as_str(),
+    );
+    let definition = recorded
+        .and_then(|c| c.definition.clone())
+        .unwrap_or_else(MessageDefinition::empty);
+    let qos = recorded.map(|c| c.offered_qos.clone()).unwrap_or_default();
+    let hash = recorded.map(|c| c.type_hash.clone()).unwrap_or_default();
+    TopicSpec::new(channel, type_name)
+        .with_definition(definition)
+        .with_qos(qos)
+        .with_type_hash(hash)
+}
+
+/// Every message of the new bag, not yet in order: the consumed recorded data, their recorded headers, and
+/// each simulated output's data and header.
+fn pending_messages<'a>(
+    recording: &'a Recording,
+    outcome: &'a ReplayOutcome,
+    consumed: &RecordedInputs<'a>,
+    header_schema: &Schema,
+) -> Result<Vec<Pending<'a>>> {
     let mut messages: Vec<Pending<'_>> =
         Vec::with_capacity(outcome.outputs.len() * 2 + consumed.data.len() + consumed.headers.len());
     for (i, ((channel, digest), m)) in consumed.data.iter().enumerate() {
@@ -105,13 +127,7 @@ pub fn write_bag(recording: &Recording, outcome: &ReplayOutcome, dir: &Path) -> 
             data: Cow::Owned(encode_header(header_schema, &o.header)?),
         });
     }
-    messages.sort_by_key(|m| m.key);
-    for m in messages {
-        writer.write(&m.topic, m.key.0, &m.data)?;
-    }
-    writer.write_metadata_record(TOPOLOGY_RECORD, &topology_record(recording, outcome))?;
-    writer.finish()?;
-    Ok(())
+    Ok(messages)
 }
 
 /// One message of the new bag. `key` orders them: (log time, source: recorded data 0, recorded headers 1,

@@ -46,6 +46,28 @@ pub(super) fn plan<'r>(
     selected: &BTreeSet<(String, u64, u32)>,
     new_modules: &[NewModule],
 ) -> Vec<Step<'r>> {
+    let steps = recorded_steps(recording, selected);
+    if new_modules.is_empty() {
+        return steps;
+    }
+    let inserts = new_module_steps(recording, &steps, new_modules);
+    let mut out = Vec::with_capacity(steps.len() + inserts.len());
+    let mut inserts = inserts.into_iter().peekable();
+    for (i, step) in steps.into_iter().enumerate() {
+        while let Some(((at, ..), _)) = inserts.peek() {
+            if *at > i {
+                break;
+            }
+            out.extend(inserts.next().map(|(_, s)| s));
+        }
+        out.push(step);
+    }
+    out.extend(inserts.map(|(_, s)| s));
+    out
+}
+
+/// The selected recorded frames in replay order, the outputs of one computation joined into one step.
+fn recorded_steps<'r>(recording: &'r Recording, selected: &BTreeSet<(String, u64, u32)>) -> Vec<Step<'r>> {
     let mut steps: Vec<Step<'r>> = Vec::new();
     let mut open: BTreeMap<ComputationKey, usize> = BTreeMap::new();
     for frame in recording.frames.iter().filter(|f| selected.contains(&f.id())) {
@@ -67,9 +89,20 @@ pub(super) fn plan<'r>(
             new_module: false,
         });
     }
-    if new_modules.is_empty() {
-        return steps;
-    }
+    steps
+}
+
+/// Where a new module's step goes: before the step with this index, then by stamp, module, trigger order.
+type InsertKey = (usize, i64, String, usize);
+
+/// The steps of `new_modules`, one per arrival of each one's trigger input, keyed by where they go among
+/// the recorded `steps`: right after the step that produced the trigger, or (for an external trigger)
+/// before the first recorded step that starts later.
+fn new_module_steps<'r>(
+    recording: &'r Recording,
+    steps: &[Step<'r>],
+    new_modules: &[NewModule],
+) -> BTreeMap<InsertKey, Step<'r>> {
     // Where each recorded output sits in the plan, and each step's start stamp (nearly sorted).
     let mut position: BTreeMap<(&str, u64, u32), usize> = BTreeMap::new();
     for (i, step) in steps.iter().enumerate() {
@@ -80,8 +113,7 @@ pub(super) fn plan<'r>(
     }
     let starts: Vec<i64> = steps.iter().map(|s| s.first().header.start_time_ns).collect();
     let before_first_later = |t: i64| starts.partition_point(|&s| s <= t);
-    // (insert before step index, stamp, module, trigger order) -> new step
-    let mut inserts: BTreeMap<(usize, i64, String, usize), Step<'r>> = BTreeMap::new();
+    let mut inserts: BTreeMap<InsertKey, Step<'r>> = BTreeMap::new();
     for m in new_modules {
         for (k, (trigger, log_time_ns)) in triggers(recording, &m.trigger).into_iter().enumerate() {
             let at = position
@@ -115,19 +147,7 @@ pub(super) fn plan<'r>(
             );
         }
     }
-    let mut out = Vec::with_capacity(steps.len() + inserts.len());
-    let mut inserts = inserts.into_iter().peekable();
-    for (i, step) in steps.into_iter().enumerate() {
-        while let Some(((at, ..), _)) = inserts.peek() {
-            if *at > i {
-                break;
-            }
-            out.extend(inserts.next().map(|(_, s)| s));
-        }
-        out.push(step);
-    }
-    out.extend(inserts.map(|(_, s)| s));
-    out
+    inserts
 }
 
 /// Every arrival on `channel` in the recording, as the input record a step names and its log time: each

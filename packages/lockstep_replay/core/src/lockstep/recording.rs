@@ -140,52 +140,10 @@ impl Recording {
     }
 
     fn index(reader: &BagReader, memory_budget_bytes: u64) -> Result<Self> {
-        let mut held_bytes = 0u64;
         let records = reader.metadata_records()?;
         let (builder, topology_source) = topology_facts(reader, &records)?;
         let topology = builder.build().map_err(LockstepError::Topology)?;
-
-        let mut channels = BTreeMap::new();
-        let mut header_type = None;
-        let mut header_type_hash = String::new();
-        for t in reader.topics() {
-            let name = &t.metadata.name;
-            let definition = t.definition.clone();
-            let schema = definition
-                .as_ref()
-                .filter(|d| d.encoding == "ros2msg" && !d.text.trim().is_empty())
-                .map(|d| Schema::parse(&t.metadata.type_name, &d.text));
-            if name.ends_with(HEADER_SUFFIX) {
-                if header_type.is_none() {
-                    let schema = schema
-                        .ok_or_else(|| LockstepError::Header {
-                            what: name.clone(),
-                            reason: "the bag holds no ros2msg definition of the header type".into(),
-                        })?
-                        .map_err(|e| LockstepError::Header {
-                            what: name.clone(),
-                            reason: e.to_string(),
-                        })?;
-                    let definition = definition.unwrap_or_else(MessageDefinition::empty);
-                    header_type = Some((t.metadata.type_name.clone(), definition, schema));
-                    header_type_hash = t.metadata.type_description_hash.clone();
-                }
-                continue;
-            }
-            channels.insert(
-                name.clone(),
-                Channel {
-                    type_name: t.metadata.type_name.clone(),
-                    definition,
-                    schema: schema.and_then(std::result::Result::ok),
-                    by_digest: BTreeMap::new(),
-                    count: 0,
-                    by_time: Vec::new(),
-                    offered_qos: t.metadata.offered_qos_profiles.clone(),
-                    type_hash: t.metadata.type_description_hash.clone(),
-                },
-            );
-        }
+        let (mut channels, header_type, header_type_hash) = channels_of(reader)?;
 
         let modules: BTreeMap<String, usize> = topology
             .module_order()
@@ -193,7 +151,6 @@ impl Recording {
             .enumerate()
             .map(|(rank, m)| (m, rank))
             .collect();
-        let mut frames = Vec::new();
         // Each module output's (digest, log time), to find the ones no header names.
         let mut outputs: BTreeMap<String, Vec<(u64, u64)>> = topology
             .components
@@ -201,49 +158,12 @@ impl Recording {
             .flat_map(|c| c.writer_channels.iter().cloned())
             .map(|channel| (channel, Vec::new()))
             .collect();
-        let mut index_by_topic: BTreeMap<String, usize> = BTreeMap::new();
-        for message in reader.located_messages(ReadOptions::default(), Payload::Read) {
-            let message = message?;
-            let data = message.data.unwrap_or_default();
-            let topic: &str = &message.topic;
-            let index = index_by_topic.entry(topic.to_owned()).or_insert(0);
-            let what = format!("{topic} message {index}");
-            *index += 1;
-            if topic.ends_with(HEADER_SUFFIX) {
-                let Some((_, _, schema)) = &header_type else {
-                    continue;
-                };
-                let value = schema.decode(&data).map_err(|e| LockstepError::Header {
-                    what: what.clone(),
-                    reason: e.to_string(),
-                })?;
-                let header = header_from_value(&value, &what)?;
-                if modules.contains_key(header.module_name.as_str()) {
-                    frames.push(Frame {
-                        header,
-                        header_log_time_ns: message.log_time_ns,
-                    });
-                }
-            } else if let Some(channel) = channels.get_mut(topic) {
-                let canonical = channel.schema.as_ref().and_then(|s| s.canonical(&data).ok());
-                let d = digest(canonical.as_deref().unwrap_or(&data));
-                channel.count += 1;
-                channel.by_time.push((message.log_time_ns, d));
-                if let Some(list) = outputs.get_mut(topic) {
-                    list.push((d, message.log_time_ns));
-                }
-                channel.by_digest.entry(d).or_insert_with(|| {
-                    let size = data.len() as u64;
-                    let hold = held_bytes.saturating_add(size) <= memory_budget_bytes;
-                    held_bytes += if hold { size } else { 0 };
-                    RecordedMessage {
-                        log_time_ns: message.log_time_ns,
-                        location: message.location,
-                        data: hold.then_some(data),
-                    }
-                });
-            }
-        }
+        let scan = Scan {
+            header_schema: header_type.as_ref().map(|(_, _, schema)| schema),
+            modules: &modules,
+            memory_budget_bytes,
+        };
+        let mut frames = scan.messages(reader, &mut channels, &mut outputs)?;
         for c in channels.values_mut() {
             c.by_time.sort_by_key(|&(log_time_ns, _)| log_time_ns);
         }
@@ -307,4 +227,121 @@ fn headerless(
     }
     out.sort_by(|a, b| (a.log_time_ns, &a.channel).cmp(&(b.log_time_ns, &b.channel)));
     out
+}
+
+/// The type of the dependency headers: name, definition and parsed schema.
+type HeaderType = (String, MessageDefinition, Schema);
+
+/// The bag's data channels (empty of messages yet) and the header type with its type hash, from the first
+/// header topic. A header topic without a usable ros2msg definition is an error naming it.
+fn channels_of(reader: &BagReader) -> Result<(BTreeMap<String, Channel>, Option<HeaderType>, String)> {
+    let mut channels = BTreeMap::new();
+    let mut header_type = None;
+    let mut header_type_hash = String::new();
+    for t in reader.topics() {
+        let name = &t.metadata.name;
+        let definition = t.definition.clone();
+        let schema = definition
+            .as_ref()
+            .filter(|d| d.encoding == "ros2msg" && !d.text.trim().is_empty())
+            .map(|d| Schema::parse(&t.metadata.type_name, &d.text));
+        if name.ends_with(HEADER_SUFFIX) {
+            if header_type.is_none() {
+                let schema = schema
+                    .ok_or_else(|| LockstepError::Header {
+                        what: name.clone(),
+                        reason: "the bag holds no ros2msg definition of the header type".into(),
+                    })?
+                    .map_err(|e| LockstepError::Header {
+                        what: name.clone(),
+                        reason: e.to_string(),
+                    })?;
+                let definition = definition.unwrap_or_else(MessageDefinition::empty);
+                header_type = Some((t.metadata.type_name.clone(), definition, schema));
+                header_type_hash = t.metadata.type_description_hash.clone();
+            }
+            continue;
+        }
+        channels.insert(
+            name.clone(),
+            Channel {
+                type_name: t.metadata.type_name.clone(),
+                definition,
+                schema: schema.and_then(std::result::Result::ok),
+                by_digest: BTreeMap::new(),
+                count: 0,
+                by_time: Vec::new(),
+                offered_qos: t.metadata.offered_qos_profiles.clone(),
+                type_hash: t.metadata.type_description_hash.clone(),
+            },
+        );
+    }
+    Ok((channels, header_type, header_type_hash))
+}
+
+/// One pass over the bag's messages: headers become frames, data messages are digested and indexed.
+struct Scan<'a> {
+    header_schema: Option<&'a Schema>,
+    /// The recorded modules (with their rank in module order): frames of other modules are left out.
+    modules: &'a BTreeMap<String, usize>,
+    /// Payloads are held in memory until they add up to this; past it only their location is kept.
+    memory_budget_bytes: u64,
+}
+
+impl Scan<'_> {
+    /// Read every message in bag order; returns the frames (unordered), fills `channels` and the module
+    /// `outputs` (digest, log time).
+    fn messages(
+        &self,
+        reader: &BagReader,
+        channels: &mut BTreeMap<String, Channel>,
+        outputs: &mut BTreeMap<String, Vec<(u64, u64)>>,
+    ) -> Result<Vec<Frame>> {
+        let mut held_bytes = 0u64;
+        let mut frames = Vec::new();
+        let mut index_by_topic: BTreeMap<String, usize> = BTreeMap::new();
+        for message in reader.located_messages(ReadOptions::default(), Payload::Read) {
+            let message = message?;
+            let data = message.data.unwrap_or_default();
+            let topic: &str = &message.topic;
+            let index = index_by_topic.entry(topic.to_owned()).or_insert(0);
+            let what = format!("{topic} message {index}");
+            *index += 1;
+            if topic.ends_with(HEADER_SUFFIX) {
+                let Some(schema) = self.header_schema else {
+                    continue;
+                };
+                let value = schema.decode(&data).map_err(|e| LockstepError::Header {
+                    what: what.clone(),
+                    reason: e.to_string(),
+                })?;
+                let header = header_from_value(&value, &what)?;
+                if self.modules.contains_key(header.module_name.as_str()) {
+                    frames.push(Frame {
+                        header,
+                        header_log_time_ns: message.log_time_ns,
+                    });
+                }
+            } else if let Some(channel) = channels.get_mut(topic) {
+                let canonical = channel.schema.as_ref().and_then(|s| s.canonical(&data).ok());
+                let d = digest(canonical.as_deref().unwrap_or(&data));
+                channel.count += 1;
+                channel.by_time.push((message.log_time_ns, d));
+                if let Some(list) = outputs.get_mut(topic) {
+                    list.push((d, message.log_time_ns));
+                }
+                channel.by_digest.entry(d).or_insert_with(|| {
+                    let size = data.len() as u64;
+                    let hold = held_bytes.saturating_add(size) <= self.memory_budget_bytes;
+                    held_bytes += if hold { size } else { 0 };
+                    RecordedMessage {
+                        log_time_ns: message.log_time_ns,
+                        location: message.location,
+                        data: hold.then_some(data),
+                    }
+                });
+            }
+        }
+        Ok(frames)
+    }
 }

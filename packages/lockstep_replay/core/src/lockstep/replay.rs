@@ -108,21 +108,7 @@ pub fn replay_observed(
         .filter(|m| live.contains_key(&m.name))
         .cloned()
         .collect();
-    let not_live: Vec<String> = recording
-        .topology
-        .components
-        .iter()
-        .map(|c| c.module_name.clone())
-        .filter(|m| !live.contains_key(m))
-        .collect();
-    let live_channels: BTreeSet<String> = recording
-        .topology
-        .components
-        .iter()
-        .filter(|c| live.contains_key(&c.module_name))
-        .flat_map(|c| c.writer_channels.iter().cloned())
-        .chain(new_modules.iter().flat_map(|m| m.writes.iter().cloned()))
-        .collect();
+    let live_channels = live_channels(recording, &live, &new_modules);
     let selected = select(recording, &live, &options.frames, &new_names, &|c| {
         live_channels.contains(c)
     })?;
@@ -130,7 +116,7 @@ pub fn replay_observed(
 
     let mut inputs = Inputs::new(recording, live_channels);
     let mut outcome = ReplayOutcome {
-        not_live,
+        not_live: not_live(recording, &live),
         new_channel_types: new_modules
             .iter()
             .flat_map(|m| m.types.clone())
@@ -150,86 +136,170 @@ pub fn replay_observed(
             Err(Missing::Stop(reason)) => return Err(unreplayable(header, reason)),
             Err(Missing::Skip(reason)) if options.strict => return Err(unreplayable(header, reason)),
             Err(Missing::Skip(reason)) => {
-                for f in &step.frames {
-                    outcome.skipped.push(SkippedFrame {
-                        module: f.header.module_name.clone(),
-                        channel: f.header.channel_name.clone(),
-                        sequence_num: Some(f.header.sequence_num),
-                        reason: reason.clone(),
-                    });
-                }
+                skip_step(&mut outcome, step, &reason);
                 continue;
             }
         };
-        let headers: Vec<TraceHeader> = step
-            .frames
-            .iter()
-            .map(|f| TraceHeader {
-                inputs: resolved.iter().map(|r| r.record.clone()).collect(),
-                ..f.header.clone()
-            })
-            .collect();
-        // Recorded inputs, from memory or read from the bag.
-        let recorded: Vec<Cow<'_, [u8]>> = resolved
-            .iter()
-            .map(|r| match r.source {
-                Source::Recorded(digest) => recording.payload(&r.record.channel_name, digest),
-                Source::Simulated(_) => Ok(Cow::Borrowed(&[][..])),
-            })
-            .collect::<Result<_>>()?;
-        let step_inputs: Vec<StepInput<'_>> = resolved
-            .iter()
-            .zip(&recorded)
-            .map(|(r, data)| step_input(&outcome.outputs, r, data))
-            .collect();
         let module = &mut modules[live[&header.module_name]];
-        let started = std::time::Instant::now();
-        let stepped = module.step_group(&headers.iter().collect::<Vec<_>>(), &step_inputs);
-        let process_time_ns = module
-            .last_process_time_ns()
-            .unwrap_or_else(|| lockstep_trace::duration_to_ns_u32(started.elapsed()));
-        let failed = |reason: String| LockstepError::Step {
-            module: header.module_name.clone(),
-            channel: header.channel_name.clone(),
-            sequence_num: header.sequence_num,
-            reason,
-        };
-        let data = stepped.map_err(failed)?;
-        if data.len() != headers.len() {
-            return Err(failed(format!(
-                "answered {} outputs for a computation with {}",
-                data.len(),
-                headers.len()
-            )));
-        }
-        drop(step_inputs);
-        drop(recorded);
-        for (k, ((frame, mut header), data)) in step.frames.iter().zip(headers).zip(data).enumerate() {
-            let inputs_as_recorded = resolved
-                .iter()
-                .zip(&header.inputs)
-                .all(|(r, i)| r.recorded_digest.is_none_or(|d| d == i.payload_digest));
-            let new_digest = canonical_digest(recording, &header.channel_name, &data);
-            header.payload_digest = new_digest;
-            let data_log_time_ns = data_log_time(recording, frame);
-            inputs.simulated(&header, outcome.outputs.len());
-            outcome.outputs.push(Simulated {
-                exact: !step.new_module && new_digest == frame.header.payload_digest,
-                header,
-                data,
-                header_log_time_ns: frame.header_log_time_ns,
-                data_log_time_ns,
-                inputs_as_recorded,
-                process_time_ns,
-                new_module: step.new_module,
-                first_of_step: k == 0,
-            });
-        }
+        let stepped = run_step(recording, module.as_mut(), step, &resolved, &outcome.outputs)?;
+        record_outputs(recording, &mut inputs, &mut outcome, step, &resolved, stepped);
         count(&mut outcome, step, &resolved);
     }
-    // Recorded outputs of the replayed modules with no header: counted as skipped so that every recorded
-    // output is either replayed or accounted for (also with `strict`, which concerns frames with headers).
-    let replays = |module: &str| match &options.frames {
+    skip_headerless(recording, &live, &options.frames, &mut outcome);
+    progress(total, total);
+    Ok(outcome)
+}
+
+/// The recorded modules that are not live: their outputs come from the recording.
+fn not_live(recording: &Recording, live: &BTreeMap<String, usize>) -> Vec<String> {
+    recording
+        .topology
+        .components
+        .iter()
+        .map(|c| c.module_name.clone())
+        .filter(|m| !live.contains_key(m))
+        .collect()
+}
+
+/// The channels a live module writes: those of its recorded component, and those a new module declares.
+fn live_channels(
+    recording: &Recording,
+    live: &BTreeMap<String, usize>,
+    new_modules: &[NewModule],
+) -> BTreeSet<String> {
+    recording
+        .topology
+        .components
+        .iter()
+        .filter(|c| live.contains_key(&c.module_name))
+        .flat_map(|c| c.writer_channels.iter().cloned())
+        .chain(new_modules.iter().flat_map(|m| m.writes.iter().cloned()))
+        .collect()
+}
+
+/// Count every frame of a step that cannot be replayed as skipped, with `reason`.
+fn skip_step(outcome: &mut ReplayOutcome, step: &Step<'_>, reason: &str) {
+    for f in &step.frames {
+        outcome.skipped.push(SkippedFrame {
+            module: f.header.module_name.clone(),
+            channel: f.header.channel_name.clone(),
+            sequence_num: Some(f.header.sequence_num),
+            reason: reason.to_owned(),
+        });
+    }
+}
+
+/// What one step computed: the headers it was granted (inputs as resolved), one output per header, and the
+/// computation's processing time.
+struct Stepped {
+    headers: Vec<TraceHeader>,
+    data: Vec<Vec<u8>>,
+    process_time_ns: u32,
+}
+
+/// Step `module` through `step` with the `resolved` inputs; an error names module, channel and frame when
+/// the module fails or answers a different number of outputs than the step has frames.
+fn run_step(
+    recording: &Recording,
+    module: &mut dyn Module,
+    step: &Step<'_>,
+    resolved: &[Resolved],
+    outputs: &[Simulated],
+) -> Result<Stepped> {
+    let header = &step.first().header;
+    let headers: Vec<TraceHeader> = step
+        .frames
+        .iter()
+        .map(|f| TraceHeader {
+            inputs: resolved.iter().map(|r| r.record.clone()).collect(),
+            ..f.header.clone()
+        })
+        .collect();
+    // Recorded inputs, from memory or read from the bag.
+    let recorded: Vec<Cow<'_, [u8]>> = resolved
+        .iter()
+        .map(|r| match r.source {
+            Source::Recorded(digest) => recording.payload(&r.record.channel_name, digest),
+            Source::Simulated(_) => Ok(Cow::Borrowed(&[][..])),
+        })
+        .collect::<Result<_>>()?;
+    let step_inputs: Vec<StepInput<'_>> = resolved
+        .iter()
+        .zip(&recorded)
+        .map(|(r, data)| step_input(outputs, r, data))
+        .collect();
+    let started = std::time::Instant::now();
+    let stepped = module.step_group(&headers.iter().collect::<Vec<_>>(), &step_inputs);
+    let process_time_ns = module
+        .last_process_time_ns()
+        .unwrap_or_else(|| lockstep_trace::duration_to_ns_u32(started.elapsed()));
+    let failed = |reason: String| LockstepError::Step {
+        module: header.module_name.clone(),
+        channel: header.channel_name.clone(),
+        sequence_num: header.sequence_num,
+        reason,
+    };
+    let data = stepped.map_err(failed)?;
+    if data.len() != headers.len() {
+        return Err(failed(format!(
+            "answered {} outputs for a computation with {}",
+            data.len(),
+            headers.len()
+        )));
+    }
+    Ok(Stepped {
+        headers,
+        data,
+        process_time_ns,
+    })
+}
+
+/// Keep a step's outputs, in frame order, as simulated messages (and as inputs of later steps).
+fn record_outputs(
+    recording: &Recording,
+    inputs: &mut Inputs<'_>,
+    outcome: &mut ReplayOutcome,
+    step: &Step<'_>,
+    resolved: &[Resolved],
+    stepped: Stepped,
+) {
+    let Stepped {
+        headers,
+        data,
+        process_time_ns,
+    } = stepped;
+    for (k, ((frame, mut header), data)) in step.frames.iter().zip(headers).zip(data).enumerate() {
+        let inputs_as_recorded = resolved
+            .iter()
+            .zip(&header.inputs)
+            .all(|(r, i)| r.recorded_digest.is_none_or(|d| d == i.payload_digest));
+        let new_digest = canonical_digest(recording, &header.channel_name, &data);
+        header.payload_digest = new_digest;
+        let data_log_time_ns = data_log_time(recording, frame);
+        inputs.simulated(&header, outcome.outputs.len());
+        outcome.outputs.push(Simulated {
+            exact: !step.new_module && new_digest == frame.header.payload_digest,
+            header,
+            data,
+            header_log_time_ns: frame.header_log_time_ns,
+            data_log_time_ns,
+            inputs_as_recorded,
+            process_time_ns,
+            new_module: step.new_module,
+            first_of_step: k == 0,
+        });
+    }
+}
+
+/// Recorded outputs of the replayed modules with no header: counted as skipped so that every recorded
+/// output is either replayed or accounted for (also with `strict`, which concerns frames with headers).
+fn skip_headerless(
+    recording: &Recording,
+    live: &BTreeMap<String, usize>,
+    frames: &FrameSelection,
+    outcome: &mut ReplayOutcome,
+) {
+    let replays = |module: &str| match frames {
         FrameSelection::All => live.contains_key(module),
         FrameSelection::Module(m) => m == module,
     };
@@ -246,8 +316,6 @@ pub fn replay_observed(
             ),
         });
     }
-    progress(total, total);
-    Ok(outcome)
 }
 
 /// The inputs of a step: those its recorded header names, then the channels the live module reads now
