@@ -10,6 +10,6 @@ cd "$repo"
 # shellcheck source=../env-local.sh
 source scripts/env-local.sh
 # What the benchmark runs: the CLI, the recorder, the pipeline's modules and the limit's trivial module.
-cargo build --release -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples -p lockstep_replay_node --bins
+cargo build --release -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples_node -p lockstep_replay_node --bins
 cargo build --release -q -p lockstep_replay_node --example lockstep_step_limit
 python3 scripts/bench/lockstep_bench.py "$@"

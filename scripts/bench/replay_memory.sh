@@ -16,8 +16,8 @@ for a in "$@"; do
     if [[ "$a" == --debug ]]; then profile=debug; else args+=("$a"); fi
 done
 if [[ "$profile" == release ]]; then
-    cargo build --release -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples --bins
+    cargo build --release -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples_node --bins
 else
-    cargo build -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples --bins
+    cargo build -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples_node --bins
 fi
 LOCKSTEP_PROFILE="$profile" python3 scripts/bench/replay_memory.py "${args[@]}"

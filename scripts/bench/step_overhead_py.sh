@@ -16,5 +16,5 @@ command -v lockstep_module_m2_py >/dev/null || {
     exit 1
 }
 # What the benchmark runs: the CLI, the recorder and the pipeline's modules.
-cargo build --release -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples -p lockstep_replay_node --bins
+cargo build --release -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples_node -p lockstep_replay_node --bins
 python3 scripts/bench/step_overhead_py.py "$@"

@@ -9,5 +9,5 @@ cd "$repo"
 # shellcheck source=../env-local.sh
 source scripts/env-local.sh
 # What the benchmark runs: the CLI (lockstep test, launch, replay), the recorder and the pipeline's modules.
-cargo build --release -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples --bins
+cargo build --release -q -p lockstep_cli -p lockstep_recorder_node -p lockstep_examples_node --bins
 python3 scripts/bench/suite_bench.py "$@"

@@ -19,6 +19,7 @@ mod digest;
 mod error;
 mod matcher;
 mod model;
+pub mod names;
 pub mod proto;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -1,52 +1,19 @@
-//! The example three-module pipeline (m1, m2, m3) as real traced nodes:
-//!
-//! | id     | binary               | node (module)       | reads                                   | writes            |
-//! |--------|----------------------|---------------------|-----------------------------------------|-------------------|
-//! | m1     | `lockstep_module_m1` | `obstacle_fusion`   | c1 `scan_front`, c2 `scan_rear` (Range) | c3 `obstacles` (PoseArray) |
-//! | m3     | `lockstep_module_m3` | `mission_planner`   | nothing (own timer)                     | c6 `mission` (PoseStamped) |
-//! | m2     | `lockstep_module_m2` | `motion_controller` | c3, c6, c4 `odom` (Odometry)            | c5 `cmd_vel` (Twist) |
-//!
-//! `lockstep_module_split` (node `range_splitter`, [`split`]) is a fourth example beside the pipeline: one
-//! computation per `scan_front` reading that publishes on two channels.
-//!
-//! The computations here are pure functions of their inputs (no clock, no randomness), so lock-step replay
-//! feeding the recorded inputs gets the recorded outputs back, bit for bit.
-//!
-//! Every module drops inputs with numbers it cannot use and never publishes a non-finite number
-//! ([`validate`]); [`InputGuard`] applies that (and the rule that an input without a header is not used),
+//! The r2r side of the example modules (crate `lockstep_examples_node`): what the four binaries share to
+//! run the pure computations of `lockstep_examples` as traced nodes. Waiting for subscribers, announcing the
+//! wiring, and [`InputGuard`], which drops the inputs [`validate`] refuses (and those without a header),
 //! counting and logging what it drops.
 
-pub mod control;
-pub mod fusion;
-pub mod mission;
-pub mod split;
-pub mod validate;
+pub use lockstep_examples::{
+    control, fusion, mission, period_from_rate, split, topics, validate, DATA_QOS_DEPTH,
+};
 
 use std::time::{Duration, Instant};
 
+use lockstep_examples::millis_or_zero;
 use lockstep_trace_ros::lockstep_trace::{Component, TraceHeader};
 use lockstep_trace_ros::{publish_topology, ModuleTopology, Traced, Upstream};
 
 use crate::validate::{DropCounter, Invalid, Validate};
-
-/// Topic names (relative, so a namespace or remapping moves them).
-pub mod topics {
-    /// c1: front range sensor (sensor_msgs/Range).
-    pub const SCAN_FRONT: &str = "scan_front";
-    /// c2: rear range sensor (sensor_msgs/Range).
-    pub const SCAN_REAR: &str = "scan_rear";
-    /// c3: obstacles fused by m1 (geometry_msgs/PoseArray, base frame).
-    pub const OBSTACLES: &str = "obstacles";
-    /// c6: current mission goal from m3 (geometry_msgs/PoseStamped).
-    pub const MISSION: &str = "mission";
-    /// c4: odometry from outside (nav_msgs/Odometry).
-    pub const ODOM: &str = "odom";
-    /// c5: velocity command from m2 (geometry_msgs/Twist).
-    pub const CMD_VEL: &str = "cmd_vel";
-}
-
-/// Depth of every data topic's reliable QoS: a module must not lose an input it might have to name.
-pub const DATA_QOS_DEPTH: usize = 50;
 
 /// Simulated computation time: a module sleeps this long between starting and publishing an output, so the
 /// headers' `process_time_ns` and the timing between modules look like a real pipeline's. Negative values
@@ -87,22 +54,11 @@ pub async fn wait_for_subscribers<T: r2r::WrappedTypesupport + 'static>(
     Ok(())
 }
 
-/// A period in seconds from a rate in Hz; `None` for a rate that is not a positive finite number.
-pub fn period_from_rate(rate_hz: f64) -> Option<Duration> {
-    if rate_hz.is_finite() && rate_hz > 0.0 {
-        Duration::try_from_secs_f64(1.0 / rate_hz)
-            .ok()
-            .filter(|d| !d.is_zero())
-    } else {
-        None
-    }
-}
-
 /// How to receive a traced module's topic, waiting at most `header_timeout_ms` (negative: 0) for each
 /// message's header.
 pub fn traced_upstream(header_timeout_ms: i64) -> Upstream {
     Upstream::Traced {
-        header_timeout: Duration::from_millis(header_timeout_ms.max(0).unsigned_abs()),
+        header_timeout: millis_or_zero(header_timeout_ms),
     }
 }
 
@@ -261,14 +217,5 @@ mod tests {
                 header_timeout: Duration::from_millis(250)
             }
         );
-    }
-
-    #[test]
-    fn rates_convert_and_bad_rates_are_refused() {
-        assert_eq!(period_from_rate(10.0), Some(Duration::from_millis(100)));
-        assert_eq!(period_from_rate(0.0), None);
-        assert_eq!(period_from_rate(-1.0), None);
-        assert_eq!(period_from_rate(f64::NAN), None);
-        assert_eq!(period_from_rate(f64::INFINITY), None);
     }
 }

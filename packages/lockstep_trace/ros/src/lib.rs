@@ -28,54 +28,13 @@ pub use convert::{
 pub use error::{Error, Result};
 /// The ROS `Time` conversions headers use, from [`lockstep_ros::time`] (re-exported for existing callers).
 pub use lockstep_ros::time::{ns_to_time, time_to_ns};
+pub use names::topology_topic;
 pub use names::{
     header_topic, module_name, node_module_name, resolve_channel, HEADER_TOPIC_SUFFIX, TOPOLOGY_TOPIC_PREFIX,
 };
-pub use publisher::{publish_topology, topology_topic, TracedPublisher};
+pub use publisher::{publish_topology, TracedPublisher};
 pub use step::{Grant, Recent, StepOutputData, StepServer};
 pub use subscription::{Traced, TracedSubscription, Upstream, DEFAULT_HEADER_TIMEOUT};
 
 pub use lockstep_trace;
 pub use r2r::lockstep_interfaces::msg::{ComponentTopology, DependencyHeader, ModuleTopology};
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn channels_resolve_against_the_namespace() {
-        assert_eq!(resolve_channel("/", "odom"), "/odom");
-        assert_eq!(resolve_channel("", "odom"), "/odom");
-        assert_eq!(resolve_channel("/robot1", "odom"), "/robot1/odom");
-        assert_eq!(resolve_channel("/robot1/", "odom"), "/robot1/odom");
-        assert_eq!(resolve_channel("/robot1", "/odom"), "/odom");
-        assert_eq!(header_topic("cmd_vel"), "cmd_vel/lockstep_header");
-        assert_eq!(header_topic("/a/b"), "/a/b/lockstep_header");
-    }
-
-    #[test]
-    fn module_names_carry_the_namespace_without_the_leading_slash() {
-        assert_eq!(module_name("/", "obstacle_fusion"), "obstacle_fusion");
-        assert_eq!(module_name("", "obstacle_fusion"), "obstacle_fusion");
-        assert_eq!(
-            module_name("/robot1", "obstacle_fusion"),
-            "robot1/obstacle_fusion"
-        );
-        assert_eq!(
-            module_name("/fleet/robot2/", "obstacle_fusion"),
-            "fleet/robot2/obstacle_fusion"
-        );
-        assert_eq!(
-            step::step_service_name("robot1/obstacle_fusion"),
-            "/robot1/obstacle_fusion/lockstep/step"
-        );
-        assert_eq!(
-            step::step_service_name("obstacle_fusion"),
-            "/obstacle_fusion/lockstep/step"
-        );
-        assert_eq!(
-            topology_topic("robot1/obstacle_fusion"),
-            "/lockstep/topology/robot1/obstacle_fusion"
-        );
-    }
-}

@@ -7,7 +7,7 @@ use r2r::{QosProfile, WrappedTypesupport};
 
 use crate::convert::{component_to_msg, header_to_msg};
 use crate::error::{Error, Result};
-use crate::names::{header_topic, resolve_channel, TOPOLOGY_TOPIC_PREFIX};
+use crate::names::{header_topic, resolve_channel, topology_topic};
 
 /// Depth of the header sidecar: reliable, and deep enough that a recorder catching up on a burst of data
 /// still gets every header.
@@ -130,12 +130,6 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
         self.publish_with_header(msg, &header)?;
         Ok(header)
     }
-}
-
-/// The latched topic of one module's topology: `/lockstep/topology/<module>` (a namespaced module's name
-/// holds its namespace: `/lockstep/topology/robot1/obstacle_fusion`).
-pub fn topology_topic(module_name: &str) -> String {
-    format!("{TOPOLOGY_TOPIC_PREFIX}{}", module_name.trim_matches('/'))
 }
 
 /// Publish `component` (one module's wiring) latched on [`topology_topic`]. Keep the returned publisher alive:

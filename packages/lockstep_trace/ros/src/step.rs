@@ -43,12 +43,8 @@ use crate::subscription::Traced;
 /// The step service of a node, relative to it: `/<node>/lockstep/step`.
 pub const STEP_SERVICE: &str = "~/lockstep/step";
 
-/// The step service of the module `module` (what the replay calls): `/<module>/lockstep/step`. Module names
-/// are fully qualified node names without the leading slash ([`crate::module_name`]), so this is the
-/// node's `~/lockstep/step` in whatever namespace it runs.
-pub fn step_service_name(module: &str) -> String {
-    format!("/{}/lockstep/step", module.trim_matches('/'))
-}
+/// The step service of a module, by module name (re-exported from `lockstep_trace::names`).
+pub use crate::names::step_service_name;
 
 /// How long a module waits for a grant's inputs when the request says 0.
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_millis(2000);

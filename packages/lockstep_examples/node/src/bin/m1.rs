@@ -6,7 +6,7 @@
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
-use lockstep_examples::{
+use lockstep_examples_node::{
     announce_topology, fusion, simulate_processing, topics, traced_upstream, wait_for_subscribers,
     InputGuard, DATA_QOS_DEPTH,
 };
@@ -48,7 +48,7 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_m1",
         about: "example module `obstacle_fusion`: fuses the front and rear range sensors into obstacles and publishes a dependency header beside each output.",
-        readme: Some(include_str!("../../README.md")),
+        readme: Some(include_str!("../../../README.md")),
         rules: &[],
     });
     lockstep_ros::run_node("obstacle_fusion", |node| Ok(setup(node)?)).context("obstacle_fusion")

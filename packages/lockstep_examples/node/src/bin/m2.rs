@@ -6,9 +6,9 @@
 
 use anyhow::Context as _;
 use futures::stream::{BoxStream, StreamExt as _};
-use lockstep_examples::control::{self, Gains};
-use lockstep_examples::validate::Validate;
-use lockstep_examples::{
+use lockstep_examples_node::control::{self, Gains};
+use lockstep_examples_node::validate::Validate;
+use lockstep_examples_node::{
     announce_topology, period_from_rate, simulate_processing, topics, traced_upstream, wait_for_subscribers,
     InputGuard, DATA_QOS_DEPTH,
 };
@@ -74,7 +74,7 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_m2",
         about: "example module `motion_controller`: computes cmd_vel from obstacles, the mission goal and odometry, with a dependency header naming the inputs it used.",
-        readme: Some(include_str!("../../README.md")),
+        readme: Some(include_str!("../../../README.md")),
         rules: &[],
     });
     lockstep_ros::run_node("motion_controller", |node| Ok(setup(node)?)).context("motion_controller")
@@ -95,51 +95,69 @@ fn keep<T: Validate>(
     }
 }
 
+/// What the controller takes from its parameters at start.
+struct Settings {
+    period: std::time::Duration,
+    delay_ms: i64,
+    modules_upstream: Upstream,
+    odom_upstream: Upstream,
+    gains: Gains,
+    step_mode: bool,
+    extra: String,
+    subscribers: i64,
+}
+
+/// The start settings from the parameters; a rate that is not positive or bad gains stop the node.
+fn settings(p: &Params) -> anyhow::Result<Settings> {
+    let period =
+        period_from_rate(p.rate_hz).with_context(|| format!("rate_hz must be > 0, got {}", p.rate_hz))?;
+    let traced = traced_upstream(p.header_timeout_ms);
+    let upstream = |is_traced: bool| if is_traced { traced } else { Upstream::External };
+    let gains = Gains {
+        max_linear_mps: p.max_linear_mps,
+        max_angular_rps: p.max_angular_rps,
+        stop_distance_m: p.stop_distance_m,
+        ..Gains::default()
+    };
+    gains.check().context("invalid controller parameter")?;
+    Ok(Settings {
+        period,
+        delay_ms: p.processing_delay_ms,
+        modules_upstream: upstream(p.modules_traced),
+        odom_upstream: upstream(p.odom_traced),
+        gains,
+        step_mode: p.lockstep_step_mode,
+        extra: p.extra_range_input.clone(),
+        subscribers: p.wait_for_subscribers,
+    })
+}
+
 fn setup(
     node: SharedNode,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>> + 'static> {
     let params = lockstep_ros::declare_parameters(&node, Params::default())?.values;
     let logger = lockstep_ros::logger_name(&node)?;
-    let (period, delay_ms, modules_upstream, odom_upstream, gains, step_mode, extra, subscribers) = {
-        let p = params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?;
-        let period =
-            period_from_rate(p.rate_hz).with_context(|| format!("rate_hz must be > 0, got {}", p.rate_hz))?;
-        let traced = traced_upstream(p.header_timeout_ms);
-        let upstream = |is_traced: bool| if is_traced { traced } else { Upstream::External };
-        let gains = Gains {
-            max_linear_mps: p.max_linear_mps,
-            max_angular_rps: p.max_angular_rps,
-            stop_distance_m: p.stop_distance_m,
-            ..Gains::default()
-        };
-        gains.check().context("invalid controller parameter")?;
-        (
-            period,
-            p.processing_delay_ms,
-            upstream(p.modules_traced),
-            upstream(p.odom_traced),
-            gains,
-            p.lockstep_step_mode,
-            p.extra_range_input.clone(),
-            p.wait_for_subscribers,
-        )
-    };
+    let Settings {
+        period,
+        delay_ms,
+        modules_upstream,
+        odom_upstream,
+        gains,
+        step_mode,
+        extra,
+        subscribers,
+    } = settings(&*params.lock().map_err(|_| lockstep_ros::Error::Poisoned)?)?;
 
     let mut n = lock(&node)?;
     let module = lockstep_trace_ros::node_module_name(&n)?;
     let data_qos = || qos::reliable(DATA_QOS_DEPTH);
-    let mut obstacles_in =
-        TracedSubscription::<PoseArray>::new(&mut n, topics::OBSTACLES, data_qos(), modules_upstream)?;
-    let mut mission_in =
-        TracedSubscription::<PoseStamped>::new(&mut n, topics::MISSION, data_qos(), modules_upstream)?;
-    let mut odom_in = TracedSubscription::<Odometry>::new(&mut n, topics::ODOM, data_qos(), odom_upstream)?;
+    let inputs = Inputs {
+        obstacles: TracedSubscription::new(&mut n, topics::OBSTACLES, data_qos(), modules_upstream)?,
+        mission: TracedSubscription::new(&mut n, topics::MISSION, data_qos(), modules_upstream)?,
+        odom: TracedSubscription::new(&mut n, topics::ODOM, data_qos(), odom_upstream)?,
+    };
     let output = TracedPublisher::<Twist>::new(&mut n, topics::CMD_VEL, data_qos())?;
-    let input_channels = [
-        obstacles_in.channel().to_owned(),
-        mission_in.channel().to_owned(),
-        odom_in.channel().to_owned(),
-    ];
-    let mut extra_in = match extra.as_str() {
+    let extra_in = match extra.as_str() {
         "" => None,
         topic => Some(TracedSubscription::<Range>::new(
             &mut n,
@@ -148,9 +166,9 @@ fn setup(
             Upstream::External,
         )?),
     };
-    let wiring = input_channels
-        .iter()
-        .cloned()
+    let wiring = inputs
+        .channels()
+        .into_iter()
         .chain(extra_in.as_ref().map(|s| s.channel().to_owned()));
     let component = Component::new(&module, wiring, [output.channel()]);
     let topology = announce_topology(&mut n, &logger, &component)?;
@@ -158,61 +176,74 @@ fn setup(
     drop(n);
     let extra_channel = extra_in.as_ref().map(|s| s.channel().to_owned());
     // Subscribed for the wiring (and, in step mode, waited for): the command does not use it.
-    let mut extra: BoxStream<'static, Traced<Range>> = match extra_in.take() {
+    let extra: BoxStream<'static, Traced<Range>> = match extra_in {
         Some(sub) => sub.boxed(),
         None => futures::stream::pending().boxed(),
     };
 
     Ok(async move {
         wait_for_subscribers(&output, subscribers, &logger).await?;
-        if let Some(steps) = steps {
-            let _topology = topology;
-            let subs = Inputs {
-                obstacles: obstacles_in,
-                mission: mission_in,
-                odom: odom_in,
-            };
-            let extra = (extra, extra_channel);
-            return step_mode_loop(steps, subs, extra, output, delay_ms, gains).await;
-        }
-        let _topology = topology;
-        let mut tracer = Tracer::new(module);
-        let mut guard = InputGuard::new(logger.clone());
-        let [obstacles_topic, mission_topic, odom_topic] = &input_channels;
-        let mut obstacles: Option<PoseArray> = None;
-        let mut mission: Option<PoseStamped> = None;
-        let mut odom: Option<Odometry> = None;
-        let mut timer = tokio::time::interval(period);
-        timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                Some(reading) = obstacles_in.next() =>
-                    keep(&mut obstacles, &mut tracer, &mut guard, obstacles_topic, reading),
-                Some(reading) = mission_in.next() =>
-                    keep(&mut mission, &mut tracer, &mut guard, mission_topic, reading),
-                Some(reading) = odom_in.next() => keep(&mut odom, &mut tracer, &mut guard, odom_topic, reading),
-                Some(_) = extra.next() => {}
-                _ = timer.tick() => {
-                    let (Some(obstacles), Some(mission), Some(odom)) = (&obstacles, &mission, &odom) else {
-                        continue; // not every input has arrived yet
-                    };
-                    let token = tracer.begin();
-                    // Snapshot the inputs' headers now: inputs arriving during the computation are not used.
-                    let used: Vec<TraceHeader> =
-                        input_channels.iter().filter_map(|c| tracer.latest_input(c).cloned()).collect();
-                    let command = control::command(obstacles, mission, odom, &gains);
-                    simulate_processing(delay_ms).await;
-                    let used: Vec<&TraceHeader> = used.iter().collect();
-                    if !guard.publishable(output.channel(), &command) {
-                        continue;
-                    }
-                    if let Err(e) = output.publish(&mut tracer, token, &command, &used) {
-                        r2r::log_error!(&logger, "{e}");
-                    }
-                }
+        let _topology = topology; // latched: must outlive the node's work
+        match steps {
+            Some(steps) => {
+                step_mode_loop(steps, inputs, (extra, extra_channel), output, delay_ms, gains).await
+            }
+            None => {
+                let timing = (period, delay_ms);
+                free_running(module, logger, inputs, extra, output, timing, gains).await
             }
         }
     })
+}
+
+/// On its own: every `period`, the command from the latest usable input of each channel, its header naming
+/// those inputs. `timing` is the period and the simulated computation time in milliseconds.
+async fn free_running(
+    module: String,
+    logger: String,
+    mut inputs: Inputs,
+    mut extra: BoxStream<'static, Traced<Range>>,
+    output: TracedPublisher<Twist>,
+    (period, delay_ms): (std::time::Duration, i64),
+    gains: Gains,
+) -> Result<(), lockstep_ros::BoxError> {
+    let mut tracer = Tracer::new(module);
+    let mut guard = InputGuard::new(logger.clone());
+    let input_channels = inputs.channels();
+    let [obstacles_topic, mission_topic, odom_topic] = &input_channels;
+    let mut obstacles: Option<PoseArray> = None;
+    let mut mission: Option<PoseStamped> = None;
+    let mut odom: Option<Odometry> = None;
+    let mut timer = tokio::time::interval(period);
+    timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            Some(reading) = inputs.obstacles.next() =>
+                keep(&mut obstacles, &mut tracer, &mut guard, obstacles_topic, reading),
+            Some(reading) = inputs.mission.next() =>
+                keep(&mut mission, &mut tracer, &mut guard, mission_topic, reading),
+            Some(reading) = inputs.odom.next() => keep(&mut odom, &mut tracer, &mut guard, odom_topic, reading),
+            Some(_) = extra.next() => {}
+            _ = timer.tick() => {
+                let (Some(obstacles), Some(mission), Some(odom)) = (&obstacles, &mission, &odom) else {
+                    continue; // not every input has arrived yet
+                };
+                let token = tracer.begin();
+                // Snapshot the inputs' headers now: inputs arriving during the computation are not used.
+                let used: Vec<TraceHeader> =
+                    input_channels.iter().filter_map(|c| tracer.latest_input(c).cloned()).collect();
+                let command = control::command(obstacles, mission, odom, &gains);
+                simulate_processing(delay_ms).await;
+                let used: Vec<&TraceHeader> = used.iter().collect();
+                if !guard.publishable(output.channel(), &command) {
+                    continue;
+                }
+                if let Err(e) = output.publish(&mut tracer, token, &command, &used) {
+                    r2r::log_error!(&logger, "{e}");
+                }
+            }
+        }
+    }
 }
 
 /// The three inputs the command is computed from.
@@ -220,6 +251,17 @@ struct Inputs {
     obstacles: TracedSubscription<PoseArray>,
     mission: TracedSubscription<PoseStamped>,
     odom: TracedSubscription<Odometry>,
+}
+
+impl Inputs {
+    /// The three input channels, in the order the command takes them.
+    fn channels(&self) -> [String; 3] {
+        [
+            self.obstacles.channel().to_owned(),
+            self.mission.channel().to_owned(),
+            self.odom.channel().to_owned(),
+        ]
+    }
 }
 
 /// Lock-step replay: compute the command from exactly the three inputs each grant names, when the replay

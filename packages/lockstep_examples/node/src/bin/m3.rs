@@ -3,7 +3,7 @@
 //! input topics, it has no input to drop; like every module it never publishes a non-finite number.
 
 use anyhow::Context as _;
-use lockstep_examples::{
+use lockstep_examples_node::{
     announce_topology, mission, period_from_rate, simulate_processing, topics, InputGuard, DATA_QOS_DEPTH,
 };
 use lockstep_ros::{lock, qos, SharedNode};
@@ -45,7 +45,7 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_m3",
         about: "example module `mission_planner`: publishes the current patrol goal on its own timer, with a dependency header.",
-        readme: Some(include_str!("../../README.md")),
+        readme: Some(include_str!("../../../README.md")),
         rules: &[],
     });
     lockstep_ros::run_node("mission_planner", |node| Ok(setup(node)?)).context("mission_planner")
@@ -100,35 +100,57 @@ fn setup(
         r2r::log_info!(&logger, "{module}: one goal every {period:?}");
     }
 
+    let goal = move |sequence: u32| stamped(mission::goal(sequence, hold()));
     Ok(async move {
-        if let Some(mut steps) = steps {
-            let _topology = topology;
-            while steps.next().await {
-                if let Some(grant) = steps.pending() {
-                    let goal = stamped(mission::goal(grant.frame.sequence_num, hold()));
-                    simulate_processing(delay_ms).await;
-                    let answer = output.publish_step(grant, &goal);
-                    steps.answer(answer);
-                }
-            }
-            return Ok(());
-        }
-        let _topology = topology;
-        let mut tracer = Tracer::new(module);
-        let mut guard = InputGuard::new(logger.clone());
-        let mut timer = tokio::time::interval(period);
-        timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            timer.tick().await;
-            let token = tracer.begin();
-            let goal = stamped(mission::goal(tracer.next_sequence(output.channel()), hold()));
-            simulate_processing(delay_ms).await;
-            if !guard.publishable(output.channel(), &goal) {
-                continue;
-            }
-            if let Err(e) = output.publish(&mut tracer, token, &goal, &[]) {
-                r2r::log_error!(&logger, "{e}");
-            }
+        let _topology = topology; // latched: must outlive the node's work
+        match steps {
+            Some(steps) => step_mode_loop(steps, output, goal, delay_ms).await,
+            None => free_running(module, logger, output, goal, period, delay_ms).await,
         }
     })
+}
+
+/// Lock-step replay: one goal per granted step, numbered by the grant's frame (the timer is not used).
+async fn step_mode_loop(
+    mut steps: StepServer,
+    output: TracedPublisher<PoseStamped>,
+    goal: impl Fn(u32) -> PoseStamped,
+    delay_ms: i64,
+) -> Result<(), lockstep_ros::BoxError> {
+    while steps.next().await {
+        if let Some(grant) = steps.pending() {
+            let goal = goal(grant.frame.sequence_num);
+            simulate_processing(delay_ms).await;
+            let answer = output.publish_step(grant, &goal);
+            steps.answer(answer);
+        }
+    }
+    Ok(())
+}
+
+/// On its own: one goal every `period`, numbered by the output's next sequence number.
+async fn free_running(
+    module: String,
+    logger: String,
+    output: TracedPublisher<PoseStamped>,
+    goal: impl Fn(u32) -> PoseStamped,
+    period: std::time::Duration,
+    delay_ms: i64,
+) -> Result<(), lockstep_ros::BoxError> {
+    let mut tracer = Tracer::new(module);
+    let mut guard = InputGuard::new(logger.clone());
+    let mut timer = tokio::time::interval(period);
+    timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        timer.tick().await;
+        let token = tracer.begin();
+        let goal = goal(tracer.next_sequence(output.channel()));
+        simulate_processing(delay_ms).await;
+        if !guard.publishable(output.channel(), &goal) {
+            continue;
+        }
+        if let Err(e) = output.publish(&mut tracer, token, &goal, &[]) {
+            r2r::log_error!(&logger, "{e}");
+        }
+    }
 }

@@ -5,8 +5,8 @@
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
-use lockstep_examples::split::{self, RANGE_CLAMPED, RANGE_MARGIN};
-use lockstep_examples::{
+use lockstep_examples_node::split::{self, RANGE_CLAMPED, RANGE_MARGIN};
+use lockstep_examples_node::{
     announce_topology, simulate_processing, topics, wait_for_subscribers, InputGuard, DATA_QOS_DEPTH,
 };
 use lockstep_ros::{lock, qos, SharedNode};
@@ -70,7 +70,7 @@ fn main() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_split",
         about: "example module `range_splitter`: from each front range reading computes the clamped reading and the margin to a stop distance, published on two channels by one computation.",
-        readme: Some(include_str!("../../README.md")),
+        readme: Some(include_str!("../../../README.md")),
         rules: &[],
     });
     lockstep_ros::run_node("range_splitter", |node| Ok(setup(node)?)).context("range_splitter")
@@ -97,8 +97,7 @@ fn setup(
     let mut n = lock(&node)?;
     let module = lockstep_trace_ros::node_module_name(&n)?;
     let data_qos = || qos::reliable(DATA_QOS_DEPTH);
-    let mut input =
-        TracedSubscription::<Range>::new(&mut n, topics::SCAN_FRONT, data_qos(), Upstream::External)?;
+    let input = TracedSubscription::<Range>::new(&mut n, topics::SCAN_FRONT, data_qos(), Upstream::External)?;
     let outputs = Outputs {
         clamped: TracedPublisher::new(&mut n, RANGE_CLAMPED, data_qos())?,
         margin: TracedPublisher::new(&mut n, RANGE_MARGIN, data_qos())?,
@@ -116,45 +115,68 @@ fn setup(
         wait_for_subscribers(&outputs.clamped, subscribers, &logger).await?;
         wait_for_subscribers(&outputs.margin, subscribers, &logger).await?;
         let _topology = topology; // latched: must outlive the node's work
-        if let Some(mut steps) = steps {
-            let mut recent = Recent::default();
-            loop {
-                tokio::select! {
-                    Some(reading) = input.next() => recent.push(reading),
-                    more = steps.next() => if !more { return Ok(()) },
-                }
-                let Some(grant) = steps.pending() else { continue };
-                let Some(reading) = grant.find(&recent, input.channel()) else {
-                    continue;
-                };
-                let (clamped, margin) = (split::clamped(reading), split::margin(reading, stop_m));
-                simulate_processing(delay_ms).await;
-                let answer = publish_granted(grant, &outputs, &clamped, &margin);
-                steps.answer_outputs(answer);
-            }
+        match steps {
+            Some(steps) => step_mode_loop(steps, input, outputs, stop_m, delay_ms).await,
+            None => free_running(module, logger, input, outputs, stop_m, delay_ms).await,
         }
-        let mut tracer = Tracer::new(module);
-        let mut guard = InputGuard::new(logger.clone());
-        let topic = input.channel().to_owned();
-        while let Some(reading) = input.next().await {
-            let Some((reading, header)) = guard.accept(&topic, reading) else {
-                continue;
-            };
-            // One computation: one start time and one input for both outputs.
-            let token = tracer.begin();
-            let (clamped, margin) = (split::clamped(&reading), split::margin(&reading, stop_m));
-            simulate_processing(delay_ms).await;
-            if !guard.publishable(outputs.clamped.channel(), &clamped) {
-                continue;
-            }
-            let published = outputs
-                .clamped
-                .publish(&mut tracer, token, &clamped, &[&header])
-                .and_then(|_| outputs.margin.publish(&mut tracer, token, &margin, &[&header]));
-            if let Err(e) = published {
-                r2r::log_error!(&logger, "{e}");
-            }
-        }
-        Ok(())
     })
+}
+
+/// Lock-step replay: compute from the reading each grant names and publish the outputs it asks for.
+async fn step_mode_loop(
+    mut steps: StepServer,
+    mut input: TracedSubscription<Range>,
+    outputs: Outputs,
+    stop_m: f64,
+    delay_ms: i64,
+) -> Result<(), lockstep_ros::BoxError> {
+    let mut recent = Recent::default();
+    loop {
+        tokio::select! {
+            Some(reading) = input.next() => recent.push(reading),
+            more = steps.next() => if !more { return Ok(()) },
+        }
+        let Some(grant) = steps.pending() else { continue };
+        let Some(reading) = grant.find(&recent, input.channel()) else {
+            continue;
+        };
+        let (clamped, margin) = (split::clamped(reading), split::margin(reading, stop_m));
+        simulate_processing(delay_ms).await;
+        let answer = publish_granted(grant, &outputs, &clamped, &margin);
+        steps.answer_outputs(answer);
+    }
+}
+
+/// On its own: one computation per usable reading, both outputs naming it.
+async fn free_running(
+    module: String,
+    logger: String,
+    mut input: TracedSubscription<Range>,
+    outputs: Outputs,
+    stop_m: f64,
+    delay_ms: i64,
+) -> Result<(), lockstep_ros::BoxError> {
+    let mut tracer = Tracer::new(module);
+    let mut guard = InputGuard::new(logger.clone());
+    let topic = input.channel().to_owned();
+    while let Some(reading) = input.next().await {
+        let Some((reading, header)) = guard.accept(&topic, reading) else {
+            continue;
+        };
+        // One computation: one start time and one input for both outputs.
+        let token = tracer.begin();
+        let (clamped, margin) = (split::clamped(&reading), split::margin(&reading, stop_m));
+        simulate_processing(delay_ms).await;
+        if !guard.publishable(outputs.clamped.channel(), &clamped) {
+            continue;
+        }
+        let published = outputs
+            .clamped
+            .publish(&mut tracer, token, &clamped, &[&header])
+            .and_then(|_| outputs.margin.publish(&mut tracer, token, &margin, &[&header]));
+        if let Err(e) = published {
+            r2r::log_error!(&logger, "{e}");
+        }
+    }
+    Ok(())
 }
