@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use lockstep_bag_player::progress_message;
 
 use crate::config::PlayerParams;
 use crate::player::Started;
@@ -125,17 +126,8 @@ fn progress(control: &crate::control::Control, total: u64, done: &AtomicBool) {
     while !done.load(Ordering::SeqCst) {
         let (played, _) = control.progress();
         let bag_ns = control.bag_now();
-        let (rate, paused) = {
-            let s = control.lock();
-            (s.clock.rate(), s.clock.is_paused())
-        };
         bar.set_position(played);
-        bar.set_message(format!(
-            "bag time {}.{:03} s  rate {rate}{}",
-            bag_ns / 1_000_000_000,
-            (bag_ns / 1_000_000) % 1000,
-            if paused { "  PAUSED" } else { "" }
-        ));
+        bar.set_message(progress_message(bag_ns, control.rate(), control.is_paused()));
         std::thread::sleep(Duration::from_millis(100));
     }
     bar.finish();

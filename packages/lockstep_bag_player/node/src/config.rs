@@ -1,8 +1,8 @@
 //! What a play is asked to do: the same options as node parameters ([`PlayerParams`]) and as
 //! `lockstep bag play` flags (see `cli`), with `ros2 bag play`'s names.
 
-use std::path::PathBuf;
-
+pub use lockstep_bag_player::PlayConfig;
+use lockstep_bag_player::{PlayOptions, MAX_CLOCK_HZ};
 use lockstep_ros::{Int, ParamRule, ParamRules, Real};
 
 /// Parameters of `lockstep_bag_player` (the flags of `ros2 bag play`, with `_` for `-`).
@@ -61,10 +61,8 @@ const RULES: &[ParamRule] = &[
     ParamRule::int("wait_for_subscribers", Int::closed(0, 10_000, "subscriptions")),
 ];
 
-/// `/clock` frequencies; 0 (no `/clock`) or at least [`MIN_CLOCK_HZ`].
-const CLOCK_HZ: Real = Real::closed(0.0, 10_000.0, "Hz");
-/// The slowest `/clock` (one a quarter of an hour): below it the period does not fit a timer.
-const MIN_CLOCK_HZ: f64 = 0.001;
+/// `/clock` frequencies; 0 (no `/clock`) or at least the core's `MIN_CLOCK_HZ` (checked there).
+const CLOCK_HZ: Real = Real::closed(0.0, MAX_CLOCK_HZ, "Hz");
 
 impl ParamRules for PlayerParams {
     fn param_rules() -> &'static [ParamRule] {
@@ -96,74 +94,45 @@ impl Default for PlayerParams {
     }
 }
 
-/// A play's options, checked.
-#[derive(Debug, Clone)]
-pub struct PlayConfig {
-    pub bag: PathBuf,
-    pub rate: f64,
-    pub start_paused: bool,
-    pub start_offset_secs: f64,
-    pub playback_duration_secs: f64,
-    pub playback_until_ns: u64,
-    pub looped: bool,
-    pub topics: Vec<String>,
-    pub regex: String,
-    pub exclude_regex: String,
-    pub remaps: Vec<String>,
-    pub clock_hz: f64,
-    pub delay_secs: f64,
-    pub read_ahead_queue_size: usize,
-    pub qos_overrides_path: Option<PathBuf>,
-    pub wait_for_all_acked_ms: u64,
-    pub wait_for_subscribers: usize,
-    pub exit_at_end: bool,
-}
-
-impl PlayConfig {
-    /// Check the parameters; errors name the parameter. `looped` is the parameter `loop` (a Rust keyword,
-    /// so read from the node's parameters apart from [`PlayerParams`]).
-    pub fn from_params(p: &PlayerParams, looped: bool) -> anyhow::Result<Self> {
-        anyhow::ensure!(
-            !p.bag.is_empty(),
-            "parameter `bag`: no bag given (-p bag:=<directory or file>)"
-        );
-        lockstep_ros::param_rules::check_all(&mut p.clone()).map_err(anyhow::Error::msg)?;
-        anyhow::ensure!(
-            p.clock == 0.0 || p.clock >= MIN_CLOCK_HZ,
-            "parameter 'clock' = {}: must be 0 (no /clock) or in [{MIN_CLOCK_HZ}, {}] Hz",
-            lockstep_ros::param_rules::number(p.clock),
-            CLOCK_HZ.max
-        );
-        Ok(Self {
-            bag: PathBuf::from(&p.bag),
-            rate: p.rate,
-            start_paused: p.start_paused,
-            start_offset_secs: p.start_offset,
-            playback_duration_secs: p.playback_duration,
-            playback_until_ns: (p.playback_until_timestamp * 1e9).round() as u64,
-            looped,
-            topics: list(&p.topics),
-            regex: p.regex.clone(),
-            exclude_regex: p.exclude_regex.clone(),
-            remaps: list(&p.remap),
-            clock_hz: p.clock,
-            delay_secs: p.delay,
-            read_ahead_queue_size: p.read_ahead_queue_size as usize,
-            qos_overrides_path: (!p.qos_profile_overrides_path.is_empty())
-                .then(|| PathBuf::from(&p.qos_profile_overrides_path)),
-            wait_for_all_acked_ms: u64::try_from(p.wait_for_all_acked).unwrap_or(0),
-            wait_for_subscribers: usize::try_from(p.wait_for_subscribers).unwrap_or(0),
-            exit_at_end: p.exit_at_end,
-        })
+impl PlayerParams {
+    /// The same values for the core's checks.
+    pub fn options(&self) -> PlayOptions {
+        PlayOptions {
+            bag: self.bag.clone(),
+            rate: self.rate,
+            start_paused: self.start_paused,
+            start_offset: self.start_offset,
+            playback_duration: self.playback_duration,
+            playback_until_timestamp: self.playback_until_timestamp,
+            topics: self.topics.clone(),
+            regex: self.regex.clone(),
+            exclude_regex: self.exclude_regex.clone(),
+            remap: self.remap.clone(),
+            clock: self.clock,
+            delay: self.delay,
+            read_ahead_queue_size: self.read_ahead_queue_size,
+            qos_profile_overrides_path: self.qos_profile_overrides_path.clone(),
+            wait_for_all_acked: self.wait_for_all_acked,
+            wait_for_subscribers: self.wait_for_subscribers,
+            exit_at_end: self.exit_at_end,
+        }
     }
 }
 
-/// A list parameter: items separated by commas or whitespace.
-fn list(text: &str) -> Vec<String> {
-    text.split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
+/// [`PlayConfig::from_params`], kept under its old name now that [`PlayConfig`] lives in the core.
+pub trait FromParams: Sized {
+    /// Check the parameters; errors name the parameter. `looped` is the parameter `loop` (a Rust keyword,
+    /// so read from the node's parameters apart from [`PlayerParams`]).
+    fn from_params(p: &PlayerParams, looped: bool) -> anyhow::Result<Self>;
+}
+
+impl FromParams for PlayConfig {
+    fn from_params(p: &PlayerParams, looped: bool) -> anyhow::Result<Self> {
+        let options = p.options();
+        options.check_bag().map_err(anyhow::Error::msg)?;
+        lockstep_ros::param_rules::check_all(&mut p.clone()).map_err(anyhow::Error::msg)?;
+        options.config(looped).map_err(anyhow::Error::msg)
+    }
 }
 
 #[cfg(test)]

@@ -2,15 +2,15 @@
 //! (MCAP or sqlite3, ours or rosbag2's), every message type installed on the machine, in a stable total order
 //! (log time, then write order), with `ros2 bag play`'s options and rosbag2's player services.
 //!
-//! The logic without ROS is the `lockstep_bag_player` crate; here: the play thread (`engine`), the read-ahead
-//! thread (`readahead`), the services (`services`), setup and `/clock` (`player`), the CLI (`cli`).
+//! The logic without ROS is the `lockstep_bag_player` crate (the play loop, the read-ahead thread, the
+//! options' checks, opening the bag); here: the ROS side of the play loop (`engine`: publishers, log), the
+//! parameters (`config`), the services (`services`), setup and `/clock` (`player`), the CLI (`cli`).
 
 pub mod cli;
 pub mod config;
 pub mod control;
 mod engine;
 pub mod player;
-mod readahead;
 mod services;
 
 pub use config::{PlayConfig, PlayerParams};

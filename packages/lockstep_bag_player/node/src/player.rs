@@ -7,16 +7,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use lockstep_bag::BagReader;
-use lockstep_bag_player::{parse_qos_overrides, parse_remaps, playback_qos, TopicSelection, Window};
+use lockstep_bag_player::OpenBag;
 use lockstep_ros::generic::GenericNode;
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::rosgraph_msgs::msg::Clock;
 
-use crate::config::{PlayConfig, PlayerParams};
+use crate::config::{FromParams as _, PlayConfig, PlayerParams};
 use crate::control::Control;
-use crate::engine::{Engine, Outlet, Plan};
-use crate::readahead::ReadAhead;
+use crate::engine::{Engine, Outlet, Outlets, Plan};
+use lockstep_bag_player::ReadAhead;
 
 /// Default node name (rosbag2's own player node is `rosbag2_player`).
 pub const NODE_NAME: &str = "lockstep_bag_player";
@@ -118,56 +117,6 @@ fn setup(
     })
 }
 
-/// The bag opened for a play: its reader and time range, the selected topics, their remaps and QoS
-/// overrides, and the window to play.
-struct OpenBag {
-    reader: BagReader,
-    bag_start_ns: u64,
-    bag_end_ns: u64,
-    selected: Vec<String>,
-    remaps: BTreeMap<String, String>,
-    overrides: BTreeMap<String, lockstep_bag::QosProfile>,
-    window: Window,
-}
-
-impl OpenBag {
-    /// Open the bag of `config` and check its options against it: a bad bag or option is an error.
-    fn open(config: &PlayConfig) -> anyhow::Result<Self> {
-        let reader =
-            BagReader::open(&config.bag).with_context(|| format!("opening bag {}", config.bag.display()))?;
-        let (bag_start_ns, bag_end_ns) = reader
-            .time_range()
-            .with_context(|| format!("bag {} has no messages", config.bag.display()))?;
-        let selection = TopicSelection::new(&config.topics, &config.regex, &config.exclude_regex)?;
-        let selected = selection.select(reader.topics().iter().map(|t| t.metadata.name.as_str()))?;
-        let remaps = parse_remaps(&config.remaps)?;
-        let overrides = match &config.qos_overrides_path {
-            Some(path) => {
-                let text =
-                    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-                parse_qos_overrides(&text, path)?
-            }
-            None => BTreeMap::new(),
-        };
-        let window = Window::new(
-            bag_start_ns,
-            bag_end_ns,
-            config.start_offset_secs,
-            config.playback_duration_secs,
-            config.playback_until_ns,
-        )?;
-        Ok(Self {
-            reader,
-            bag_start_ns,
-            bag_end_ns,
-            selected,
-            remaps,
-            overrides,
-            window,
-        })
-    }
-}
-
 /// A publisher for every selected topic whose type is installed (others are logged and skipped), under its
 /// remapped name, with the recorded or overridden QoS; and the number of messages they play. None playable
 /// is an error.
@@ -178,38 +127,21 @@ fn create_outlets(
 ) -> anyhow::Result<(BTreeMap<String, Outlet>, u64)> {
     let mut outlets = BTreeMap::new();
     let mut total = 0;
-    for topic in bag
-        .reader
-        .topics()
-        .iter()
-        .filter(|t| bag.selected.contains(&t.metadata.name))
-    {
-        let bag_name = &topic.metadata.name;
-        let type_name = &topic.metadata.type_name;
-        let out_name = bag
-            .remaps
-            .get(bag_name)
-            .cloned()
-            .unwrap_or_else(|| bag_name.clone());
-        let chosen = playback_qos(
-            bag_name,
-            &topic.metadata.offered_qos_profiles,
-            bag.overrides.get(bag_name),
-        );
-        if let Some(note) = &chosen.note {
+    for topic in bag.topic_plans() {
+        if let Some(note) = &topic.note {
             r2r::log_warn!(logger, "{note}");
         }
-        match generic.publisher(&out_name, type_name, qos::from_bag(&chosen.profile)) {
+        let (bag_name, type_name) = (&topic.bag_name, &topic.type_name);
+        match generic.publisher(&topic.out_name, type_name, qos::from_bag(&topic.qos)) {
             Ok(publisher) => {
                 total += topic.message_count;
-                outlets.insert(
-                    bag_name.clone(),
-                    Outlet {
-                        publisher,
-                        name: out_name,
-                        failing: false,
-                    },
-                );
+                let name = topic.out_name.clone();
+                let outlet = Outlet {
+                    publisher,
+                    name,
+                    failing: false,
+                };
+                outlets.insert(bag_name.clone(), outlet);
             }
             Err(e) => r2r::log_warn!(logger, "not playing {bag_name} ({type_name}): {e}"),
         }
@@ -219,11 +151,8 @@ fn create_outlets(
         "none of the selected topics ({}) can be played (see the warnings above)",
         bag.selected.join(", ")
     );
-    for unknown in bag.overrides.keys().filter(|t| !outlets.contains_key(*t)) {
-        r2r::log_warn!(
-            logger,
-            "QoS override for {unknown}: not a played topic of this bag"
-        );
+    for warning in bag.unused_overrides(|t| outlets.contains_key(t)) {
+        r2r::log_warn!(logger, "{warning}");
     }
     Ok((outlets, total))
 }
@@ -242,27 +171,20 @@ fn start_play_thread(
     let topics: BTreeSet<String> = outlets.keys().cloned().collect();
     let reader = ReadAhead::start(bag.reader, topics, config.read_ahead_queue_size)?;
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<Option<String>>();
-    let engine = Engine {
-        control: control.clone(),
-        reader,
-        outlets,
-        plan: Plan {
-            bag_start_ns: bag.bag_start_ns,
-            bag_end_ns: bag.bag_end_ns,
-            window: bag.window,
-            looped: config.looped,
-            delay_ns: (config.delay_secs * 1e9).round() as u64,
-            wait_for_all_acked: Duration::from_millis(config.wait_for_all_acked_ms),
-            wait_for_subscribers: config.wait_for_subscribers,
-        },
-        logger: logger.to_owned(),
-        exit_at_end: config.exit_at_end,
-        next: None,
-        lateness: lockstep_bag_player::Lateness::default(),
-        span: None,
-        spent: Vec::new(),
-        failed: None,
+    let plan = Plan {
+        bag_start_ns: bag.bag_start_ns,
+        bag_end_ns: bag.bag_end_ns,
+        window: bag.window,
+        looped: config.looped,
+        delay_ns: (config.delay_secs * 1e9).round() as u64,
+        wait_for_all_acked: Duration::from_millis(config.wait_for_all_acked_ms),
+        wait_for_subscribers: config.wait_for_subscribers,
     };
+    let sink = Outlets {
+        outlets,
+        logger: logger.to_owned(),
+    };
+    let engine = Engine::new(control.clone(), reader, sink, plan, config.exit_at_end);
     let thread = std::thread::Builder::new()
         .name("bag-play".into())
         .spawn(move || {

@@ -12,7 +12,7 @@ use r2r::lockstep_interfaces::srv::{
 };
 use tokio::sync::oneshot;
 
-use lockstep_bag_player::{rate_refusal, seek_time, PlayRequest, PLAYER_STOPPED};
+use lockstep_bag_player::{seek_time, PlayRequest, Reply, PLAYER_STOPPED};
 
 use crate::control::{Control, Request};
 
@@ -46,43 +46,33 @@ fn serve_clock(
 
     let c = control.clone();
     let pause = answer(pause, move |_| {
-        c.change(|s, wall| s.clock.pause(wall));
+        c.pause();
         Pause::Response {}
     });
     let c = control.clone();
     let resume = answer(resume, move |_| {
-        c.change(|s, wall| s.clock.resume(wall));
+        c.resume();
         Resume::Response {}
     });
     let c = control.clone();
     let toggle = answer(toggle, move |_| {
-        c.change(|s, wall| {
-            if !s.clock.pause(wall) {
-                s.clock.resume(wall);
-            }
-        });
+        c.toggle_paused();
         TogglePaused::Response {}
     });
     let c = control.clone();
     let is_paused = answer(is_paused, move |_| IsPaused::Response {
-        paused: c.lock().clock.is_paused(),
+        paused: c.is_paused(),
     });
     let c = control.clone();
     let set_rate = answer(set_rate, move |req: SetRate::Request| {
-        let success = c.change(|s, wall| s.clock.set_rate(req.rate, wall));
+        let outcome = c.set_rate(req.rate);
         SetRate::Response {
-            success,
-            message: if success {
-                String::new()
-            } else {
-                rate_refusal(req.rate)
-            },
+            success: outcome.is_ok(),
+            message: outcome.err().unwrap_or_default(),
         }
     });
     let c = control.clone();
-    let get_rate = answer(get_rate, move |_| GetRate::Response {
-        rate: c.lock().clock.rate(),
-    });
+    let get_rate = answer(get_rate, move |_| GetRate::Response { rate: c.rate() });
     Ok(async move {
         tokio::join!(pause, resume, toggle, is_paused, set_rate, get_rate);
     })
@@ -104,7 +94,7 @@ fn serve_play(
     let c = control.clone();
     let play_next = answer_async(play_next, move |_| {
         let (tx, rx) = oneshot::channel();
-        c.request(Request::PlayNext(tx));
+        c.request(Request::PlayNext(reply_to(tx)));
         async move {
             let outcome = outcome_of(rx).await;
             PlayNext::Response {
@@ -116,7 +106,7 @@ fn serve_play(
     let c = control.clone();
     let burst = answer_async(burst, move |req: Burst::Request| {
         let (tx, rx) = oneshot::channel();
-        c.request(Request::Burst(req.num_messages, tx));
+        c.request(Request::Burst(req.num_messages, reply_to(tx)));
         async move {
             let (actually_burst, message) = rx.await.unwrap_or_else(|_| (0, PLAYER_STOPPED.into()));
             Burst::Response {
@@ -129,7 +119,7 @@ fn serve_play(
     let seek = answer_async(seek, move |req: Seek::Request| {
         let asked = seek_time(lockstep_ros::time::time_to_ns(&req.time)).map(|t| {
             let (tx, rx) = oneshot::channel();
-            c.request(Request::Seek(t, tx));
+            c.request(Request::Seek(t, reply_to(tx)));
             rx
         });
         async move {
@@ -152,7 +142,7 @@ fn serve_play(
             req.playback_duration.nanosec,
             lockstep_ros::time::time_to_ns(&req.playback_until_timestamp),
         );
-        c.request(Request::Play(request, tx));
+        c.request(Request::Play(request, reply_to(tx)));
         async move {
             let outcome = outcome_of(rx).await;
             Play::Response {
@@ -163,6 +153,13 @@ fn serve_play(
     });
     Ok(async move {
         tokio::join!(play_next, burst, seek, play);
+    })
+}
+
+/// The play thread answers on `tx` (dropped unanswered, the asker hears that the player stopped).
+fn reply_to<T: Send + 'static>(tx: oneshot::Sender<T>) -> Reply<T> {
+    Box::new(move |answer| {
+        let _ = tx.send(answer);
     })
 }
 

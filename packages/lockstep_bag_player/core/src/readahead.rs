@@ -79,6 +79,8 @@ impl ReadAhead {
     pub const RECYCLE_BATCH: usize = BATCH;
 
     /// The next item of the current epoch (blocks until the thread has it).
+    // Not an iterator: it blocks, and after the end of an epoch it waits for the next restart.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Item {
         loop {
             if let Some(item) = self.buffered.pop_front() {
