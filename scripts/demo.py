@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "test"), str(REPO / "test" / "trace"), str(REPO / "test" / "player"),
+sys.path[:0] = [str(REPO / "test"), str(REPO / "test" / "trace"), str(REPO / "test" / "interpolation"),
                 str(REPO / "test" / "tasks")]
 
 import yaml  # noqa: E402  (PyYAML comes with the ROS 2 wheels)

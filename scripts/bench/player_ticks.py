@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "test"), str(REPO / "test" / "player")]
+sys.path[:0] = [str(REPO / "test"), str(REPO / "test" / "interpolation")]
 
 PERIOD = 0.002
 CONTROLLER = "forward_position_controller"

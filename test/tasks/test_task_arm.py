@@ -15,7 +15,7 @@ from lockstep_interfaces.srv import PauseTask, ResumeTask
 from lockstep_testing.harness import reliable
 from tasks_support import Manager
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "player"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interpolation"))
 from player_support import start as start_arm  # noqa: E402
 
 ARM = """levels: [task, action]

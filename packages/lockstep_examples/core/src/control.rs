@@ -1,8 +1,6 @@
 //! m2: a go-to-goal controller that stops for obstacles.
 
-use r2r::geometry_msgs::msg::{PoseArray, PoseStamped, Quaternion, Twist, Vector3};
-use r2r::nav_msgs::msg::Odometry;
-
+use crate::types::{Goal, Obstacles, OdomPose, Velocity};
 use crate::validate::Invalid;
 
 /// Controller limits and gains.
@@ -63,9 +61,26 @@ impl Gains {
     }
 }
 
-/// Yaw (rad) of a quaternion.
-pub fn yaw(q: &Quaternion) -> f64 {
-    (2.0 * (q.w * q.z + q.x * q.y)).atan2(1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+/// The gains a module runs with: the defaults with the three limits its parameters set
+/// (`max_linear_mps`, `max_angular_rps`, `stop_distance_m`), checked ([`Gains::check`]). The node and
+/// `lockstep replay --in-process` both build theirs here, so they run the same controller.
+pub fn gains_with_limits(
+    max_linear_mps: f64,
+    max_angular_rps: f64,
+    stop_distance_m: f64,
+) -> Result<Gains, Invalid> {
+    let gains = Gains {
+        max_linear_mps,
+        max_angular_rps,
+        stop_distance_m,
+        ..Gains::default()
+    };
+    gains.check().map(|()| gains)
+}
+
+/// Yaw (rad) of a quaternion `[x, y, z, w]`.
+pub fn yaw(&[x, y, z, w]: &[f64; 4]) -> f64 {
+    (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z))
 }
 
 /// An angle wrapped into (-π, π].
@@ -79,25 +94,24 @@ pub fn wrap_angle(angle: f64) -> f64 {
 }
 
 /// Distance to the nearest obstacle ahead (x > 0 in the base frame), if any.
-pub fn nearest_ahead_m(obstacles: &PoseArray) -> Option<f64> {
+pub fn nearest_ahead_m(obstacles: &Obstacles) -> Option<f64> {
     obstacles
-        .poses
+        .xs
         .iter()
-        .map(|p| p.position.x)
+        .copied()
         .filter(|x| x.is_finite() && *x > 0.0)
         .min_by(f64::total_cmp)
 }
 
-/// The velocity command toward `goal` from the pose in `odom`, slowed or stopped by `obstacles` ahead.
-/// Non-finite inputs give a zero command (stop) rather than a NaN one.
-pub fn command(obstacles: &PoseArray, goal: &PoseStamped, odom: &Odometry, gains: &Gains) -> Twist {
-    let pose = &odom.pose.pose;
-    let dx = goal.pose.position.x - pose.position.x;
-    let dy = goal.pose.position.y - pose.position.y;
+/// The velocity command toward `goal` from the odometry pose `pose`, slowed or stopped by `obstacles`
+/// ahead. Non-finite inputs give a zero command (stop) rather than a NaN one.
+pub fn command(obstacles: &Obstacles, goal: &Goal, pose: &OdomPose, gains: &Gains) -> Velocity {
+    let dx = goal.x - pose.x;
+    let dy = goal.y - pose.y;
     let distance = dx.hypot(dy);
     let heading_error = wrap_angle(dy.atan2(dx) - yaw(&pose.orientation));
     if !distance.is_finite() || !heading_error.is_finite() || distance < gains.goal_tolerance_m {
-        return Twist::default();
+        return Velocity::default();
     }
     let angular =
         (gains.k_angular_per_s * heading_error).clamp(-gains.max_angular_rps, gains.max_angular_rps);
@@ -117,17 +131,9 @@ pub fn command(obstacles: &PoseArray, goal: &PoseStamped, odom: &Odometry, gains
             scale
         };
     }
-    Twist {
-        linear: Vector3 {
-            x: linear,
-            y: 0.0,
-            z: 0.0,
-        },
-        angular: Vector3 {
-            x: 0.0,
-            y: 0.0,
-            z: angular,
-        },
+    Velocity {
+        linear_x: linear,
+        angular_z: angular,
     }
 }
 
@@ -135,79 +141,75 @@ pub fn command(obstacles: &PoseArray, goal: &PoseStamped, odom: &Odometry, gains
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use r2r::geometry_msgs::msg::{Point, Pose};
 
-    fn goal_at(x: f64, y: f64) -> PoseStamped {
-        let mut g = PoseStamped::default();
-        g.pose.position = Point { x, y, z: 0.0 };
-        g
+    fn goal_at(x: f64, y: f64) -> Goal {
+        Goal { x, y }
     }
 
-    fn odom_at(x: f64, y: f64) -> Odometry {
-        let mut o = Odometry::default();
-        o.pose.pose.position = Point { x, y, z: 0.0 };
-        o.pose.pose.orientation.w = 1.0;
-        o
+    fn odom_at(x: f64, y: f64) -> OdomPose {
+        OdomPose {
+            x,
+            y,
+            orientation: [0.0, 0.0, 0.0, 1.0],
+        }
     }
 
-    fn obstacle(x: f64) -> PoseArray {
-        let mut p = Pose::default();
-        p.position.x = x;
-        PoseArray {
-            poses: vec![p],
-            ..PoseArray::default()
+    fn obstacle(x: f64) -> Obstacles {
+        Obstacles {
+            xs: vec![x],
+            ..Obstacles::default()
         }
     }
 
     #[test]
     fn drives_toward_a_goal_ahead_at_the_limit() {
         let twist = command(
-            &PoseArray::default(),
+            &Obstacles::default(),
             &goal_at(5.0, 0.0),
             &odom_at(0.0, 0.0),
             &Gains::default(),
         );
-        assert_eq!(twist.linear.x, 0.5);
-        assert_eq!(twist.angular.z, 0.0);
+        assert_eq!(twist.linear_x, 0.5);
+        assert_eq!(twist.angular_z, 0.0);
     }
 
     #[test]
     fn turns_in_place_toward_a_goal_behind() {
         let twist = command(
-            &PoseArray::default(),
+            &Obstacles::default(),
             &goal_at(-2.0, 0.1),
             &odom_at(0.0, 0.0),
             &Gains::default(),
         );
-        assert_eq!(twist.linear.x, 0.0);
-        assert_eq!(twist.angular.z, 1.0);
+        assert_eq!(twist.linear_x, 0.0);
+        assert_eq!(twist.angular_z, 1.0);
     }
 
     #[test]
     fn obstacles_ahead_slow_then_stop_but_behind_do_not() {
         let g = Gains::default();
         let (goal, odom) = (goal_at(5.0, 0.0), odom_at(0.0, 0.0));
-        assert_eq!(command(&obstacle(0.3), &goal, &odom, &g).linear.x, 0.0);
-        let slowed = command(&obstacle(0.7), &goal, &odom, &g).linear.x;
+        assert_eq!(command(&obstacle(0.3), &goal, &odom, &g).linear_x, 0.0);
+        let slowed = command(&obstacle(0.7), &goal, &odom, &g).linear_x;
         assert!((slowed - 0.25).abs() < 1e-12, "{slowed}");
-        assert_eq!(command(&obstacle(-0.2), &goal, &odom, &g).linear.x, 0.5);
+        assert_eq!(command(&obstacle(-0.2), &goal, &odom, &g).linear_x, 0.5);
     }
 
     #[test]
     fn arrived_or_nan_means_stop() {
         let g = Gains::default();
         assert_eq!(
-            command(&PoseArray::default(), &goal_at(0.01, 0.0), &odom_at(0.0, 0.0), &g),
-            Twist::default()
+            command(&Obstacles::default(), &goal_at(0.01, 0.0), &odom_at(0.0, 0.0), &g),
+            Velocity::default()
         );
         assert_eq!(
             command(
-                &PoseArray::default(),
+                &Obstacles::default(),
                 &goal_at(f64::NAN, 0.0),
                 &odom_at(0.0, 0.0),
                 &g
             ),
-            Twist::default()
+            Velocity::default()
         );
     }
 
@@ -224,13 +226,17 @@ mod tests {
     }
 
     #[test]
+    fn limits_replace_the_defaults_and_are_checked() {
+        let gains = gains_with_limits(0.3, 0.7, 0.2).unwrap();
+        assert_eq!((gains.max_linear_mps, gains.max_angular_rps), (0.3, 0.7));
+        assert_eq!((gains.stop_distance_m, gains.k_linear_per_s), (0.2, 0.5));
+        let err = gains_with_limits(0.3, 0.7, f64::NAN).unwrap_err();
+        assert_eq!(err.field, "stop_distance_m");
+    }
+
+    #[test]
     fn yaw_and_wrap() {
-        let q = Quaternion {
-            x: 0.0,
-            y: 0.0,
-            z: (0.5f64).sin(),
-            w: (0.5f64).cos(),
-        };
+        let q = [0.0, 0.0, (0.5f64).sin(), (0.5f64).cos()];
         assert!((yaw(&q) - 1.0).abs() < 1e-12);
         assert!((wrap_angle(3.0 * std::f64::consts::PI) - std::f64::consts::PI).abs() < 1e-12);
         assert!((wrap_angle(-0.5) + 0.5).abs() < 1e-12);

@@ -20,6 +20,7 @@ pub mod control;
 pub mod fusion;
 pub mod mission;
 pub mod split;
+pub mod types;
 pub mod validate;
 
 use std::time::Duration;

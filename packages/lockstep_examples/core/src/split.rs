@@ -3,34 +3,35 @@
 //! sensor_msgs/Range) and the distance left before a stop distance (`range_margin`, std_msgs/Float64). Both
 //! outputs' headers name the same input and start time: lock-step replay steps them as one computation.
 
-use r2r::sensor_msgs::msg::Range;
-use r2r::std_msgs::msg::Float64;
+use crate::types::RangeReading;
 
 /// Output: the reading clamped into `[min_range, max_range]`.
 pub const RANGE_CLAMPED: &str = "range_clamped";
 /// Output: the distance left before the stop distance, metres (negative: closer than it).
 pub const RANGE_MARGIN: &str = "range_margin";
 
-/// `reading` with its range clamped into the sensor's limits (limits given in either order; a non-finite
-/// range or limit leaves the reading as it is).
-pub fn clamped(reading: &Range) -> Range {
-    let mut out = reading.clone();
+/// The reading's range clamped into the sensor's limits (limits given in either order; a non-finite range
+/// or limit leaves the range as it is).
+pub fn clamped(reading: &RangeReading) -> f32 {
     let (lo, hi) = if reading.min_range <= reading.max_range {
         (reading.min_range, reading.max_range)
     } else {
         (reading.max_range, reading.min_range)
     };
     if reading.range.is_finite() && lo.is_finite() && hi.is_finite() {
-        out.range = reading.range.clamp(lo, hi);
+        reading.range.clamp(lo, hi)
+    } else {
+        reading.range
     }
-    out
 }
 
 /// The distance from the clamped reading to `stop_distance_m` (0 when either is not finite).
-pub fn margin(reading: &Range, stop_distance_m: f64) -> Float64 {
-    let data = f64::from(clamped(reading).range) - stop_distance_m;
-    Float64 {
-        data: if data.is_finite() { data } else { 0.0 },
+pub fn margin(reading: &RangeReading, stop_distance_m: f64) -> f64 {
+    let data = f64::from(clamped(reading)) - stop_distance_m;
+    if data.is_finite() {
+        data
+    } else {
+        0.0
     }
 }
 
@@ -38,27 +39,27 @@ pub fn margin(reading: &Range, stop_distance_m: f64) -> Float64 {
 mod tests {
     use super::*;
 
-    fn reading(range: f32) -> Range {
-        Range {
+    fn reading(range: f32) -> RangeReading {
+        RangeReading {
             min_range: 0.1,
             max_range: 5.0,
             range,
-            ..Range::default()
+            ..RangeReading::default()
         }
     }
 
     #[test]
     fn readings_are_clamped_into_the_sensor_limits() {
-        assert_eq!(clamped(&reading(7.0)).range, 5.0);
-        assert_eq!(clamped(&reading(0.0)).range, 0.1);
-        assert_eq!(clamped(&reading(2.5)).range, 2.5);
-        assert!(clamped(&reading(f32::NAN)).range.is_nan());
+        assert_eq!(clamped(&reading(7.0)), 5.0);
+        assert_eq!(clamped(&reading(0.0)), 0.1);
+        assert_eq!(clamped(&reading(2.5)), 2.5);
+        assert!(clamped(&reading(f32::NAN)).is_nan());
     }
 
     #[test]
     fn the_margin_is_what_is_left_before_the_stop_distance() {
-        assert_eq!(margin(&reading(2.5), 0.5).data, 2.0);
-        assert_eq!(margin(&reading(0.0), 0.5).data, f64::from(0.1f32) - 0.5);
-        assert_eq!(margin(&reading(f32::NAN), 0.5).data, 0.0);
+        assert_eq!(margin(&reading(2.5), 0.5), 2.0);
+        assert_eq!(margin(&reading(0.0), 0.5), f64::from(0.1f32) - 0.5);
+        assert_eq!(margin(&reading(f32::NAN), 0.5), 0.0);
     }
 }

@@ -4,8 +4,11 @@
 //! counting and logging what it drops.
 
 pub use lockstep_examples::{
-    control, fusion, mission, period_from_rate, split, topics, validate, DATA_QOS_DEPTH,
+    control, fusion, mission, period_from_rate, split, topics, types, DATA_QOS_DEPTH,
 };
+
+pub mod convert;
+pub mod validate;
 
 use std::time::{Duration, Instant};
 

@@ -1,12 +1,13 @@
 //! The example three-module pipeline (m1, m2, m3) as in-process lock-step modules: the same pure functions
-//! the module nodes run (`lockstep_examples::{fusion, mission, control}`), fed the CDR of exactly the
+//! the module nodes run (`lockstep_examples::{fusion, mission, control}`, on messages through
+//! `lockstep_examples_node::convert`), fed the CDR of exactly the
 //! inputs a frame's header names, answering the canonical CDR of their output.
 
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context};
 use lockstep_examples::control::{self, Gains};
-use lockstep_examples::{fusion, mission};
+use lockstep_examples_node::convert;
 use lockstep_replay::lockstep::{Module, StepInput};
 use lockstep_trace_ros::canonical_cdr;
 use lockstep_trace_ros::lockstep_trace::TraceHeader;
@@ -62,7 +63,7 @@ impl Module for ObstacleFusion {
     fn step(&mut self, _: &TraceHeader, inputs: &[StepInput<'_>]) -> Result<Vec<u8>, String> {
         let front: Range = input(inputs, 0, "sensor_msgs/Range")?;
         let rear: Range = input(inputs, 1, "sensor_msgs/Range")?;
-        output(&fusion::fuse(&front, &rear))
+        output(&convert::fuse(&front, &rear))
     }
 }
 
@@ -76,7 +77,7 @@ impl Module for MissionPlanner {
     }
 
     fn step(&mut self, frame: &TraceHeader, _: &[StepInput<'_>]) -> Result<Vec<u8>, String> {
-        output(&mission::goal(frame.sequence_num, self.hold))
+        output(&convert::mission_goal(frame.sequence_num, self.hold))
     }
 }
 
@@ -93,7 +94,7 @@ impl Module for MotionController {
         let obstacles: PoseArray = input(inputs, 0, "geometry_msgs/PoseArray")?;
         let goal: PoseStamped = input(inputs, 1, "geometry_msgs/PoseStamped")?;
         let odom: Odometry = input(inputs, 2, "nav_msgs/Odometry")?;
-        output(&control::command(&obstacles, &goal, &odom, &self.gains))
+        output(&convert::command(&obstacles, &goal, &odom, &self.gains))
     }
 }
 
@@ -113,13 +114,12 @@ pub fn pipeline_modules(params: &ModuleParams) -> anyhow::Result<Vec<Box<dyn Mod
         );
     }
     let defaults = Gains::default();
-    let gains = Gains {
-        max_linear_mps: param(params, known[1], defaults.max_linear_mps)?,
-        max_angular_rps: param(params, known[2], defaults.max_angular_rps)?,
-        stop_distance_m: param(params, known[3], defaults.stop_distance_m)?,
-        ..defaults
-    };
-    gains.check().context("invalid motion_controller parameter")?;
+    let gains = control::gains_with_limits(
+        param(params, known[1], defaults.max_linear_mps)?,
+        param(params, known[2], defaults.max_angular_rps)?,
+        param(params, known[3], defaults.stop_distance_m)?,
+    )
+    .context("invalid motion_controller parameter")?;
     let hold: u32 = param(params, known[0], 4)?;
     Ok(vec![
         Box::new(ObstacleFusion),

@@ -1,16 +1,6 @@
-//! Canonical CDR bytes of a message, the input of its payload digest ([`lockstep_trace::digest`]).
-//!
-//! `rmw_serialize` (behind r2r's `to_serialized_bytes` and rclpy's `serialize_message`) skips the alignment
-//! padding of CDR without writing it, so padding bytes hold whatever the buffer held before: rclpy's output
-//! for a `geometry_msgs/PoseArray` carries heap garbage before the first double, and so may a reused r2r
-//! buffer or a DDS payload pool. Digesting those bytes would make one message's digest vary by process.
-//! The canonical form is the same CDR with every padding byte zero and nothing after the last field (what
-//! `rosbags`, `lockstep_bag`'s decoder and any from-scratch CDR writer produce). rmw_fastrtps reports its size
-//! *estimate* as the serialized length, which can exceed what it wrote (`std_msgs/UInt8` is 5 bytes, reported
-//! as 8; an empty `float64[]` at the end adds 4 more): those bytes, never written, are not part of the message.
-//! So the message is serialized twice, into a buffer filled with zeros and then with 0xff beforehand: a byte
-//! rmw wrote is the same both times, padding and the unwritten end differ; the zero-filled bytes up to the
-//! last byte written are the canonical form.
+//! Canonical CDR bytes of a message, the input of its payload digest ([`lockstep_trace::digest`]): rmw
+//! serializes it twice, over a buffer filled with zeros and with 0xff beforehand, and
+//! [`lockstep_trace::canonical_from_passes`] keeps what rmw wrote, padding zeroed (its documentation says why).
 
 use std::os::raw::c_void;
 
@@ -30,9 +20,6 @@ fn failed(what: &str, code: i32) -> crate::error::Error {
     }
     .into()
 }
-
-/// The encapsulation header every serialized message starts with.
-const CDR_HEADER_BYTES: usize = 4;
 
 /// The CDR bytes of `msg` (encapsulation header included) with all alignment padding zeroed, ending with its
 /// last field.
@@ -101,16 +88,9 @@ impl CdrBuffer {
     /// Serialize `native` with its padding zeroed and without the bytes rmw reports but never wrote, whatever
     /// the buffer held before.
     fn serialize<T: WrappedTypesupport>(&mut self, native: *const T::CStruct) -> Result<Vec<u8>> {
-        let mut zeroed = self.serialize_over::<T>(native, 0x00)?;
+        let zeroed = self.serialize_over::<T>(native, 0x00)?;
         let filled = self.serialize_over::<T>(native, 0xff)?;
-        // Past the encapsulation header, the last byte both passes agree on is the last one rmw wrote.
-        let written = zeroed
-            .iter()
-            .zip(&filled)
-            .rposition(|(a, b)| a == b)
-            .map_or(0, |last| last + 1);
-        zeroed.truncate(written.max(CDR_HEADER_BYTES.min(zeroed.len())));
-        Ok(zeroed)
+        Ok(lockstep_trace::canonical_from_passes(zeroed, &filled))
     }
 
     /// Serialize `native` into the buffer filled with `byte` beforehand: padding and the bytes rmw reports but

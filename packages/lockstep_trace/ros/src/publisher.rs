@@ -95,14 +95,14 @@ impl<T: WrappedTypesupport + 'static> TracedPublisher<T> {
     /// [`crate::StepServer::answer`] (or [`crate::StepServer::answer_outputs`] when the computation
     /// publishes on several channels). A grant naming several outputs but none on this channel is refused.
     pub fn publish_step(&self, grant: &crate::step::Grant, msg: &T) -> Result<(TraceHeader, Vec<u8>)> {
-        let frame = grant.frame_for(&self.channel).ok_or_else(|| Error::NotGranted {
-            channel: self.channel.clone(),
-            frame: format!("{} #{}", grant.frame.channel_name, grant.frame.sequence_num),
-            named: grant.channels(),
-        })?;
         let payload = crate::canonical::canonical_cdr(msg)?;
-        let mut header = frame.clone();
-        header.payload_digest = lockstep_trace::digest(&payload);
+        let header = grant
+            .output_header(&self.channel, &payload)
+            .ok_or_else(|| Error::NotGranted {
+                channel: self.channel.clone(),
+                frame: format!("{} #{}", grant.frame.channel_name, grant.frame.sequence_num),
+                named: grant.channels(),
+            })?;
         self.publish_with_header(msg, &header)?;
         Ok((header, payload))
     }

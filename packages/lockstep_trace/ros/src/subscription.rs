@@ -1,13 +1,11 @@
 //! Receiving traced data: each message paired with its header.
 
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use futures::stream::{BoxStream, Stream, StreamExt};
 use lockstep_ros::RosContext as _;
-use lockstep_trace::{digest, now_ns, HeaderMatcher, TraceHeader};
+use lockstep_trace::{digest, Pairing};
 use r2r::lockstep_interfaces::msg::DependencyHeader;
 use r2r::{QosProfile, WrappedTypesupport};
 use tokio::time::Instant;
@@ -16,41 +14,8 @@ use crate::convert::header_from_msg;
 use crate::error::Result;
 use crate::names::{header_topic, resolve_channel};
 
-/// How long a message from a traced publisher waits for its header by default. Headers normally follow
-/// their data within a millisecond; this only bounds the wait when a header is lost.
-pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_millis(200);
-
-/// Who publishes the subscribed topic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Upstream {
-    /// A traced module: wait up to `header_timeout` for each message's header, then yield it without one.
-    Traced {
-        /// Longest wait for a header.
-        header_timeout: Duration,
-    },
-    /// An untraced publisher (sensor driver, simulator, rclpy): every message gets a synthesized header
-    /// ([`TraceHeader::external`]) numbered by arrival from 0, so a module can still name what it used.
-    External,
-}
-
-impl Default for Upstream {
-    fn default() -> Self {
-        Upstream::Traced {
-            header_timeout: DEFAULT_HEADER_TIMEOUT,
-        }
-    }
-}
-
-/// One received message.
-#[derive(Debug, Clone)]
-pub struct Traced<T> {
-    /// The message.
-    pub msg: T,
-    /// Its header; `None` if a traced publisher's header did not arrive in time.
-    pub header: Option<TraceHeader>,
-    /// Digest of the message's canonical CDR bytes.
-    pub digest: u64,
-}
+/// Who publishes a subscribed topic, and one received message (re-exported from `lockstep_trace`).
+pub use lockstep_trace::{Traced, Upstream, DEFAULT_HEADER_TIMEOUT};
 
 /// A stream of [`Traced`] messages of one topic, in arrival order of the data.
 pub struct TracedSubscription<T> {
@@ -91,13 +56,9 @@ where
         };
         let state = State {
             channel: channel.clone(),
-            upstream,
             data: data.boxed(),
             headers,
-            matcher: HeaderMatcher::default(),
-            queue: VecDeque::new(),
-            next_id: 0,
-            received: 0,
+            pairing: Pairing::new(&channel, upstream),
         };
         Ok(Self {
             channel,
@@ -124,26 +85,12 @@ impl<T> Stream for TracedSubscription<T> {
     }
 }
 
-struct Waiting<T> {
-    id: u64,
-    digest: u64,
-    msg: T,
-    header: Option<TraceHeader>,
-    deadline: Instant,
-}
-
+/// The subscription's streams and the data waiting for its headers ([`Pairing`]).
 struct State<T> {
     channel: String,
-    upstream: Upstream,
     data: BoxStream<'static, T>,
     headers: Option<BoxStream<'static, DependencyHeader>>,
-    matcher: HeaderMatcher<u64>,
-    /// Data not yet yielded, in arrival order: yielding in order keeps "latest" meaning latest even when a
-    /// header arrives late.
-    queue: VecDeque<Waiting<T>>,
-    next_id: u64,
-    /// Messages received so far: the sequence number of synthesized external headers.
-    received: u32,
+    pairing: Pairing<T>,
 }
 
 enum Event<T> {
@@ -155,10 +102,10 @@ enum Event<T> {
 impl<T: WrappedTypesupport> State<T> {
     async fn next(&mut self) -> Option<Traced<T>> {
         loop {
-            if let Some(item) = self.pop_ready() {
+            if let Some(item) = self.pairing.pop_ready(Instant::now().into_std()) {
                 return Some(item);
             }
-            let deadline = self.queue.front().map(|w| w.deadline);
+            let deadline = self.pairing.next_deadline().map(Instant::from_std);
             let event = {
                 let data = self.data.next();
                 let header = async {
@@ -182,7 +129,7 @@ impl<T: WrappedTypesupport> State<T> {
             match event {
                 Event::Data(None) => return None,
                 Event::Data(Some(msg)) => self.on_data(msg),
-                Event::Header(Some(msg)) => self.on_header(&msg),
+                Event::Header(Some(msg)) => self.pairing.push_header(header_from_msg(&msg)),
                 // The node is going away; data may still be drained.
                 Event::Header(None) => self.headers = None,
                 Event::Timeout => {}
@@ -202,57 +149,6 @@ impl<T: WrappedTypesupport> State<T> {
                 return;
             }
         };
-        let id = self.next_id;
-        self.next_id += 1;
-        let now = Instant::now();
-        let (header, deadline) = match self.upstream {
-            Upstream::External => {
-                let header = TraceHeader::external(&self.channel, self.received, now_ns(), digest);
-                (Some(header), now)
-            }
-            Upstream::Traced { header_timeout } => {
-                let header = self
-                    .matcher
-                    .push_data(&self.channel, digest, id)
-                    .map(|(_, header)| header);
-                (header, now + header_timeout)
-            }
-        };
-        self.received = self.received.wrapping_add(1);
-        self.queue.push_back(Waiting {
-            id,
-            digest,
-            msg,
-            header,
-            deadline,
-        });
-    }
-
-    fn on_header(&mut self, msg: &DependencyHeader) {
-        let header = header_from_msg(msg);
-        if let Some((id, header)) = self.matcher.push_header_on(&self.channel, header) {
-            if let Some(waiting) = self.queue.iter_mut().find(|w| w.id == id) {
-                waiting.header = Some(header);
-            }
-        }
-    }
-
-    fn pop_ready(&mut self) -> Option<Traced<T>> {
-        let front = self.queue.front()?;
-        if front.header.is_none() && Instant::now() < front.deadline {
-            return None;
-        }
-        let waiting = self.queue.pop_front()?;
-        if waiting.header.is_none() {
-            // Its header is lost: stop holding a place for it in the matcher.
-            let id = waiting.id;
-            self.matcher
-                .give_up_data(&self.channel, waiting.digest, |&x| x == id);
-        }
-        Some(Traced {
-            msg: waiting.msg,
-            header: waiting.header,
-            digest: waiting.digest,
-        })
+        self.pairing.push_data(msg, digest, Instant::now().into_std());
     }
 }

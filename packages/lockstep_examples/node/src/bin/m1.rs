@@ -7,7 +7,7 @@
 use anyhow::Context as _;
 use futures::StreamExt as _;
 use lockstep_examples_node::{
-    announce_topology, fusion, simulate_processing, topics, traced_upstream, wait_for_subscribers,
+    announce_topology, convert, simulate_processing, topics, traced_upstream, wait_for_subscribers,
     InputGuard, DATA_QOS_DEPTH,
 };
 use lockstep_ros::{lock, qos, SharedNode};
@@ -127,7 +127,7 @@ fn setup(
                 continue;
             };
             let token = tracer.begin();
-            let obstacles = fusion::fuse(front_msg, rear_msg);
+            let obstacles = convert::fuse(front_msg, rear_msg);
             simulate_processing(delay_ms).await;
             if guard.publishable(output.channel(), &obstacles) {
                 if let Err(e) = output.publish(&mut tracer, token, &obstacles, &[front_header, rear_header]) {
@@ -162,7 +162,7 @@ async fn step_mode_loop(
         ) else {
             continue;
         };
-        let obstacles = fusion::fuse(f, r);
+        let obstacles = convert::fuse(f, r);
         simulate_processing(delay_ms).await;
         let answer = output.publish_step(grant, &obstacles);
         steps.answer(answer);

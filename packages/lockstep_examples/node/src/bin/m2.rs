@@ -7,6 +7,7 @@
 use anyhow::Context as _;
 use futures::stream::{BoxStream, StreamExt as _};
 use lockstep_examples_node::control::{self, Gains};
+use lockstep_examples_node::convert;
 use lockstep_examples_node::validate::Validate;
 use lockstep_examples_node::{
     announce_topology, period_from_rate, simulate_processing, topics, traced_upstream, wait_for_subscribers,
@@ -113,13 +114,8 @@ fn settings(p: &Params) -> anyhow::Result<Settings> {
         period_from_rate(p.rate_hz).with_context(|| format!("rate_hz must be > 0, got {}", p.rate_hz))?;
     let traced = traced_upstream(p.header_timeout_ms);
     let upstream = |is_traced: bool| if is_traced { traced } else { Upstream::External };
-    let gains = Gains {
-        max_linear_mps: p.max_linear_mps,
-        max_angular_rps: p.max_angular_rps,
-        stop_distance_m: p.stop_distance_m,
-        ..Gains::default()
-    };
-    gains.check().context("invalid controller parameter")?;
+    let gains = control::gains_with_limits(p.max_linear_mps, p.max_angular_rps, p.stop_distance_m)
+        .context("invalid controller parameter")?;
     Ok(Settings {
         period,
         delay_ms: p.processing_delay_ms,
@@ -232,7 +228,7 @@ async fn free_running(
                 // Snapshot the inputs' headers now: inputs arriving during the computation are not used.
                 let used: Vec<TraceHeader> =
                     input_channels.iter().filter_map(|c| tracer.latest_input(c).cloned()).collect();
-                let command = control::command(obstacles, mission, odom, &gains);
+                let command = convert::command(obstacles, mission, odom, &gains);
                 simulate_processing(delay_ms).await;
                 let used: Vec<&TraceHeader> = used.iter().collect();
                 if !guard.publishable(output.channel(), &command) {
@@ -298,7 +294,7 @@ async fn step_mode_loop(
         {
             continue;
         }
-        let command = control::command(o, m, d, &gains);
+        let command = convert::command(o, m, d, &gains);
         simulate_processing(delay_ms).await;
         let answer = output.publish_step(grant, &command);
         steps.answer(answer);

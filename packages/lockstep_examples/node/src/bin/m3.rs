@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 use lockstep_examples_node::{
-    announce_topology, mission, period_from_rate, simulate_processing, topics, InputGuard, DATA_QOS_DEPTH,
+    announce_topology, convert, period_from_rate, simulate_processing, topics, InputGuard, DATA_QOS_DEPTH,
 };
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_trace_ros::lockstep_trace::{Component, Tracer};
@@ -100,7 +100,7 @@ fn setup(
         r2r::log_info!(&logger, "{module}: one goal every {period:?}");
     }
 
-    let goal = move |sequence: u32| stamped(mission::goal(sequence, hold()));
+    let goal = move |sequence: u32| stamped(convert::mission_goal(sequence, hold()));
     Ok(async move {
         let _topology = topology; // latched: must outlive the node's work
         match steps {

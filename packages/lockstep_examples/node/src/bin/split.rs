@@ -5,7 +5,8 @@
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
-use lockstep_examples_node::split::{self, RANGE_CLAMPED, RANGE_MARGIN};
+use lockstep_examples_node::convert;
+use lockstep_examples_node::split::{RANGE_CLAMPED, RANGE_MARGIN};
 use lockstep_examples_node::{
     announce_topology, simulate_processing, topics, wait_for_subscribers, InputGuard, DATA_QOS_DEPTH,
 };
@@ -140,7 +141,7 @@ async fn step_mode_loop(
         let Some(reading) = grant.find(&recent, input.channel()) else {
             continue;
         };
-        let (clamped, margin) = (split::clamped(reading), split::margin(reading, stop_m));
+        let (clamped, margin) = (convert::clamped(reading), convert::margin(reading, stop_m));
         simulate_processing(delay_ms).await;
         let answer = publish_granted(grant, &outputs, &clamped, &margin);
         steps.answer_outputs(answer);
@@ -165,7 +166,7 @@ async fn free_running(
         };
         // One computation: one start time and one input for both outputs.
         let token = tracer.begin();
-        let (clamped, margin) = (split::clamped(&reading), split::margin(&reading, stop_m));
+        let (clamped, margin) = (convert::clamped(&reading), convert::margin(&reading, stop_m));
         simulate_processing(delay_ms).await;
         if !guard.publishable(outputs.clamped.channel(), &clamped) {
             continue;
