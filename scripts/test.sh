@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every check Lockstep has, from a bare machine: setup (idempotent), fmt, clippy, Rust tests, the
+# Runs every check Lockstep has, from a bare machine: setup (idempotent), fmt, the code's shape, clippy, Rust tests, the
 # black-box pytest + rclpy suite, and a colcon build of all packages. Exits non-zero on the first failure and
 # prints how long each step took.
 #
@@ -38,6 +38,12 @@ source scripts/env-local.sh
 if [ "$pytest_only" = 0 ]; then
     step "cargo fmt --check"
     cargo fmt --all -- --check
+
+    # The code's shape: lines per layer, long files and functions, import circles, duplicated dependencies,
+    # and whether CONTRIBUTING.md's generated dependency graphs are up to date (circles, graphs and our own
+    # crates' duplicated dependencies fail the step; the rest is printed).
+    step "code shape (scripts/metrics)"
+    python3 scripts/metrics --contributing CONTRIBUTING.md --check circles,graphs,deps
 
     step "cargo clippy"
     cargo clippy --workspace --all-targets --all-features -- -D warnings
