@@ -48,7 +48,12 @@ def test_a_system_launch_recording_replays_in_lock_step_through_replay_system(ro
                or "was not simulated (its frame was skipped or precedes the recording)" in frame["reason"]
                or "has no dependency header in the bag" in frame["reason"]
                for frame in skipped), skipped
-    assert len(skipped) <= 10, skipped
+    # How many frames miss their inputs depends on how long the recorder took to match the simulator's sensors
+    # (on a loaded machine, a second or more at 20 Hz); where they are does not: only a module's first frames,
+    # computed before the recorder matched their inputs, can be skipped. A skipped frame further on is a bug.
+    for name in channels:
+        seqs = sorted(f["sequence_num"] for f in skipped if f["channel"] == name and f["sequence_num"] is not None)
+        assert not seqs or seqs[-1] < len(seqs) + 10, (name, seqs)
     for name, channel in channels.items():
         skipped_here = sum(1 for frame in skipped if frame["channel"] == name)
         assert channel["recorded"] > 0, (name, channel)
