@@ -13,8 +13,9 @@ cd "$repo"
 bash scripts/setup.sh
 # shellcheck source=env-local.sh
 source scripts/env-local.sh
-# Every binary of the workspace (the launch files start many of them), built exactly as the test script builds
+# Every binary of the workspace (the launch files start many of them) and the libraries (`--lib`: the rcl
+# interceptor is a shared library `lockstep trace` preloads), built exactly as the test script builds
 # them, tests included: `--bins` alone resolves some dependencies' features differently (dev-dependencies
 # unify only with --tests), so CI, which runs this script and then the tests, would compile those twice.
-cargo build --workspace --all-features --bins --tests
+cargo build --workspace --all-features --bins --lib --tests
 exec python3 scripts/demo.py "$@"

@@ -52,7 +52,7 @@ fi
 # One build for the Rust tests and the node binaries pytest starts: the same features (dev-dependencies'
 # included) and profile, so nextest compiles nothing more.
 step "build (binaries and tests)"
-cargo build --workspace --all-features --bins --tests --examples
+cargo build --workspace --all-features --bins --lib --tests --examples
 
 if [ "$pytest_only" = 0 ]; then
     step "Rust tests (nextest)"

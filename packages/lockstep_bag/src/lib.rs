@@ -10,6 +10,7 @@
 //!   than memory, each message's [`Location`] without its data, read again on demand with
 //!   [`BagReader::read_at`].
 //! - [`MessageDefinitions`] builds the `ros2msg` schema text of a type from installed `.msg` files.
+//! - [`traced::traced_nodes`] sums up the event batches of nodes traced by interception (`lockstep trace`).
 //! - [`reindex`] repairs a bag whose writer was killed: the one function that writes into an existing
 //!   bag directory.
 //! - `cli` (feature `cli`): the `lockstep bag` subcommand.
@@ -22,6 +23,7 @@ pub mod msgdefs;
 pub mod qos;
 pub mod reader;
 mod reindex;
+pub mod traced;
 pub mod utc;
 pub mod writer;
 mod yaml_out;

@@ -1,6 +1,7 @@
 //! The `lockstep` command line, shared by its two binaries:
 //! - `lockstep` takes every verb; those that need no ROS graph (bag inspection and conversion, rules,
-//!   calibrate, player, launch, report) run in it, and it loads no ROS library, so they work in a plain shell;
+//!   calibrate, player, launch, report, trace) run in it, and it loads no ROS library, so they work in a
+//!   plain shell;
 //! - `lockstep-ros`, installed beside it, runs the verbs that join the ROS graph (`replay`, `view`,
 //!   `bag play`, `bag record`) and `completions` (which needs their arguments); `lockstep` hands those over to it.
 //!
@@ -86,6 +87,13 @@ pub enum Command {
     /// Render an output folder (of the demo, `lockstep replay` or `lockstep calibrate`) into PNG plots and
     /// one self-contained report.html.
     Report(lockstep_report::cli::ReportArgs),
+    #[command(
+        about = lockstep_intercept::cli::ABOUT,
+        long_about = lockstep_intercept::cli::LONG_ABOUT,
+        after_help = lockstep_intercept::cli::EXAMPLES,
+        override_usage = lockstep_intercept::cli::USAGE
+    )]
+    Trace(lockstep_intercept::cli::TraceArgs),
     /// Run a replay regression suite: every recording of a corpus replayed in lock-step with the modules
     /// under test (per variant of their launch arguments), compared with the recording or an earlier run
     /// within the suite's tolerances; report.json and differences.png per case, summary.json, junit.xml and
@@ -170,8 +178,20 @@ mod tests {
             "",
             "--help",
             "bag",
+            "trace -- ros2 run demo_nodes_cpp talker",
         ] {
             assert!(!runs_in_ros_binary(&args(no)), "{no}");
         }
+    }
+
+    #[test]
+    fn trace_takes_the_command_after_the_dashes() {
+        let cli = Cli::try_parse_from(["lockstep", "trace", "--replay", "--", "python3", "n.py", "--help"])
+            .unwrap();
+        let Command::Trace(args) = cli.command else {
+            panic!("not trace");
+        };
+        assert!(args.replay);
+        assert_eq!(args.command, ["python3", "n.py", "--help"]);
     }
 }

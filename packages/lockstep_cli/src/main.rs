@@ -26,6 +26,8 @@ fn main() -> ExitCode {
         Command::Player(args) => lockstep_interpolation::cli::run(args),
         Command::Launch(args) => lockstep_launch::cli::run_launch(args),
         Command::Report(args) => lockstep_report::cli::run(args),
+        // Returns only when the command could not start (it replaces this process).
+        Command::Trace(args) => lockstep_intercept::cli::run(args).map(|never| match never {}),
         // Its exit status says more than success or failure (2: a bad suite file).
         Command::Test(args) => return lockstep_suite::cli::run(args),
         // Handed over above.

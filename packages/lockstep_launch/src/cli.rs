@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
+use lockstep_intercept::env::{library_for_this_program, Mode};
 
 use crate::{
     parse_arguments, plan_file, run, say, sigterm_timeout, LaunchOptions, Outcome, PackageIndex, Plan,
@@ -40,6 +41,28 @@ pub struct LaunchArgs {
     /// Where the processes' log files go [default: $ROS_LOG_DIR or ~/.ros/log, in a folder per launch].
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
+    /// Record every node's data flow with the rcl interceptor (as `lockstep trace` does): dependency
+    /// headers, wiring on /lockstep/topology/<node>, event log on /lockstep/events/<node>; for every <node>
+    /// and <executable> (programs that never start rcl, and Lockstep's own recorder, player, replay and view,
+    /// are left alone by the interceptor).
+    #[arg(long, conflicts_with = "trace_replay")]
+    pub trace: bool,
+    /// Like --trace, in replay mode: the interceptor paces every node through its recorded events.
+    #[arg(long)]
+    pub trace_replay: bool,
+}
+
+impl LaunchArgs {
+    /// The interceptor's mode for every node, if `--trace` or `--trace-replay` asks for it.
+    pub fn trace_mode(&self) -> Option<Mode> {
+        if self.trace_replay {
+            Some(Mode::Replay)
+        } else if self.trace {
+            Some(Mode::Record)
+        } else {
+            None
+        }
+    }
 }
 
 /// Runs `lockstep launch`.
@@ -52,7 +75,7 @@ pub fn run_launch(args: LaunchArgs) -> anyhow::Result<()> {
         arguments: parse_arguments(&rest)?,
         index,
     };
-    let plan = plan_file(&file, &options)?;
+    let mut plan = plan_file(&file, &options)?;
     if args.show_args {
         print_arguments(&plan);
         return Ok(());
@@ -66,6 +89,7 @@ pub fn run_launch(args: LaunchArgs) -> anyhow::Result<()> {
             ),
         );
     }
+    prepare(&mut plan, args.trace_mode())?;
     if args.print {
         print_processes(&plan);
         return Ok(());
@@ -88,6 +112,30 @@ pub fn run_launch(args: LaunchArgs) -> anyhow::Result<()> {
         },
     )?;
     report(&outcome)
+}
+
+/// Makes the plan run as this `lockstep` would: a launch prefix's `lockstep` is this binary, and with
+/// `--trace` (`mode`) every node gets the interceptor; an error (before anything starts) when its library
+/// is not found.
+fn prepare(plan: &mut Plan, mode: Option<Mode>) -> anyhow::Result<()> {
+    if let Ok(exe) = std::env::current_exe() {
+        plan.use_lockstep_binary(&exe);
+    }
+    if let Some(mode) = mode {
+        let flag = match mode {
+            Mode::Record => "--trace",
+            Mode::Replay => "--trace-replay",
+        };
+        let library = library_for_this_program().context(flag)?;
+        if library.to_str().is_none() {
+            bail!(
+                "{flag}: the interceptor's library path {} is not UTF-8",
+                library.display()
+            );
+        }
+        plan.intercept(&library, mode);
+    }
+    Ok(())
 }
 
 /// The launch file: `first` itself, or, when it is not a file and the next argument is no

@@ -5,7 +5,9 @@
 //! `set_remap`, `set_parameter`, `include`, `node` (`param` from a file or inline, `remap`, `env`) and
 //! `executable`, and the substitutions `var`, `env`, `find-pkg-share`, `find-pkg-prefix`, `dirname`,
 //! `filename`, `anon`. Anything else is an error naming the tag (or attribute, or substitution), the file and
-//! the line. [`run`] starts the plan: prefixed output, log files, SIGINT forwarding, `on_exit="shutdown"`.
+//! the line. A `launch-prefix` is split as a shell would, and `--trace` preloads the rcl interceptor into
+//! every node ([`prefix`]). [`run`] starts the plan: prefixed output, log files, SIGINT forwarding,
+//! `on_exit="shutdown"`.
 //! A file past one of the bounds of [`limits`] (size, nesting, include cycles, expanded text) is refused with
 //! the place and the limit.
 
@@ -13,6 +15,7 @@ pub mod ament;
 mod error;
 pub mod limits;
 pub mod plan;
+pub mod prefix;
 mod run;
 mod stuck;
 pub mod subst;

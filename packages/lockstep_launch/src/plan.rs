@@ -41,6 +41,9 @@ pub enum Output {
 pub struct ProcessSpec {
     /// Prefix of its output lines: the node name (or executable), `-2`, `-3`... when repeated.
     pub label: String,
+    /// Words run before the program (`launch-prefix`, e.g. `gdb -ex run --args`); when there are any, the
+    /// first is the program actually started.
+    pub prefix: Vec<String>,
     pub program: PathBuf,
     /// Arguments before `--ros-args`.
     pub args: Vec<String>,
@@ -96,7 +99,8 @@ impl ProcessSpec {
     /// The command line; inline parameters go through `param_file` (which writes them into a parameter
     /// file and returns its path), as `ros2 launch` passes them.
     pub fn argv(&self, param_file: &mut ParamFileWriter<'_>) -> std::io::Result<Vec<String>> {
-        let mut argv = vec![self.program.display().to_string()];
+        let mut argv = self.prefix.clone();
+        argv.push(self.program.display().to_string());
         argv.extend(self.args.iter().cloned());
         if let Some(node) = &self.node {
             argv.push("--ros-args".into());
@@ -129,7 +133,11 @@ impl ProcessSpec {
             Ok(PathBuf::from(format!("\u{0}{}", inline.len() - 1)))
         }) {
             Ok(argv) => argv,
-            Err(_) => return vec![self.program.display().to_string()],
+            Err(_) => {
+                let mut argv = self.prefix.clone();
+                argv.push(self.program.display().to_string());
+                return argv;
+            }
         };
         let mut out = Vec::with_capacity(argv.len());
         let mut i = 0;

@@ -129,7 +129,7 @@ fn what_lockstep_launch_cannot_run_is_an_error_with_file_and_line() {
     let cases = [
         ("<launch>\n  <timer period=\"1\"/>\n</launch>", "F:2:3: <timer> is not supported by lockstep launch"),
         ("<launch>\n  <node pkg=\"demo\" exec=\"talker\">\n    <remap from=\"a\" to=\"b\"/>\n    <param name=\"p\"><param name=\"q\" value=\"1\"/></param>\n  </node>\n</launch>", "F:4:5: <param> is not supported by lockstep launch with nested"),
-        ("<launch>\n  <node pkg=\"demo\" exec=\"talker\" launch-prefix=\"gdb\"/>\n</launch>", "F:2:34: <node> has no attribute `launch-prefix`"),
+        ("<launch>\n  <node pkg=\"demo\" exec=\"talker\" respawn_delay=\"1\"/>\n</launch>", "F:2:34: <node> has no attribute `respawn_delay`"),
         ("<launch>\n  <arg name=\"needed\"/>\n</launch>", "F:2:3: argument `needed` has no value and no default: give it as needed:=<value>"),
         ("<launch>\n\n  <let name=\"x\" value=\"$(eval 1)\"/>\n</launch>", "F:3:24: $(eval) is not supported"),
         ("<launch>\n  <let name=\"x\" value=\"$(var y)\"/>\n</launch>", "F:2:24: $(var y): no launch argument"),

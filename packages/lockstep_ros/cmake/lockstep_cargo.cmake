@@ -1,7 +1,8 @@
-# lockstep_cargo_build(CRATES <crate>... [BINARIES <bin>...] [PATH_BINARIES <bin>...])
+# lockstep_cargo_build(CRATES <crate>... [BINARIES <bin>...] [PATH_BINARIES <bin>...] [LIBRARIES <crate>...])
 #
 # Builds the named crates of the Lockstep cargo workspace with cargo and installs their binaries:
-# BINARIES into lib/<package> (so `ros2 run <package> <bin>` finds them), PATH_BINARIES into bin/.
+# BINARIES into lib/<package> (so `ros2 run <package> <bin>` finds them), PATH_BINARIES into bin/, and the
+# shared libraries (cdylib) of the LIBRARIES crates into lib/ as lib<crate>.so.
 # Every package shares one cargo target directory (<build base>/cargo_target, or $LOCKSTEP_CARGO_TARGET_DIR),
 # so r2r and its generated bindings are compiled once per colcon build, not once per package. And every
 # package asks cargo for the same thing, the binaries of the whole workspace: cargo unifies dependency features
@@ -27,7 +28,7 @@ function(_lockstep_interface_prefixes env_var out_var)
 endfunction()
 
 function(lockstep_cargo_build)
-  cmake_parse_arguments(ARG "" "" "CRATES;BINARIES;PATH_BINARIES" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "CRATES;BINARIES;PATH_BINARIES;LIBRARIES" ${ARGN})
   find_program(CARGO_EXECUTABLE cargo REQUIRED)
 
   if(DEFINED ENV{LOCKSTEP_CARGO_TARGET_DIR})
@@ -63,6 +64,18 @@ function(lockstep_cargo_build)
     COMMENT "cargo build --profile ${profile} --workspace --bins (${PROJECT_NAME}: ${ARG_CRATES})"
     USES_TERMINAL)
 
+  # A cdylib is no binary: `--bins` leaves it out, so build each one's library target after the binaries.
+  foreach(lib IN LISTS ARG_LIBRARIES)
+    add_custom_target(${PROJECT_NAME}_${lib}_lib ALL
+      COMMAND ${CMAKE_COMMAND} -E env "CARGO_TARGET_DIR=${target_dir}"
+              "AMENT_PREFIX_PATH=${ament_prefixes}" "CMAKE_PREFIX_PATH=${cmake_prefixes}"
+              ${CARGO_EXECUTABLE} build --profile ${profile} -p ${lib} --lib
+      WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+      COMMENT "cargo build --profile ${profile} -p ${lib} --lib"
+      USES_TERMINAL)
+    add_dependencies(${PROJECT_NAME}_${lib}_lib ${PROJECT_NAME}_cargo)
+    install(FILES "${target_dir}/${profile_dir}/lib${lib}.so" DESTINATION lib)
+  endforeach()
   foreach(bin IN LISTS ARG_BINARIES)
     install(PROGRAMS "${target_dir}/${profile_dir}/${bin}" DESTINATION lib/${PROJECT_NAME})
   endforeach()

@@ -1,5 +1,6 @@
 //! `lockstep bag info`: the `ros2 bag info`-style text about a bag, with the Lockstep extra data
-//! (attachments, module topology, ROS graph, parameters, metadata records) and any damage found.
+//! (attachments, module topology, ROS graph, parameters, nodes traced by interception, metadata records) and
+//! any damage found.
 
 use crate::{AttachmentRecord, BagCompression, BagReader, MetadataRecord};
 use anyhow::{bail, Context, Result};
@@ -35,6 +36,7 @@ pub fn info_with(bag: &Path, verify: bool, out: &mut dyn Write) -> Result<()> {
         "  Topology source:  {}",
         topology_source(&records, reader.topics())
     )?;
+    crate::traced::traced_nodes(&reader).write_text(out)?;
     write_records(&records, &files, out)?;
     let damage = find_damage(&reader, verify, out)?;
     report_damage(&damage, out)

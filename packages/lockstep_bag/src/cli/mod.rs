@@ -42,14 +42,16 @@ const SPLIT_DURATION_S: Real = Real::closed(0.001, 1e7, "s");
 /// The `lockstep bag` verbs.
 #[derive(Debug, clap::Subcommand)]
 pub enum BagCommand {
-    /// Print a bag's files, size, duration, topics and Lockstep extra data (like `ros2 bag info`).
+    /// Print a bag's files, size, duration, topics and Lockstep extra data (like `ros2 bag info`), with the
+    /// nodes traced by interception (`lockstep trace`) when the bag has their event topics.
     /// Only reads: nothing is written into the bag directory.
     Info {
         /// Bag directory, or a single MCAP or sqlite3 file.
         bag: PathBuf,
         /// Also read every message back (CRCs, decompression), so that a damaged chunk under an intact
         /// summary is found. Without it, info reads the summaries and checks that they fit the file
-        /// (instant on any bag; a file cut short is still found).
+        /// (instant on any bag; a file cut short is still found), and only the messages of the nodes'
+        /// event topics (`lockstep_interfaces/msg/NodeEvents`) when the bag has any.
         #[arg(long)]
         verify: bool,
     },

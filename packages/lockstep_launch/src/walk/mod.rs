@@ -11,6 +11,7 @@ use crate::ament::PackageIndex;
 use crate::error::{one_line, LaunchError, Location, Result};
 use crate::limits::MAX_DEPTH;
 use crate::plan::{absolute, join_namespace, typed_value, DeclaredArg, Output, Plan};
+use crate::prefix::PREFIX_ATTRIBUTE;
 use crate::subst::{self, Bounds, SubstEnv};
 
 mod bounds;
@@ -433,8 +434,17 @@ fn known_attributes(src: &Source<'_>, node: Node<'_, '_>, tag: &str) -> Result<&
             "ros_args",
             "on_exit",
             "respawn",
+            PREFIX_ATTRIBUTE,
         ],
-        "executable" => &["cmd", "name", "cwd", "output", "on_exit", "shell"],
+        "executable" => &[
+            "cmd",
+            "name",
+            "cwd",
+            "output",
+            "on_exit",
+            "shell",
+            PREFIX_ATTRIBUTE,
+        ],
         "group" => &["scoped"],
         "push-ros-namespace" | "push_ros_namespace" => &["namespace"],
         "set_env" => &["name", "value"],

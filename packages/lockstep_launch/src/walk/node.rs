@@ -13,6 +13,7 @@ use super::source::Source;
 use super::walker::{at, Scope, Walker};
 use crate::error::{LaunchError, Location, Result};
 use crate::plan::{absolute, join_namespace, typed_value, NodeSpec, ParamSource, ProcessSpec};
+use crate::prefix::{split_shell, PREFIX_ATTRIBUTE};
 
 impl Walker<'_> {
     pub(super) fn node(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
@@ -26,6 +27,7 @@ impl Walker<'_> {
             ));
         }
         let program = self.node_program(&here, &pkg, &exec)?;
+        let prefix = self.launch_prefix(src, node, scope)?;
         let name = self.expand(src, node, scope, "name")?;
         let namespace = self.expand(src, node, scope, "namespace")?.unwrap_or_default();
         let args = split_words(&self.expand(src, node, scope, "args")?.unwrap_or_default());
@@ -49,6 +51,7 @@ impl Walker<'_> {
         let label = self.label(name.as_deref().unwrap_or(&exec));
         self.plan.processes.push(ProcessSpec {
             label,
+            prefix,
             program,
             args,
             node: Some(spec),
@@ -72,6 +75,21 @@ impl Walker<'_> {
                     searched.join(", ")
                 ),
             )
+        })
+    }
+
+    /// `launch-prefix=`: the words to run before the command, its value (after substitution) split as a
+    /// shell would; none when it is absent or blank. An unbalanced quote is an error at the attribute.
+    fn launch_prefix(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &Scope) -> Result<Vec<String>> {
+        let Some(text) = self.expand(src, node, scope, PREFIX_ATTRIBUTE)? else {
+            return Ok(Vec::new());
+        };
+        split_shell(&text).map_err(|message| {
+            let place = node
+                .attributes()
+                .find(|a| a.name() == PREFIX_ATTRIBUTE)
+                .map_or_else(|| at(src, node), |a| src.location(a.range_value().start));
+            LaunchError::invalid(&place, format!("{PREFIX_ATTRIBUTE}=\"{text}\": {message}"))
         })
     }
 
@@ -178,6 +196,7 @@ impl Walker<'_> {
         let Some((program, args)) = cmd.split_first() else {
             return Err(LaunchError::invalid(&here, "cmd=\"\" names no program"));
         };
+        let prefix = self.launch_prefix(src, node, scope)?;
         let name = self.expand(src, node, scope, "name")?;
         let cwd = self.expand(src, node, scope, "cwd")?.map(PathBuf::from);
         let output = self.output(src, node, scope)?;
@@ -209,6 +228,7 @@ impl Walker<'_> {
         let label = self.label(&base);
         self.plan.processes.push(ProcessSpec {
             label,
+            prefix,
             program: PathBuf::from(program),
             args: args.to_vec(),
             node: None,

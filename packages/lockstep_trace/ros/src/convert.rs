@@ -86,6 +86,7 @@ pub fn component_to_msg(component: &Component) -> ComponentTopology {
         module_name: component.module_name.clone(),
         reader_channels: component.reader_channels.iter().cloned().collect(),
         writer_channels: component.writer_channels.iter().cloned().collect(),
+        inferred: false,
     }
 }
 

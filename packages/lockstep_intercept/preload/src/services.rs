@@ -1,0 +1,290 @@
+//! Hooks on services and clients: requests taken and responses sent by a server, requests sent and
+//! responses taken by a client, each logged with its sequence number, the client's GID where rmw gives it,
+//! and the payload digest.
+
+use std::ffi::{c_void, CStr};
+use std::os::raw::c_char;
+
+use lockstep_intercept::events::EventKind;
+use lockstep_intercept::tracker::{Handle, ServiceCall};
+use r2r_rcl::*;
+
+use crate::real::real;
+use crate::state::lock;
+use crate::{digest, thread_id, Entered};
+
+const OK: rcl_ret_t = RCL_RET_OK as rcl_ret_t;
+
+fn text(ptr: *const c_char) -> Option<String> {
+    // SAFETY: rcl's names are NUL-terminated and alive during the hook.
+    (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned())
+}
+
+/// Log a service event; `request` picks the request's type support (else the response's).
+fn event(
+    kind: EventKind,
+    endpoint: Handle,
+    message: *const c_void,
+    request: bool,
+    gid: Vec<u8>,
+    sequence: i64,
+) {
+    let mut state = lock();
+    let ts = state
+        .service_types
+        .get(&endpoint)
+        .map(|&(req, resp)| if request { req } else { resp })
+        .unwrap_or(0) as *const rosidl_message_type_support_t;
+    let digest = digest::of_message(message, ts).unwrap_or(0);
+    let now = state.now();
+    let call = ServiceCall {
+        gid,
+        sequence_number: sequence,
+        digest,
+    };
+    state
+        .tracker
+        .on_service_event(kind, endpoint, thread_id(), now, call);
+    state.service(false);
+}
+
+fn types_of(ts: *const rosidl_service_type_support_t) -> (usize, usize) {
+    // SAFETY: the caller's service type support, valid for the life of the process (rosidl statics).
+    unsafe { ts.as_ref() }.map_or((0, 0), |t| {
+        (t.request_typesupport as usize, t.response_typesupport as usize)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_service_init(
+    service: *mut rcl_service_t,
+    node: *const rcl_node_t,
+    type_support: *const rosidl_service_type_support_t,
+    name: *const c_char,
+    options: *const rcl_service_options_t,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    let f = real!(rcl_service_init: unsafe extern "C" fn(*mut rcl_service_t, *const rcl_node_t, *const rosidl_service_type_support_t, *const c_char, *const rcl_service_options_t) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(service, node, type_support, name, options) };
+    if ret == OK && entered.active() {
+        // SAFETY: the service was just initialised.
+        if let Some(name) = text(unsafe { rcl_service_get_service_name(service) }) {
+            let mut state = lock();
+            state
+                .tracker
+                .add_service(service as Handle, node as Handle, &name);
+            state
+                .service_types
+                .insert(service as Handle, types_of(type_support));
+        }
+    }
+    ret
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_client_init(
+    client: *mut rcl_client_t,
+    node: *const rcl_node_t,
+    type_support: *const rosidl_service_type_support_t,
+    name: *const c_char,
+    options: *const rcl_client_options_t,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    let f = real!(rcl_client_init: unsafe extern "C" fn(*mut rcl_client_t, *const rcl_node_t, *const rosidl_service_type_support_t, *const c_char, *const rcl_client_options_t) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(client, node, type_support, name, options) };
+    if ret == OK && entered.active() {
+        // SAFETY: the client was just initialised.
+        if let Some(name) = text(unsafe { rcl_client_get_service_name(client) }) {
+            let mut state = lock();
+            state.tracker.add_client(client as Handle, node as Handle, &name);
+            state
+                .service_types
+                .insert(client as Handle, types_of(type_support));
+        }
+    }
+    ret
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_service_fini(service: *mut rcl_service_t, node: *mut rcl_node_t) -> rcl_ret_t {
+    let entered = Entered::new();
+    if entered.active() {
+        let mut state = lock();
+        state.tracker.remove(service as Handle);
+        state.service_types.remove(&(service as Handle));
+    }
+    let f = real!(rcl_service_fini: unsafe extern "C" fn(*mut rcl_service_t, *mut rcl_node_t) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    unsafe { f(service, node) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_client_fini(client: *mut rcl_client_t, node: *mut rcl_node_t) -> rcl_ret_t {
+    let entered = Entered::new();
+    if entered.active() {
+        let mut state = lock();
+        state.tracker.remove(client as Handle);
+        state.service_types.remove(&(client as Handle));
+    }
+    let f = real!(rcl_client_fini: unsafe extern "C" fn(*mut rcl_client_t, *mut rcl_node_t) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    unsafe { f(client, node) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_take_request_with_info(
+    service: *const rcl_service_t,
+    header: *mut rmw_service_info_t,
+    request: *mut c_void,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    let f = real!(rcl_take_request_with_info: unsafe extern "C" fn(*const rcl_service_t, *mut rmw_service_info_t, *mut c_void) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(service, header, request) };
+    if ret == OK && entered.active() {
+        // SAFETY: filled by the successful take.
+        let (gid, seq) = unsafe { header.as_ref() }
+            .map(|h| (h.request_id.writer_guid.to_vec(), h.request_id.sequence_number))
+            .unwrap_or_default();
+        event(
+            EventKind::RequestTaken,
+            service as Handle,
+            request,
+            true,
+            gid,
+            seq,
+        );
+    }
+    ret
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_take_request(
+    service: *const rcl_service_t,
+    header: *mut rmw_request_id_t,
+    request: *mut c_void,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    let f = real!(rcl_take_request: unsafe extern "C" fn(*const rcl_service_t, *mut rmw_request_id_t, *mut c_void) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(service, header, request) };
+    if ret == OK && entered.active() {
+        // SAFETY: filled by the successful take.
+        let (gid, seq) = unsafe { header.as_ref() }
+            .map(|h| (h.writer_guid.to_vec(), h.sequence_number))
+            .unwrap_or_default();
+        event(
+            EventKind::RequestTaken,
+            service as Handle,
+            request,
+            true,
+            gid,
+            seq,
+        );
+    }
+    ret
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_send_response(
+    service: *const rcl_service_t,
+    header: *mut rmw_request_id_t,
+    response: *mut c_void,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    let f = real!(rcl_send_response: unsafe extern "C" fn(*const rcl_service_t, *mut rmw_request_id_t, *mut c_void) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(service, header, response) };
+    if ret == OK && entered.active() {
+        // SAFETY: the caller's request id.
+        let (gid, seq) = unsafe { header.as_ref() }
+            .map(|h| (h.writer_guid.to_vec(), h.sequence_number))
+            .unwrap_or_default();
+        event(
+            EventKind::ResponseSent,
+            service as Handle,
+            response,
+            false,
+            gid,
+            seq,
+        );
+    }
+    ret
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_send_request(
+    client: *const rcl_client_t,
+    request: *const c_void,
+    sequence: *mut i64,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    let f = real!(rcl_send_request: unsafe extern "C" fn(*const rcl_client_t, *const c_void, *mut i64) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(client, request, sequence) };
+    if ret == OK && entered.active() {
+        // SAFETY: set by the successful call.
+        let seq = unsafe { sequence.as_ref() }.copied().unwrap_or(-1);
+        event(
+            EventKind::RequestSent,
+            client as Handle,
+            request,
+            true,
+            Vec::new(),
+            seq,
+        );
+    }
+    ret
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_take_response_with_info(
+    client: *const rcl_client_t,
+    header: *mut rmw_service_info_t,
+    response: *mut c_void,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    let f = real!(rcl_take_response_with_info: unsafe extern "C" fn(*const rcl_client_t, *mut rmw_service_info_t, *mut c_void) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(client, header, response) };
+    if ret == OK && entered.active() {
+        // SAFETY: filled by the successful take.
+        let seq = unsafe { header.as_ref() }.map_or(-1, |h| h.request_id.sequence_number);
+        event(
+            EventKind::ResponseTaken,
+            client as Handle,
+            response,
+            false,
+            Vec::new(),
+            seq,
+        );
+    }
+    ret
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_take_response(
+    client: *const rcl_client_t,
+    header: *mut rmw_request_id_t,
+    response: *mut c_void,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    let f = real!(rcl_take_response: unsafe extern "C" fn(*const rcl_client_t, *mut rmw_request_id_t, *mut c_void) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(client, header, response) };
+    if ret == OK && entered.active() {
+        // SAFETY: filled by the successful take.
+        let seq = unsafe { header.as_ref() }.map_or(-1, |h| h.sequence_number);
+        event(
+            EventKind::ResponseTaken,
+            client as Handle,
+            response,
+            false,
+            Vec::new(),
+            seq,
+        );
+    }
+    ret
+}

@@ -1,0 +1,272 @@
+//! The interceptor's state for the whole process, behind one lock: the tracker, the type supports of every
+//! endpoint (to digest their messages), the interceptor's own publishers and subscriptions per node, the
+//! outputs waiting for their inputs' headers, and the ROS clocks.
+
+use std::collections::BTreeMap;
+use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use lockstep_intercept::cdr;
+use lockstep_intercept::events::MAX_BATCH_EVENTS;
+use lockstep_intercept::names::events_topic;
+use lockstep_intercept::output::{HeaderStore, Waiting};
+use lockstep_intercept::tracker::{Handle, Now, Tracker};
+use lockstep_trace::names::{header_topic, topology_topic};
+use r2r_rcl::*;
+
+use crate::own::{HeaderSubscription, Kind, OwnPublisher};
+
+/// How often waiting work goes out at the latest while the node keeps calling rcl (events, late headers).
+pub const SERVICE_PERIOD: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// What the interceptor made on one traced node.
+#[derive(Default)]
+pub struct NodeOwn {
+    pub node: usize,
+    events: Option<OwnPublisher>,
+    topology: Option<OwnPublisher>,
+    headers: BTreeMap<String, OwnPublisher>,
+    header_subs: BTreeMap<String, HeaderSubscription>,
+}
+
+pub struct State {
+    pub tracker: Tracker,
+    /// Type support per publisher and subscription (message), request/response per service and client.
+    pub type_supports: BTreeMap<Handle, usize>,
+    pub service_types: BTreeMap<Handle, (usize, usize)>,
+    pub own: BTreeMap<Handle, NodeOwn>,
+    waiting: Waiting,
+    store: HeaderStore,
+    /// ROS clocks created in the process (rcl_clock_t addresses), oldest first.
+    pub ros_clocks: Vec<usize>,
+    last_service: Instant,
+}
+
+/// The process's state, created on first use.
+pub fn lock() -> MutexGuard<'static, State> {
+    static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::new()));
+    STATE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn wall_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+impl State {
+    fn new() -> Self {
+        Self {
+            tracker: Tracker::new(u64::try_from(wall_ns()).unwrap_or(1).max(1)),
+            type_supports: BTreeMap::new(),
+            service_types: BTreeMap::new(),
+            own: BTreeMap::new(),
+            waiting: Waiting::default(),
+            store: HeaderStore::default(),
+            ros_clocks: Vec::new(),
+            last_service: Instant::now(),
+        }
+    }
+
+    /// Now, with the ROS time of the process's first ROS clock (the simulated time under use_sim_time).
+    pub fn now(&self) -> Now {
+        let wall = wall_ns();
+        let mut ros = wall;
+        if let Some(&clock) = self.ros_clocks.first() {
+            let mut value: rcl_time_point_value_t = 0;
+            // SAFETY: the clock is alive (removed from the list by the rcl_clock_fini hook before it goes).
+            if unsafe { rcl_clock_get_now(clock as *mut rcl_clock_t, &mut value) } == RCL_RET_OK as rcl_ret_t
+            {
+                ros = value;
+            }
+        }
+        Now {
+            wall_ns: wall,
+            ros_ns: ros,
+            mono: Instant::now(),
+        }
+    }
+
+    /// A traced node: its event log and wiring publishers.
+    pub fn add_node(&mut self, node: *const rcl_node_t, module: &str) {
+        self.tracker.add_node(node as Handle, module);
+        let own = NodeOwn {
+            node: node as usize,
+            events: OwnPublisher::new(node, Kind::Events, &events_topic(module), 100, false),
+            topology: OwnPublisher::new(node, Kind::Topology, &topology_topic(module), 1, true),
+            ..NodeOwn::default()
+        };
+        self.own.insert(node as Handle, own);
+    }
+
+    /// Subscribe to the headers of `topic` for `node` (once per topic).
+    pub fn follow_headers(&mut self, node: Handle, topic: &str) {
+        let Some(own) = self.own.get_mut(&node) else {
+            return;
+        };
+        if !own.header_subs.contains_key(topic) {
+            if let Some(sub) = HeaderSubscription::new(own.node as *const rcl_node_t, &header_topic(topic)) {
+                own.header_subs.insert(topic.to_owned(), sub);
+            }
+        }
+    }
+
+    /// Whether `node`'s input `topic` has a traced publisher.
+    pub fn traced_upstream(&self, node: Handle, topic: &str) -> bool {
+        self.own
+            .get(&node)
+            .and_then(|o| o.header_subs.get(topic))
+            .is_some_and(HeaderSubscription::has_publishers)
+    }
+
+    /// Announce the node's wiring if it changed.
+    pub fn announce_wiring(&mut self, node: Handle) {
+        if let Some(component) = self.tracker.take_wiring_change(node) {
+            if let Some(publisher) = self.own.get(&node).and_then(|o| o.topology.as_ref()) {
+                publisher.publish(&cdr::encode_topology(&component));
+            }
+        }
+    }
+
+    /// Queue an output whose header waits for its inputs' headers.
+    pub fn push_output(&mut self, output: lockstep_intercept::output::PendingOutput, now: Instant) {
+        self.waiting.push(now, output);
+    }
+
+    /// Send what waits: headers that arrived, output headers now complete, events. Everything with `flush`;
+    /// otherwise events only once a batch is full or [`SERVICE_PERIOD`] passed.
+    pub fn service(&mut self, flush: bool) {
+        let now = Instant::now();
+        self.take_headers();
+        let periodic = flush || now.duration_since(self.last_service) >= SERVICE_PERIOD;
+        if self.waiting.is_empty() && !periodic {
+            return;
+        }
+        for header in self.waiting.ready(&self.store, now, flush) {
+            if !crate::skip().headers {
+                self.publish_header(&header);
+            }
+        }
+        for node in self.tracker.node_handles() {
+            self.send_events(node, periodic);
+        }
+        if periodic {
+            self.last_service = now;
+        }
+    }
+
+    /// Whether something waits to be sent (outputs' headers, events).
+    pub fn has_work(&mut self) -> bool {
+        if !self.waiting.is_empty() {
+            return true;
+        }
+        self.tracker
+            .node_handles()
+            .into_iter()
+            .any(|n| self.tracker.log_of(n).is_some_and(|(_, log)| log.queued() > 0))
+    }
+
+    fn take_headers(&mut self) {
+        for own in self.own.values_mut() {
+            for (topic, sub) in own.header_subs.iter_mut() {
+                while let Some(bytes) = sub.take() {
+                    match cdr::decode_header(&bytes) {
+                        Ok(header) => self.store.push(topic, header),
+                        Err(e) => {
+                            crate::say_once(topic, &format!("a header on {topic}/lockstep_header: {e}"))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Create the header publisher of `node`'s output `topic` now, so a recorder discovers it before the
+    /// first output.
+    pub fn ensure_header_publisher(&mut self, node: Handle, topic: &str) {
+        let Some(own) = self.own.get_mut(&node) else {
+            return;
+        };
+        if !own.headers.contains_key(topic) {
+            let sidecar = header_topic(topic);
+            if let Some(publisher) =
+                OwnPublisher::new(own.node as *const rcl_node_t, Kind::Header, &sidecar, 1000, false)
+            {
+                own.headers.insert(topic.to_owned(), publisher);
+            }
+        }
+    }
+
+    /// The node turned out to publish its own headers and topology (an instrumented module): the
+    /// interceptor's header and wiring publishers go (with the wiring it may have latched already).
+    pub fn leave_to_module(&mut self, node: Handle) {
+        if let Some(own) = self.own.get_mut(&node) {
+            let node_ptr = own.node as *mut rcl_node_t;
+            let headers = std::mem::take(&mut own.headers).into_values();
+            for publisher in headers.chain(own.topology.take()) {
+                publisher.fini(node_ptr);
+            }
+        }
+    }
+
+    fn publish_header(&mut self, header: &lockstep_trace::TraceHeader) {
+        let Some(node) = self.node_of_module(&header.module_name) else {
+            return;
+        };
+        self.ensure_header_publisher(node, &header.channel_name);
+        let Some(own) = self.own.get(&node) else { return };
+        if let Some(publisher) = own.headers.get(&header.channel_name) {
+            publisher.publish(&cdr::encode_header(header));
+        }
+    }
+
+    fn node_of_module(&self, module: &str) -> Option<Handle> {
+        self.tracker
+            .node_handles()
+            .into_iter()
+            .find(|&n| self.tracker.module(n) == Some(module))
+    }
+
+    /// Send the node's events: all of them when `all`, else only full batches. Warnings are said on stderr.
+    fn send_events(&mut self, node: Handle, all: bool) {
+        let epoch = self.tracker.epoch();
+        let Some(own) = self.own.get(&node) else { return };
+        let Some((module, log)) = self.tracker.log_of(node) else {
+            return;
+        };
+        for warning in log.take_unsaid() {
+            crate::say(&format!("{module}: {warning}"));
+        }
+        let module = module.to_owned();
+        while all || log.queued() >= MAX_BATCH_EVENTS {
+            let Some(batch) = log.next_batch(&module, epoch) else {
+                break;
+            };
+            match &own.events {
+                Some(publisher) if !crate::skip().events => publisher.publish(&cdr::encode_events(&batch)),
+                _ => {}
+            }
+        }
+    }
+
+    /// A node goes: send what it has, finalize what the interceptor made on it.
+    pub fn remove_node(&mut self, node: *mut rcl_node_t) {
+        let handle = node as Handle;
+        self.service(true);
+        self.tracker.remove_node(handle);
+        if let Some(own) = self.own.remove(&handle) {
+            for publisher in own
+                .events
+                .into_iter()
+                .chain(own.topology)
+                .chain(own.headers.into_values())
+            {
+                publisher.fini(node);
+            }
+            for sub in own.header_subs.into_values() {
+                sub.fini(node);
+            }
+        }
+    }
+}
