@@ -118,4 +118,11 @@ PY
     python3 -c 'import lockstep_trace, sys; sys.exit("lockstep_trace from " + lockstep_trace.__file__ if "install/lockstep_trace_py" not in lockstep_trace.__file__ else 0)'
     grep -q "lockstep_step_mode" <<<"$(install/lockstep_trace_py/lib/lockstep_trace_py/lockstep_module_m2_py --help)"
     echo "installed Python package works: lockstep_trace and lockstep_module_m2_py from install/lockstep_trace_py"
+    # `lockstep trace` finds the interceptor in its own package's prefix (colcon installs one prefix per package).
+    plan="$(lockstep launch -p --trace test/intercept/nodes/pipeline.launch.xml)"
+    if ! grep -q "install/lockstep_intercept/lib/liblockstep_intercept_preload.so" <<<"$plan"; then
+        printf 'installed lockstep launch --trace: the interceptor not taken from install/lockstep_intercept:\n%s\n' "$plan"
+        exit 1
+    fi
+    echo "installed interceptor found: install/lockstep_intercept/lib/liblockstep_intercept_preload.so"
 )
