@@ -2,7 +2,9 @@
 # Every throughput benchmark with its anchors and the machine's limit, in one run: the bag writer (Python
 # writers, memcpy, disk and zstd alone), the bag player (Python player; a C loop publishing through rcl), the
 # recorder (a C loop taking through rcl) and lock-step replay over DDS (a trivial step server called in a tight
-# loop), each at three sizes, and `lockstep test` (cases per minute at --jobs 1 and 2 and through Ray).
+# loop), each at three sizes, `lockstep test` (cases per minute at --jobs 1 and 2 and through Ray), and the rcl
+# interceptor of `lockstep trace` (us per publish and per take against a plain C loop over rcl, and the CPU of a
+# traced rclpy pipeline against the untraced one).
 # Writes bench-results/<UTC time>/summary.md with the tables the README quotes, and each benchmark's full
 # output beside it (<name>.log).
 #   Usage: scripts/bench/all.sh [--quick]   (--quick: shorter runs, for checking the scripts, not for figures)
@@ -47,12 +49,15 @@ if [ "$quick" = 1 ]; then
     run recorder bash scripts/bench/recorder_e2e.sh --secs 3 --runs 1 --markdown "$summary"
     run replay bash scripts/bench/lockstep.sh --ticks-list 50,100,200 --markdown "$summary"
     run suite bash scripts/bench/suite.sh --count 2 --no-ray --markdown "$summary"
+    run intercept bash scripts/bench/intercept.sh --runs 1 --small-count 5000 --large-count 100 --secs 3 \
+        --pipeline-runs 1 --markdown "$summary"
 else
     run bag_writer bash scripts/bench/bag_writer.sh --markdown "$summary"
     run bag_player bash scripts/bench/bag_player.sh --runs 3 --markdown "$summary"
     run recorder bash scripts/bench/recorder_e2e.sh --secs 20 --runs 1 --markdown "$summary"
     run replay bash scripts/bench/lockstep.sh --ticks-list 100,250,500 --markdown "$summary"
     run suite bash scripts/bench/suite.sh --markdown "$summary"
+    run intercept bash scripts/bench/intercept.sh --markdown "$summary"
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$summary"
 printf '\n[all] summary: %s\n' "$summary"

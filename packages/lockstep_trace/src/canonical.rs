@@ -19,14 +19,21 @@ pub const CDR_HEADER_BYTES: usize = 4;
 /// The canonical CDR of a message from its serialization over a zero-filled buffer (`zeroed`) and over a
 /// 0xff-filled one (`filled`): `zeroed` up to the last byte both agree on, the encapsulation header kept.
 pub fn canonical_from_passes(mut zeroed: Vec<u8>, filled: &[u8]) -> Vec<u8> {
+    let len = canonical_len(&zeroed, filled);
+    zeroed.truncate(len);
+    zeroed
+}
+
+/// How many bytes of `zeroed` are canonical (see [`canonical_from_passes`]), for callers that keep the passes
+/// in buffers of their own.
+pub fn canonical_len(zeroed: &[u8], filled: &[u8]) -> usize {
     // Past the encapsulation header, the last byte both passes agree on is the last one rmw wrote.
     let written = zeroed
         .iter()
         .zip(filled)
         .rposition(|(a, b)| a == b)
         .map_or(0, |last| last + 1);
-    zeroed.truncate(written.max(CDR_HEADER_BYTES.min(zeroed.len())));
-    zeroed
+    written.max(CDR_HEADER_BYTES.min(zeroed.len()))
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub mod testing;
 mod topology;
 mod tracer;
 
-pub use canonical::{canonical_from_passes, CDR_HEADER_BYTES};
+pub use canonical::{canonical_from_passes, canonical_len, CDR_HEADER_BYTES};
 pub use digest::{digest, DIGEST_BYTES};
 pub use error::{Error, Result};
 pub use matcher::{HeaderMatcher, MatcherStats, DEFAULT_MATCHER_CAPACITY};

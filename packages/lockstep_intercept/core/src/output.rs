@@ -51,6 +51,8 @@ pub struct PendingOutput {
 #[derive(Debug, Default)]
 pub struct HeaderStore {
     channels: BTreeMap<String, VecDeque<TraceHeader>>,
+    /// Headers pushed so far: waiting outputs are looked at again only when it changed.
+    generation: u64,
 }
 
 impl HeaderStore {
@@ -61,6 +63,7 @@ impl HeaderStore {
             kept.pop_front();
         }
         kept.push_back(header);
+        self.generation += 1;
     }
 
     /// The latest header of the message with `digest` on `channel`.
@@ -79,12 +82,18 @@ pub struct Waiting {
     outputs: VecDeque<(Instant, PendingOutput)>,
     /// Inputs named as untraced because their header did not come in time.
     pub headers_missed: u64,
+    /// The store's generation when the outputs were last looked at.
+    seen_generation: u64,
 }
 
 impl Waiting {
-    /// Queue `output`, published at `now`.
-    pub fn push(&mut self, now: Instant, output: PendingOutput) {
+    /// The header of `output`, published at `now`, if every input can be named already; else it waits.
+    pub fn push(&mut self, store: &HeaderStore, now: Instant, output: PendingOutput) -> Option<TraceHeader> {
+        if let Some((header, _)) = name_inputs(&output, store, false) {
+            return Some(header);
+        }
         self.outputs.push_back((now + HEADER_WAIT, output));
+        None
     }
 
     /// Outputs waiting.
@@ -99,6 +108,14 @@ impl Waiting {
     /// The headers ready at `now` (every input named, or the wait over; everything with `flush`), in the
     /// order their outputs were published.
     pub fn ready(&mut self, store: &HeaderStore, now: Instant, flush: bool) -> Vec<TraceHeader> {
+        // Nothing new to name inputs with and no wait over (outputs wait in publish order, so the oldest
+        // deadline is the first): nothing to look at.
+        let first_deadline = self.outputs.front().map(|(deadline, _)| *deadline);
+        let stale = store.generation == self.seen_generation;
+        if first_deadline.is_none() || (!flush && stale && first_deadline.is_some_and(|d| now < d)) {
+            return Vec::new();
+        }
+        self.seen_generation = store.generation;
         let mut ready = Vec::new();
         let mut kept = VecDeque::new();
         while let Some((deadline, output)) = self.outputs.pop_front() {
@@ -169,7 +186,10 @@ mod tests {
         let mut store = HeaderStore::default();
         let mut waiting = Waiting::default();
         let t0 = Instant::now();
-        waiting.push(t0, output(vec![taken("/a", 1, true), taken("/b", 2, false)]));
+        let untraced = waiting.push(&store, t0, output(vec![taken("/b", 2, false)]));
+        assert!(untraced.is_some(), "no traced input: named at once");
+        let both = output(vec![taken("/a", 1, true), taken("/b", 2, false)]);
+        assert!(waiting.push(&store, t0, both).is_none());
         assert!(
             waiting.ready(&store, t0, false).is_empty(),
             "the header of /a is not here yet"
@@ -199,7 +219,9 @@ mod tests {
         let store = HeaderStore::default();
         let mut waiting = Waiting::default();
         let t0 = Instant::now();
-        waiting.push(t0, output(vec![taken("/a", 1, true)]));
+        assert!(waiting
+            .push(&store, t0, output(vec![taken("/a", 1, true)]))
+            .is_none());
         assert!(waiting.ready(&store, t0 + HEADER_WAIT / 2, false).is_empty());
         let ready = waiting.ready(&store, t0 + HEADER_WAIT, false);
         assert_eq!(ready[0].inputs[0].module_name, "");

@@ -7,7 +7,7 @@ use std::ffi::c_void;
 
 use r2r_rcl::*;
 
-/// A serialization buffer per thread, reused.
+/// A serialization buffer, reused: rmw writes into it, grown by rcutils when a message needs more.
 struct Buffer {
     array: rcutils_uint8_array_t,
 }
@@ -23,13 +23,13 @@ impl Buffer {
         }
     }
 
-    /// Serialize `message` over a buffer filled with `byte`; the bytes rmw reports.
+    /// Serialize `message` into the buffer filled with `byte` beforehand; the bytes rmw reports, borrowed.
     fn serialize(
         &mut self,
         message: *const c_void,
         ts: *const rosidl_message_type_support_t,
         byte: u8,
-    ) -> Option<Vec<u8>> {
+    ) -> Option<&[u8]> {
         // rmw grows a too-small buffer with realloc, leaving new bytes unfilled: serialize again then.
         for _ in 0..2 {
             let capacity = self.array.buffer_capacity;
@@ -46,10 +46,9 @@ impl Buffer {
             }
             if self.array.buffer_capacity == capacity {
                 // SAFETY: rmw wrote `buffer_length` bytes within the capacity.
-                return Some(
-                    unsafe { std::slice::from_raw_parts(self.array.buffer, self.array.buffer_length) }
-                        .to_vec(),
-                );
+                return Some(unsafe {
+                    std::slice::from_raw_parts(self.array.buffer, self.array.buffer_length)
+                });
             }
         }
         None
@@ -64,7 +63,8 @@ impl Drop for Buffer {
 }
 
 thread_local! {
-    static BUFFER: RefCell<Option<Buffer>> = const { RefCell::new(None) };
+    /// Per thread: the zero-filled pass and the 0xff-filled pass.
+    static BUFFERS: RefCell<Option<(Buffer, Buffer)>> = const { RefCell::new(None) };
 }
 
 /// The digest of the message at `message` of type support `ts`; `None` when rmw cannot serialize it.
@@ -75,17 +75,16 @@ pub fn of_message(message: *const c_void, ts: *const rosidl_message_type_support
     if message.is_null() || ts.is_null() {
         return None;
     }
-    BUFFER.with(|cell| {
+    BUFFERS.with(|cell| {
         let mut cell = cell.try_borrow_mut().ok()?;
         if cell.is_none() {
-            *cell = Buffer::new();
+            *cell = Some((Buffer::new()?, Buffer::new()?));
         }
-        let buffer = cell.as_mut()?;
-        let zeroed = buffer.serialize(message, ts, 0x00)?;
-        let filled = buffer.serialize(message, ts, 0xff)?;
-        Some(lockstep_trace::digest(&lockstep_trace::canonical_from_passes(
-            zeroed, &filled,
-        )))
+        let (zeroed, filled) = cell.as_mut()?;
+        let zeroed = zeroed.serialize(message, ts, 0x00)?;
+        let filled = filled.serialize(message, ts, 0xff)?;
+        let len = lockstep_trace::canonical_len(zeroed, filled);
+        Some(lockstep_trace::digest(&zeroed[..len]))
     })
 }
 
@@ -99,6 +98,7 @@ pub fn of_bytes(message: *const rcl_serialized_message_t) -> Option<u64> {
     if message.buffer.is_null() {
         return None;
     }
+    // SAFETY: as above.
     let bytes = unsafe { std::slice::from_raw_parts(message.buffer, message.buffer_length) };
     Some(lockstep_trace::digest(bytes))
 }

@@ -6,6 +6,7 @@ use std::ffi::c_void;
 use lockstep_intercept::tracker::{Handle, Received};
 use r2r_rcl::*;
 
+use crate::key::key;
 use crate::real::real;
 use crate::state::{lock, State};
 use crate::{digest, thread_id, Entered};
@@ -57,9 +58,9 @@ pub unsafe extern "C" fn rcl_publish(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(publisher, message, allocation) };
     if ret == OK && entered.active() {
-        let ts = type_support(&lock(), publisher as Handle);
+        let ts = type_support(&lock(), key(publisher));
         if !ts.is_null() {
-            published(publisher as Handle, digest::of_message(message, ts), "messages");
+            published(key(publisher), digest::of_message(message, ts), "messages");
         }
     }
     ret
@@ -76,11 +77,7 @@ pub unsafe extern "C" fn rcl_publish_serialized_message(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(publisher, message, allocation) };
     if ret == OK && entered.active() {
-        published(
-            publisher as Handle,
-            digest::of_bytes(message),
-            "serialized messages",
-        );
+        published(key(publisher), digest::of_bytes(message), "serialized messages");
     }
     ret
 }
@@ -94,7 +91,7 @@ pub unsafe extern "C" fn rcl_publish_loaned_message(
     let entered = Entered::new();
     // The loan goes back to the middleware with the call: digest before.
     let digest = if entered.active() {
-        let ts = type_support(&lock(), publisher as Handle);
+        let ts = type_support(&lock(), key(publisher));
         digest::of_message(message, ts)
     } else {
         None
@@ -103,7 +100,7 @@ pub unsafe extern "C" fn rcl_publish_loaned_message(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(publisher, message, allocation) };
     if ret == OK && entered.active() {
-        published(publisher as Handle, digest, "loaned messages");
+        published(key(publisher), digest, "loaned messages");
     }
     ret
 }
@@ -158,9 +155,9 @@ pub unsafe extern "C" fn rcl_take(
     // SAFETY: forwarded, with an info of ours only where the caller passed none.
     let ret = unsafe { f(subscription, message, info_ptr, allocation) };
     if ret == OK && entered.active() {
-        let ts = type_support(&lock(), subscription as Handle);
+        let ts = type_support(&lock(), key(subscription));
         if !ts.is_null() {
-            taken(subscription as Handle, digest::of_message(message, ts), info_ptr);
+            taken(key(subscription), digest::of_message(message, ts), info_ptr);
         }
     }
     ret
@@ -177,8 +174,8 @@ pub unsafe extern "C" fn rcl_take_serialized_message(
     let f = real!(rcl_take_serialized_message: unsafe extern "C" fn(*const rcl_subscription_t, *mut rcl_serialized_message_t, *mut rmw_message_info_t, *mut rmw_subscription_allocation_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(subscription, message, info, allocation) };
-    if ret == OK && entered.active() && lock().tracker.subscription(subscription as Handle).is_some() {
-        taken(subscription as Handle, digest::of_bytes(message), info);
+    if ret == OK && entered.active() && lock().tracker.subscription(key(subscription)).is_some() {
+        taken(key(subscription), digest::of_bytes(message), info);
     }
     ret
 }
@@ -195,10 +192,10 @@ pub unsafe extern "C" fn rcl_take_loaned_message(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(subscription, message, info, allocation) };
     if ret == OK && entered.active() && !message.is_null() {
-        let ts = type_support(&lock(), subscription as Handle);
+        let ts = type_support(&lock(), key(subscription));
         // SAFETY: a successful take stored the loaned message's address.
         let loaned = unsafe { *message };
-        taken(subscription as Handle, digest::of_message(loaned, ts), info);
+        taken(key(subscription), digest::of_message(loaned, ts), info);
     }
     ret
 }
@@ -216,12 +213,12 @@ pub unsafe extern "C" fn rcl_take_sequence(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(subscription, count, messages, infos, allocation) };
     if ret == OK && entered.active() {
-        let ts = type_support(&lock(), subscription as Handle);
+        let ts = type_support(&lock(), key(subscription));
         // SAFETY: a successful take filled `size` messages and as many infos.
         if let (Some(messages), Some(infos)) = unsafe { (messages.as_ref(), infos.as_ref()) } {
             for i in 0..messages.size.min(infos.size) {
                 let (message, info) = unsafe { (*messages.data.add(i), infos.data.add(i)) };
-                taken(subscription as Handle, digest::of_message(message, ts), info);
+                taken(key(subscription), digest::of_message(message, ts), info);
             }
         }
     }
@@ -231,7 +228,7 @@ pub unsafe extern "C" fn rcl_take_sequence(
 fn timer_fired(timer: *mut rcl_timer_t) {
     let mut state = lock();
     let now = state.now();
-    state.tracker.on_timer(timer as Handle, thread_id(), now);
+    state.tracker.on_timer(key(timer), thread_id(), now);
 }
 
 #[no_mangle]

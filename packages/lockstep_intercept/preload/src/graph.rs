@@ -6,11 +6,11 @@ use std::os::raw::{c_char, c_int};
 
 use lockstep_intercept::env::{preload_without_interceptor, MODE_VAR};
 use lockstep_intercept::names::is_infrastructure_topic;
-use lockstep_intercept::tracker::Handle;
 use r2r_rcl::*;
 
+use crate::key::key;
 use crate::real::real;
-use crate::state::lock;
+use crate::state::{lock, RosClock};
 use crate::Entered;
 
 const OK: rcl_ret_t = RCL_RET_OK as rcl_ret_t;
@@ -117,12 +117,10 @@ pub unsafe extern "C" fn rcl_publisher_init(
         // SAFETY: the publisher was just initialised.
         if let Some(topic) = text(unsafe { rcl_publisher_get_topic_name(publisher) }) {
             let mut state = lock();
-            let node = node as Handle;
+            let node = key(node);
             if state.tracker.module(node).is_some() {
-                let instrumented_now = state.tracker.add_publisher(publisher as Handle, node, &topic);
-                state
-                    .type_supports
-                    .insert(publisher as Handle, type_support as usize);
+                let instrumented_now = state.tracker.add_publisher(key(publisher), node, &topic);
+                state.type_supports.insert(key(publisher), type_support as usize);
                 if instrumented_now {
                     state.leave_to_module(node);
                 } else if !state.tracker.is_instrumented(node) && !is_infrastructure_topic(&topic) {
@@ -143,8 +141,8 @@ pub unsafe extern "C" fn rcl_publisher_fini(
     let entered = Entered::new();
     if entered.active() {
         let mut state = lock();
-        state.tracker.remove(publisher as Handle);
-        state.type_supports.remove(&(publisher as Handle));
+        state.tracker.remove(key(publisher));
+        state.type_supports.remove(&key(publisher));
     }
     let f =
         real!(rcl_publisher_fini: unsafe extern "C" fn(*mut rcl_publisher_t, *mut rcl_node_t) -> rcl_ret_t);
@@ -171,17 +169,17 @@ pub unsafe extern "C" fn rcl_subscription_init(
             unsafe { options.as_ref() }.is_some_and(|o| o.rmw_subscription_options.ignore_local_publications);
         if let Some(topic) = topic {
             let mut state = lock();
-            if state.tracker.module(node as Handle).is_some() {
+            if state.tracker.module(key(node)).is_some() {
                 state
                     .tracker
-                    .add_subscription(subscription as Handle, node as Handle, &topic, intra);
+                    .add_subscription(key(subscription), key(node), &topic, intra);
                 state
                     .type_supports
-                    .insert(subscription as Handle, type_support as usize);
-                if state.tracker.is_data_subscription(subscription as Handle) {
-                    state.follow_headers(node as Handle, &topic);
+                    .insert(key(subscription), type_support as usize);
+                if state.tracker.is_data_subscription(key(subscription)) {
+                    state.follow_headers(key(node), &topic);
                 }
-                state.announce_wiring(node as Handle);
+                state.announce_wiring(key(node));
             }
         }
     }
@@ -196,8 +194,8 @@ pub unsafe extern "C" fn rcl_subscription_fini(
     let entered = Entered::new();
     if entered.active() {
         let mut state = lock();
-        state.tracker.remove(subscription as Handle);
-        state.type_supports.remove(&(subscription as Handle));
+        state.tracker.remove(key(subscription));
+        state.type_supports.remove(&key(subscription));
     }
     let f = real!(rcl_subscription_fini: unsafe extern "C" fn(*mut rcl_subscription_t, *mut rcl_node_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
@@ -215,7 +213,10 @@ pub unsafe extern "C" fn rcl_clock_init(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(clock_type, clock, allocator) };
     if ret == OK && entered.active() && clock_type == rcl_clock_type_e::RCL_ROS_TIME {
-        lock().ros_clocks.push(clock as usize);
+        // SAFETY: the clock was just initialised.
+        if let Some(&copy) = unsafe { clock.as_ref() } {
+            lock().ros_clocks.push(RosClock(copy));
+        }
     }
     ret
 }
@@ -224,7 +225,10 @@ pub unsafe extern "C" fn rcl_clock_init(
 pub unsafe extern "C" fn rcl_clock_fini(clock: *mut rcl_clock_t) -> rcl_ret_t {
     let entered = Entered::new();
     if entered.active() {
-        lock().ros_clocks.retain(|&c| c != clock as usize);
+        // SAFETY: the caller's clock, still initialised.
+        if let Some(data) = unsafe { clock.as_ref() }.map(|c| c.data) {
+            lock().ros_clocks.retain(|c| c.0.data != data);
+        }
     }
     let f = real!(rcl_clock_fini: unsafe extern "C" fn(*mut rcl_clock_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
@@ -246,7 +250,7 @@ pub unsafe extern "C" fn rcl_timer_init2(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(timer, clock, context, period, callback, allocator, autostart) };
     if ret == OK && entered.active() {
-        lock().tracker.add_timer(timer as Handle);
+        lock().tracker.add_timer(key(timer));
     }
     ret
 }
@@ -265,7 +269,7 @@ pub unsafe extern "C" fn rcl_timer_init(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(timer, clock, context, period, callback, allocator) };
     if ret == OK && entered.active() {
-        lock().tracker.add_timer(timer as Handle);
+        lock().tracker.add_timer(key(timer));
     }
     ret
 }
@@ -274,7 +278,7 @@ pub unsafe extern "C" fn rcl_timer_init(
 pub unsafe extern "C" fn rcl_timer_fini(timer: *mut rcl_timer_t) -> rcl_ret_t {
     let entered = Entered::new();
     if entered.active() {
-        lock().tracker.remove(timer as Handle);
+        lock().tracker.remove(key(timer));
     }
     let f = real!(rcl_timer_fini: unsafe extern "C" fn(*mut rcl_timer_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.

@@ -17,6 +17,7 @@
 mod digest;
 mod flow;
 mod graph;
+mod key;
 mod own;
 mod real;
 mod services;

@@ -153,8 +153,16 @@ impl OwnPublisher {
         }
     }
 
-    /// Finalize on `node` (before the node goes).
+    /// Finalize on `node` (before the node goes), once subscribers acknowledged what was published (a
+    /// writer destroyed at once drops the last batch of events it just sent), waiting 1 s at most.
     pub fn fini(mut self, node: *mut rcl_node_t) {
+        // SAFETY: a valid publisher; the wait only reads its state.
+        if unsafe { rcl_publisher_wait_for_all_acked(&*self.handle, 1_000_000_000) }
+            != RCL_RET_OK as rcl_ret_t
+        {
+            // SAFETY: resetting rcl's thread-local error state has no precondition.
+            unsafe { rcutils_reset_error() };
+        }
         let fini = real!(rcl_publisher_fini: unsafe extern "C" fn(*mut rcl_publisher_t, *mut rcl_node_t) -> rcl_ret_t);
         // SAFETY: the publisher was initialised on this node and is finalized once.
         if unsafe { fini(&mut *self.handle, node) } != RCL_RET_OK as rcl_ret_t {

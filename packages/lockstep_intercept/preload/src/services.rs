@@ -9,6 +9,7 @@ use lockstep_intercept::events::EventKind;
 use lockstep_intercept::tracker::{Handle, ServiceCall};
 use r2r_rcl::*;
 
+use crate::key::key;
 use crate::real::real;
 use crate::state::lock;
 use crate::{digest, thread_id, Entered};
@@ -71,12 +72,8 @@ pub unsafe extern "C" fn rcl_service_init(
         // SAFETY: the service was just initialised.
         if let Some(name) = text(unsafe { rcl_service_get_service_name(service) }) {
             let mut state = lock();
-            state
-                .tracker
-                .add_service(service as Handle, node as Handle, &name);
-            state
-                .service_types
-                .insert(service as Handle, types_of(type_support));
+            state.tracker.add_service(key(service), key(node), &name);
+            state.service_types.insert(key(service), types_of(type_support));
         }
     }
     ret
@@ -98,10 +95,8 @@ pub unsafe extern "C" fn rcl_client_init(
         // SAFETY: the client was just initialised.
         if let Some(name) = text(unsafe { rcl_client_get_service_name(client) }) {
             let mut state = lock();
-            state.tracker.add_client(client as Handle, node as Handle, &name);
-            state
-                .service_types
-                .insert(client as Handle, types_of(type_support));
+            state.tracker.add_client(key(client), key(node), &name);
+            state.service_types.insert(key(client), types_of(type_support));
         }
     }
     ret
@@ -112,8 +107,8 @@ pub unsafe extern "C" fn rcl_service_fini(service: *mut rcl_service_t, node: *mu
     let entered = Entered::new();
     if entered.active() {
         let mut state = lock();
-        state.tracker.remove(service as Handle);
-        state.service_types.remove(&(service as Handle));
+        state.tracker.remove(key(service));
+        state.service_types.remove(&key(service));
     }
     let f = real!(rcl_service_fini: unsafe extern "C" fn(*mut rcl_service_t, *mut rcl_node_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
@@ -125,8 +120,8 @@ pub unsafe extern "C" fn rcl_client_fini(client: *mut rcl_client_t, node: *mut r
     let entered = Entered::new();
     if entered.active() {
         let mut state = lock();
-        state.tracker.remove(client as Handle);
-        state.service_types.remove(&(client as Handle));
+        state.tracker.remove(key(client));
+        state.service_types.remove(&key(client));
     }
     let f = real!(rcl_client_fini: unsafe extern "C" fn(*mut rcl_client_t, *mut rcl_node_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
@@ -148,14 +143,7 @@ pub unsafe extern "C" fn rcl_take_request_with_info(
         let (gid, seq) = unsafe { header.as_ref() }
             .map(|h| (h.request_id.writer_guid.to_vec(), h.request_id.sequence_number))
             .unwrap_or_default();
-        event(
-            EventKind::RequestTaken,
-            service as Handle,
-            request,
-            true,
-            gid,
-            seq,
-        );
+        event(EventKind::RequestTaken, key(service), request, true, gid, seq);
     }
     ret
 }
@@ -175,14 +163,7 @@ pub unsafe extern "C" fn rcl_take_request(
         let (gid, seq) = unsafe { header.as_ref() }
             .map(|h| (h.writer_guid.to_vec(), h.sequence_number))
             .unwrap_or_default();
-        event(
-            EventKind::RequestTaken,
-            service as Handle,
-            request,
-            true,
-            gid,
-            seq,
-        );
+        event(EventKind::RequestTaken, key(service), request, true, gid, seq);
     }
     ret
 }
@@ -202,14 +183,7 @@ pub unsafe extern "C" fn rcl_send_response(
         let (gid, seq) = unsafe { header.as_ref() }
             .map(|h| (h.writer_guid.to_vec(), h.sequence_number))
             .unwrap_or_default();
-        event(
-            EventKind::ResponseSent,
-            service as Handle,
-            response,
-            false,
-            gid,
-            seq,
-        );
+        event(EventKind::ResponseSent, key(service), response, false, gid, seq);
     }
     ret
 }
@@ -229,7 +203,7 @@ pub unsafe extern "C" fn rcl_send_request(
         let seq = unsafe { sequence.as_ref() }.copied().unwrap_or(-1);
         event(
             EventKind::RequestSent,
-            client as Handle,
+            key(client),
             request,
             true,
             Vec::new(),
@@ -254,7 +228,7 @@ pub unsafe extern "C" fn rcl_take_response_with_info(
         let seq = unsafe { header.as_ref() }.map_or(-1, |h| h.request_id.sequence_number);
         event(
             EventKind::ResponseTaken,
-            client as Handle,
+            key(client),
             response,
             false,
             Vec::new(),
@@ -279,7 +253,7 @@ pub unsafe extern "C" fn rcl_take_response(
         let seq = unsafe { header.as_ref() }.map_or(-1, |h| h.sequence_number);
         event(
             EventKind::ResponseTaken,
-            client as Handle,
+            key(client),
             response,
             false,
             Vec::new(),

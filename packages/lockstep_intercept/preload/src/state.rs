@@ -14,20 +14,30 @@ use lockstep_intercept::tracker::{Handle, Now, Tracker};
 use lockstep_trace::names::{header_topic, topology_topic};
 use r2r_rcl::*;
 
+use crate::key::key;
 use crate::own::{HeaderSubscription, Kind, OwnPublisher};
 
 /// How often waiting work goes out at the latest while the node keeps calling rcl (events, late headers).
 pub const SERVICE_PERIOD: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// What the interceptor made on one traced node.
-#[derive(Default)]
+/// What the interceptor made on one traced node, with a copy of the node's handle (the caller's may move).
 pub struct NodeOwn {
-    pub node: usize,
+    node: rcl_node_t,
     events: Option<OwnPublisher>,
     topology: Option<OwnPublisher>,
     headers: BTreeMap<String, OwnPublisher>,
     header_subs: BTreeMap<String, HeaderSubscription>,
 }
+
+// SAFETY: rcl entities may be used from any thread; the state's lock serialises their use.
+unsafe impl Send for NodeOwn {}
+
+/// A copy of a ROS clock's handle (the caller's may move; its `data` stays until `rcl_clock_fini`).
+#[derive(Clone, Copy)]
+pub struct RosClock(pub rcl_clock_t);
+
+// SAFETY: rcl_clock_get_now reads the clock's state atomically; the copy is used under the state's lock.
+unsafe impl Send for RosClock {}
 
 pub struct State {
     pub tracker: Tracker,
@@ -38,7 +48,7 @@ pub struct State {
     waiting: Waiting,
     store: HeaderStore,
     /// ROS clocks created in the process (rcl_clock_t addresses), oldest first.
-    pub ros_clocks: Vec<usize>,
+    pub ros_clocks: Vec<RosClock>,
     last_service: Instant,
 }
 
@@ -73,11 +83,11 @@ impl State {
     pub fn now(&self) -> Now {
         let wall = wall_ns();
         let mut ros = wall;
-        if let Some(&clock) = self.ros_clocks.first() {
+        if let Some(&RosClock(mut clock)) = self.ros_clocks.first() {
             let mut value: rcl_time_point_value_t = 0;
-            // SAFETY: the clock is alive (removed from the list by the rcl_clock_fini hook before it goes).
-            if unsafe { rcl_clock_get_now(clock as *mut rcl_clock_t, &mut value) } == RCL_RET_OK as rcl_ret_t
-            {
+            // SAFETY: the clock's data is alive (removed from the list by the rcl_clock_fini hook before it
+            // goes); a copy of the handle reads the same data.
+            if unsafe { rcl_clock_get_now(&mut clock, &mut value) } == RCL_RET_OK as rcl_ret_t {
                 ros = value;
             }
         }
@@ -90,14 +100,19 @@ impl State {
 
     /// A traced node: its event log and wiring publishers.
     pub fn add_node(&mut self, node: *const rcl_node_t, module: &str) {
-        self.tracker.add_node(node as Handle, module);
+        let Some(&copy) = (unsafe { node.as_ref() }) else {
+            return;
+        };
+        let handle = key(node);
+        self.tracker.add_node(handle, module);
         let own = NodeOwn {
-            node: node as usize,
+            node: copy,
             events: OwnPublisher::new(node, Kind::Events, &events_topic(module), 100, false),
             topology: OwnPublisher::new(node, Kind::Topology, &topology_topic(module), 1, true),
-            ..NodeOwn::default()
+            headers: BTreeMap::new(),
+            header_subs: BTreeMap::new(),
         };
-        self.own.insert(node as Handle, own);
+        self.own.insert(handle, own);
     }
 
     /// Subscribe to the headers of `topic` for `node` (once per topic).
@@ -106,7 +121,7 @@ impl State {
             return;
         };
         if !own.header_subs.contains_key(topic) {
-            if let Some(sub) = HeaderSubscription::new(own.node as *const rcl_node_t, &header_topic(topic)) {
+            if let Some(sub) = HeaderSubscription::new(&own.node as *const rcl_node_t, &header_topic(topic)) {
                 own.header_subs.insert(topic.to_owned(), sub);
             }
         }
@@ -130,16 +145,24 @@ impl State {
     }
 
     /// Queue an output whose header waits for its inputs' headers.
+    /// An output: its header goes out now when every input can be named, else it waits for their headers.
     pub fn push_output(&mut self, output: lockstep_intercept::output::PendingOutput, now: Instant) {
-        self.waiting.push(now, output);
+        if let Some(header) = self.waiting.push(&self.store, now, output) {
+            if !crate::skip().headers {
+                self.publish_header(&header);
+            }
+        }
     }
 
     /// Send what waits: headers that arrived, output headers now complete, events. Everything with `flush`;
     /// otherwise events only once a batch is full or [`SERVICE_PERIOD`] passed.
     pub fn service(&mut self, flush: bool) {
         let now = Instant::now();
-        self.take_headers();
         let periodic = flush || now.duration_since(self.last_service) >= SERVICE_PERIOD;
+        // Headers of inputs are taken when an output waits for one, and periodically so none pile up.
+        if periodic || !self.waiting.is_empty() {
+            self.take_headers();
+        }
         if self.waiting.is_empty() && !periodic {
             return;
         }
@@ -190,9 +213,13 @@ impl State {
         };
         if !own.headers.contains_key(topic) {
             let sidecar = header_topic(topic);
-            if let Some(publisher) =
-                OwnPublisher::new(own.node as *const rcl_node_t, Kind::Header, &sidecar, 1000, false)
-            {
+            if let Some(publisher) = OwnPublisher::new(
+                &own.node as *const rcl_node_t,
+                Kind::Header,
+                &sidecar,
+                1000,
+                false,
+            ) {
                 own.headers.insert(topic.to_owned(), publisher);
             }
         }
@@ -202,7 +229,7 @@ impl State {
     /// interceptor's header and wiring publishers go (with the wiring it may have latched already).
     pub fn leave_to_module(&mut self, node: Handle) {
         if let Some(own) = self.own.get_mut(&node) {
-            let node_ptr = own.node as *mut rcl_node_t;
+            let node_ptr = &mut own.node as *mut rcl_node_t;
             let headers = std::mem::take(&mut own.headers).into_values();
             for publisher in headers.chain(own.topology.take()) {
                 publisher.fini(node_ptr);
@@ -252,7 +279,7 @@ impl State {
 
     /// A node goes: send what it has, finalize what the interceptor made on it.
     pub fn remove_node(&mut self, node: *mut rcl_node_t) {
-        let handle = node as Handle;
+        let handle = key(node);
         self.service(true);
         self.tracker.remove_node(handle);
         if let Some(own) = self.own.remove(&handle) {
