@@ -149,14 +149,14 @@ impl Tracker {
         self.node_order.push(node);
     }
 
-    /// A node is finalized: its endpoints go with it; returns its remaining batch-worthy log.
-    pub fn remove_node(&mut self, node: Handle) -> Option<(String, EventLog)> {
+    /// A node is finalized: its endpoints and its log go with it (send its last batch before).
+    pub fn remove_node(&mut self, node: Handle) {
         self.node_order.retain(|&n| n != node);
         self.subs.retain(|_, s| s.node != node);
         self.pubs.retain(|_, p| p.node != node);
         self.services.retain(|_, e| e.node != node);
         self.clients.retain(|_, e| e.node != node);
-        self.nodes.remove(&node).map(|n| (n.module, n.log))
+        self.nodes.remove(&node);
     }
 
     /// The module name of a node the tracker knows.

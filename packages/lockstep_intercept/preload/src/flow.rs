@@ -9,11 +9,9 @@ use r2r_rcl::*;
 use crate::key::key;
 use crate::real::real;
 use crate::state::{lock, State};
-use crate::{digest, thread_id, Entered};
+use crate::{digest, thread_id, Entered, OK};
 
 pub use crate::state::SERVICE_PERIOD;
-
-const OK: rcl_ret_t = RCL_RET_OK as rcl_ret_t;
 
 /// After a message was published on `publisher` with payload digest `digest`.
 fn published(publisher: Handle, digest: Option<u64>, what: &str) {

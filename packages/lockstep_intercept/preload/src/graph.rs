@@ -1,7 +1,6 @@
 //! Hooks that learn the process's graph: contexts, nodes, publishers, subscriptions, services, clients,
 //! timers and ROS clocks. Each forwards first and learns only from a call that succeeded.
 
-use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 
 use lockstep_intercept::env::{preload_without_interceptor, MODE_VAR};
@@ -11,14 +10,7 @@ use r2r_rcl::*;
 use crate::key::key;
 use crate::real::real;
 use crate::state::{lock, RosClock};
-use crate::Entered;
-
-const OK: rcl_ret_t = RCL_RET_OK as rcl_ret_t;
-
-fn text(ptr: *const c_char) -> Option<String> {
-    // SAFETY: rcl returns NUL-terminated names owned by the entity, alive during the hook.
-    (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned())
-}
+use crate::{name_of, Entered, OK};
 
 /// The programs this one starts run without the interceptor (it goes only into the program named).
 fn leave_children_alone() {
@@ -83,7 +75,7 @@ pub unsafe extern "C" fn rcl_node_init(
     let ret = unsafe { f(node, name, namespace, context, options) };
     if ret == OK && entered.active() {
         // SAFETY: the node was just initialised.
-        if let Some(fqn) = text(unsafe { rcl_node_get_fully_qualified_name(node) }) {
+        if let Some(fqn) = name_of(unsafe { rcl_node_get_fully_qualified_name(node) }) {
             lock().add_node(node, fqn.trim_start_matches('/'));
         }
     }
@@ -115,7 +107,7 @@ pub unsafe extern "C" fn rcl_publisher_init(
     let ret = unsafe { f(publisher, node, type_support, topic, options) };
     if ret == OK && entered.active() {
         // SAFETY: the publisher was just initialised.
-        if let Some(topic) = text(unsafe { rcl_publisher_get_topic_name(publisher) }) {
+        if let Some(topic) = name_of(unsafe { rcl_publisher_get_topic_name(publisher) }) {
             let mut state = lock();
             let node = key(node);
             if state.tracker.module(node).is_some() {
@@ -164,7 +156,7 @@ pub unsafe extern "C" fn rcl_subscription_init(
     let ret = unsafe { f(subscription, node, type_support, topic, options) };
     if ret == OK && entered.active() {
         // SAFETY: the subscription was just initialised; options are the caller's, valid for the call.
-        let topic = text(unsafe { rcl_subscription_get_topic_name(subscription) });
+        let topic = name_of(unsafe { rcl_subscription_get_topic_name(subscription) });
         let intra =
             unsafe { options.as_ref() }.is_some_and(|o| o.rmw_subscription_options.ignore_local_publications);
         if let Some(topic) = topic {

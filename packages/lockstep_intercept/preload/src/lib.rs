@@ -141,6 +141,19 @@ impl Drop for Entered {
     }
 }
 
+/// What a successful rcl call returns.
+const OK: r2r_rcl::rcl_ret_t = r2r_rcl::RCL_RET_OK as r2r_rcl::rcl_ret_t;
+
+/// A name rcl returns (topic, service, node), owned; `None` for a null pointer.
+fn name_of(ptr: *const std::os::raw::c_char) -> Option<String> {
+    // SAFETY: rcl returns NUL-terminated names owned by the entity, alive during the hook.
+    (!ptr.is_null()).then(|| {
+        unsafe { std::ffi::CStr::from_ptr(ptr) }
+            .to_string_lossy()
+            .into_owned()
+    })
+}
+
 /// The Linux id of the calling thread.
 fn thread_id() -> u32 {
     // SAFETY: gettid has no preconditions.

@@ -2,7 +2,7 @@
 //! responses taken by a client, each logged with its sequence number, the client's GID where rmw gives it,
 //! and the payload digest.
 
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::os::raw::c_char;
 
 use lockstep_intercept::events::EventKind;
@@ -12,14 +12,7 @@ use r2r_rcl::*;
 use crate::key::key;
 use crate::real::real;
 use crate::state::lock;
-use crate::{digest, thread_id, Entered};
-
-const OK: rcl_ret_t = RCL_RET_OK as rcl_ret_t;
-
-fn text(ptr: *const c_char) -> Option<String> {
-    // SAFETY: rcl's names are NUL-terminated and alive during the hook.
-    (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned())
-}
+use crate::{digest, name_of, thread_id, Entered, OK};
 
 /// Log a service event; `request` picks the request's type support (else the response's).
 fn event(
@@ -70,7 +63,7 @@ pub unsafe extern "C" fn rcl_service_init(
     let ret = unsafe { f(service, node, type_support, name, options) };
     if ret == OK && entered.active() {
         // SAFETY: the service was just initialised.
-        if let Some(name) = text(unsafe { rcl_service_get_service_name(service) }) {
+        if let Some(name) = name_of(unsafe { rcl_service_get_service_name(service) }) {
             let mut state = lock();
             state.tracker.add_service(key(service), key(node), &name);
             state.service_types.insert(key(service), types_of(type_support));
@@ -93,7 +86,7 @@ pub unsafe extern "C" fn rcl_client_init(
     let ret = unsafe { f(client, node, type_support, name, options) };
     if ret == OK && entered.active() {
         // SAFETY: the client was just initialised.
-        if let Some(name) = text(unsafe { rcl_client_get_service_name(client) }) {
+        if let Some(name) = name_of(unsafe { rcl_client_get_service_name(client) }) {
             let mut state = lock();
             state.tracker.add_client(key(client), key(node), &name);
             state.service_types.insert(key(client), types_of(type_support));
