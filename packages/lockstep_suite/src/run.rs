@@ -104,7 +104,7 @@ fn run_in(
     let stop_started = Instant::now();
     let stopped = modules.stop();
     report.timings.stop_s = stop_started.elapsed().as_secs_f64();
-    replayed?;
+    let nondeterministic = replayed?;
     if let Some(warning) = stopped {
         report.warnings.push(warning);
     }
@@ -117,6 +117,10 @@ fn run_in(
         (None, None) => unreachable!("the recording is kept when it is the baseline"),
     };
     judge_replay(suite, &baseline, &new, dir, report)?;
+    if !nondeterministic.is_empty() {
+        report.passed = false;
+        report.failures.extend(nondeterministic);
+    }
     report.timings.compare_s = compare_started.elapsed().as_secs_f64();
     Ok(())
 }
@@ -281,6 +285,7 @@ impl Launched {
             .arg("launch")
             .arg(&case.variant.launch)
             .args(case.variant.arguments.iter().map(|(k, v)| format!("{k}:={v}")))
+            .args(case.variant.unmodified.then_some("--trace-replay"))
             .arg("--color=never")
             .arg("--log-dir")
             .arg(dir.join("logs"))
@@ -339,7 +344,7 @@ fn replay(
     domain: u32,
     live: &[String],
     modules: &mut Launched,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let log = dir.join("replay.log");
     let mut command = Command::new(lockstep);
     command
@@ -354,6 +359,8 @@ fn replay(
         .arg(suite.replay.timeout_ms.to_string())
         .arg("--discovery-ms")
         .arg(suite.replay.discovery_ms.to_string())
+        .arg("--repeat")
+        .arg(suite.replay.repeat.to_string())
         .env("ROS_DOMAIN_ID", domain.to_string())
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", LOCAL_DISCOVERY);
     if !live.is_empty() {
@@ -400,10 +407,30 @@ fn replay(
         .collect();
     if !absent.is_empty() {
         return Err(Error::Case(format!(
-            "module(s) {} did not answer their step service: the launch file must start them with lockstep_step_mode:=true (see {})",
+            "module(s) {} did not answer their step service: the launch file must start them with lockstep_step_mode:=true, or unmodified nodes with `modules.unmodified: true` (see {})",
             absent.join(", "),
             modules.log
         )));
     }
-    Ok(())
+    Ok(nondeterministic(&value))
+}
+
+/// The modules a repeated replay found differing between runs, one line each.
+fn nondeterministic(report: &serde_json::Value) -> Vec<String> {
+    let Some(found) = report["repeat"]["nondeterministic"].as_array() else {
+        return Vec::new();
+    };
+    found
+        .iter()
+        .map(|d| {
+            format!(
+                "nondeterministic: `{}` {} #{} differs in run {} ({})",
+                d["module"].as_str().unwrap_or("?"),
+                d["channel"].as_str().unwrap_or("?"),
+                d["sequence_num"],
+                d["run"],
+                d["reason"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
 }

@@ -64,6 +64,9 @@ pub struct Variant {
     pub launch: PathBuf,
     /// Launch arguments, `name:=value`.
     pub arguments: BTreeMap<String, String>,
+    /// The launch file starts unmodified nodes: it runs with `--trace-replay` (each process under the rcl
+    /// interceptor in replay mode).
+    pub unmodified: bool,
 }
 
 /// What the outputs are compared with.
@@ -84,6 +87,8 @@ pub struct ReplaySettings {
     pub discovery_ms: u64,
     /// `all` or a module name.
     pub frames: String,
+    /// Replays per case: with more than one, a module whose outputs differ between runs fails the case.
+    pub repeat: u64,
 }
 
 /// A suite file, checked.
@@ -171,6 +176,22 @@ impl<'a> Node<'a> {
         }
     }
 
+    fn boolean(&self) -> Result<bool> {
+        match self.value {
+            Value::Bool(b) => Ok(*b),
+            other => Err(self.err(format!("expected true or false, found {}", kind(other)))),
+        }
+    }
+
+    /// A whole number of runs, 1 to 100.
+    fn runs(&self) -> Result<u64> {
+        let x = self.number((1.0, 100.0))?;
+        if x.fract() != 0.0 {
+            return Err(self.err(format!("{x} is not a whole number of runs")));
+        }
+        Ok(x as u64)
+    }
+
     fn number(&self, range: (f64, f64)) -> Result<f64> {
         let x = match self.value {
             Value::Number(n) => n.as_f64(),
@@ -240,11 +261,20 @@ impl Suite {
             timeout_ms: 2000,
             discovery_ms: 60_000,
             frames: "all".into(),
+            repeat: 1,
         };
         let mut expect = BTreeMap::new();
         let mut rules = Vec::new();
         let mut baseline = Baseline::Recording;
-        let top = ["recordings", "modules", "replay", "expect", "assert", "baseline"];
+        let top = [
+            "recordings",
+            "modules",
+            "replay",
+            "expect",
+            "assert",
+            "baseline",
+            "repeat",
+        ];
         for (key, node) in root.mapping(&top)? {
             match key.as_str() {
                 "recordings" => recordings = Some(parse_recordings(&node, &dir)?),
@@ -252,6 +282,7 @@ impl Suite {
                 "replay" => replay = parse_replay(&node, replay)?,
                 "expect" => expect = parse_expect(&node)?,
                 "assert" => rules = parse_assert(&node, &dir)?,
+                "repeat" => replay.repeat = node.runs()?,
                 _ => {
                     let text = node.text()?;
                     baseline = if text == "recording" {
@@ -329,10 +360,12 @@ fn parse_modules(node: &Node<'_>, dir: &Path) -> Result<Modules> {
     let mut launch = None;
     let mut arguments = BTreeMap::new();
     let mut live = None;
+    let mut unmodified = false;
     let mut variant_nodes = Vec::new();
-    for (key, child) in node.mapping(&["launch", "arguments", "live", "variants"])? {
+    for (key, child) in node.mapping(&["launch", "arguments", "live", "variants", "unmodified"])? {
         match key.as_str() {
             "launch" => launch = Some(existing_file(&child, dir)?),
+            "unmodified" => unmodified = child.boolean()?,
             "arguments" => arguments = parse_arguments(&child)?,
             "live" => {
                 let names = child.list()?.iter().map(Node::text).collect::<Result<Vec<_>>>()?;
@@ -358,6 +391,7 @@ fn parse_modules(node: &Node<'_>, dir: &Path) -> Result<Modules> {
             name,
             launch: launch.clone(),
             arguments: arguments.clone(),
+            unmodified,
         };
         if !matches!(v.value, Value::Null) {
             for (key, child) in v.mapping(&["arguments", "launch"])? {
@@ -375,6 +409,7 @@ fn parse_modules(node: &Node<'_>, dir: &Path) -> Result<Modules> {
             name: "default".into(),
             launch,
             arguments,
+            unmodified,
         });
     }
     Ok((variants, live))
@@ -390,9 +425,10 @@ fn existing_file(node: &Node<'_>, dir: &Path) -> Result<PathBuf> {
 }
 
 fn parse_replay(node: &Node<'_>, mut settings: ReplaySettings) -> Result<ReplaySettings> {
-    for (key, child) in node.mapping(&["timeout_ms", "discovery_s", "frames"])? {
+    for (key, child) in node.mapping(&["timeout_ms", "discovery_s", "frames", "repeat"])? {
         match key.as_str() {
             "timeout_ms" => settings.timeout_ms = child.number((1.0, 3_600_000.0))? as u64,
+            "repeat" => settings.repeat = child.runs()?,
             "discovery_s" => settings.discovery_ms = (child.number((0.0, 3600.0))? * 1000.0) as u64,
             _ => settings.frames = child.text()?,
         }

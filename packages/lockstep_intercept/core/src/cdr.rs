@@ -6,7 +6,8 @@
 use lockstep_trace::{Component, InputRecord, SourceRef, TraceHeader};
 use thiserror::Error;
 
-use crate::events::Batch;
+use crate::events::{Batch, Event, EventKind};
+use crate::pacer::{Done, Grant};
 
 /// A message that cannot be read.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub enum CdrError {
     },
     #[error("{what}: the string at byte {at} is not UTF-8 or lacks its terminating zero")]
     BadString { what: &'static str, at: usize },
+    #[error("event kind {code} at byte {at} is not one of NodeEvent's")]
+    BadKind { at: usize, code: u8 },
     #[error("not little-endian CDR (encapsulation {0:#06x})")]
     Encapsulation(u16),
 }
@@ -153,6 +156,97 @@ pub fn encode_events(batch: &Batch) -> Vec<u8> {
     }
     w.strings(batch.warnings.iter());
     w.buf
+}
+
+/// `lockstep_interfaces/msg/EventDone`.
+pub fn encode_done(done: &Done) -> Vec<u8> {
+    let mut w = Writer::new();
+    w.u64(done.id);
+    w.u8(u8::from(done.success));
+    w.string(&done.message);
+    w.len(done.outputs.len());
+    for o in &done.outputs {
+        w.u8(o.kind.code());
+        w.string(&o.name);
+        w.len(o.data.len());
+        w.buf.extend_from_slice(&o.data);
+    }
+    w.u32(done.process_time_ns);
+    w.buf
+}
+
+/// Read a `lockstep_interfaces/msg/EventGrant`.
+pub fn decode_grant(bytes: &[u8]) -> Result<Grant> {
+    let mut r = Reader::new(bytes, "EventGrant")?;
+    let id = r.u64()?;
+    let at = r.at;
+    let code = r.take(1)?[0];
+    let kind = EventKind::ALL
+        .into_iter()
+        .find(|k| k.code() == code)
+        .ok_or(CdrError::BadKind { at, code })?;
+    let ros_time_ns = r.time()?;
+    let name = r.string()?;
+    let sequence_number = r.u64()? as i64;
+    let n = r.count(1)?;
+    let data = r.take(n)?.to_vec();
+    let reads = r.count(8)?;
+    let clock_reads_ns = (0..reads).map(|_| r.time()).collect::<Result<_>>()?;
+    Ok(Grant {
+        id,
+        kind,
+        ros_time_ns,
+        name,
+        sequence_number,
+        data,
+        clock_reads_ns,
+    })
+}
+
+/// Read a `lockstep_interfaces/msg/NodeEvents` (events of a kind this version does not know fail the batch).
+pub fn decode_events(bytes: &[u8]) -> Result<Batch> {
+    let mut r = Reader::new(bytes, "NodeEvents")?;
+    let node_name = r.string()?;
+    let epoch = r.u64()?;
+    let first_index = r.u64()?;
+    // An event is at least kind, stamp, thread, name, flag, gid length, sequence number and digest.
+    let count = r.count(40)?;
+    let mut events = Vec::with_capacity(count);
+    for _ in 0..count {
+        let at = r.at;
+        let code = r.take(1)?[0];
+        let kind = EventKind::ALL
+            .into_iter()
+            .find(|k| k.code() == code)
+            .ok_or(CdrError::BadKind { at, code })?;
+        let ros_time_ns = r.time()?;
+        let thread = r.u32()?;
+        let name = r.string()?;
+        let infrastructure = r.take(1)?[0] != 0;
+        let n = r.count(1)?;
+        let gid = r.take(n)?.to_vec();
+        let sequence_number = r.u64()? as i64;
+        let payload_digest = r.u64()?;
+        events.push(Event {
+            kind,
+            ros_time_ns,
+            thread,
+            name,
+            infrastructure,
+            gid,
+            sequence_number,
+            payload_digest,
+        });
+    }
+    let n = r.count(5)?;
+    let warnings = (0..n).map(|_| r.string()).collect::<Result<_>>()?;
+    Ok(Batch {
+        node_name,
+        epoch,
+        first_index,
+        events,
+        warnings,
+    })
 }
 
 /// Reads CDR with every length checked against what is left.

@@ -19,11 +19,13 @@ pub enum EventKind {
     RequestSent = 5,
     /// A service response taken by a client.
     ResponseTaken = 6,
+    /// A ROS time a callback read from a clock (the time in the event's stamp).
+    Clock = 7,
 }
 
 impl EventKind {
     /// Every kind, in the order of their codes.
-    pub const ALL: [EventKind; 7] = [
+    pub const ALL: [EventKind; 8] = [
         EventKind::Take,
         EventKind::Publish,
         EventKind::Timer,
@@ -31,6 +33,7 @@ impl EventKind {
         EventKind::ResponseSent,
         EventKind::RequestSent,
         EventKind::ResponseTaken,
+        EventKind::Clock,
     ];
 
     /// The message's code.

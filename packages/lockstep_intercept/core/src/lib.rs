@@ -13,4 +13,5 @@ pub mod env;
 pub mod events;
 pub mod names;
 pub mod output;
+pub mod pacer;
 pub mod tracker;

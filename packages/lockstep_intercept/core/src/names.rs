@@ -17,14 +17,35 @@ const INFRASTRUCTURE_SERVICE_SUFFIXES: &[&str] = &[
 /// The prefix of the topics the interceptor publishes each node's event log on.
 pub const EVENTS_TOPIC_PREFIX: &str = "/lockstep/events/";
 
+/// The topic a replay grants `module`'s events on, and the one the interceptor answers on.
+pub fn grant_topics(module: &str) -> (String, String) {
+    (
+        format!("/{module}/lockstep/grant"),
+        format!("/{module}/lockstep/done"),
+    )
+}
+
+/// The topic the interceptor publishes the requests (`request`) or responses of `service` on, serialized,
+/// for a replay to deliver them again: `<service>/lockstep_request`, `<service>/lockstep_response`.
+pub fn call_topic(service: &str, request: bool) -> String {
+    format!(
+        "{service}/lockstep_{}",
+        if request { "request" } else { "response" }
+    )
+}
+
 /// The topic of one node's event log: `/lockstep/events/<module>` (`/lockstep/events/robot1/filter`).
 pub fn events_topic(module: &str) -> String {
     format!("{EVENTS_TOPIC_PREFIX}{module}")
 }
 
-/// Whether `topic` belongs to Lockstep itself (dependency headers, topologies, event logs, step services).
+/// Whether `topic` belongs to Lockstep itself (dependency headers, topologies, event logs, step services,
+/// the replay's grants to a node: `<node>/lockstep/grant`).
 pub fn is_lockstep_topic(topic: &str) -> bool {
-    topic.starts_with("/lockstep/") || topic.ends_with(lockstep_trace::names::HEADER_TOPIC_SUFFIX)
+    topic.contains("/lockstep/")
+        || topic.ends_with(lockstep_trace::names::HEADER_TOPIC_SUFFIX)
+        || topic.ends_with("/lockstep_request")
+        || topic.ends_with("/lockstep_response")
 }
 
 /// Whether `topic` is infrastructure: logged apart, never a data input.
@@ -52,6 +73,7 @@ mod tests {
             "/clock",
             "/scan/lockstep_header",
             "/lockstep/topology/m1",
+            "/robot1/filter/lockstep/grant",
         ] {
             assert!(is_infrastructure_topic(topic), "{topic}");
         }

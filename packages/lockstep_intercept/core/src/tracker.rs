@@ -16,6 +16,8 @@ use crate::events::{Event, EventKind, EventLog};
 use crate::names::{is_infrastructure_service, is_infrastructure_topic};
 use crate::output::{PendingInput, PendingOutput, Taken};
 
+pub mod grants;
+
 /// An rcl handle's address: what the interceptor keys nodes, publishers, subscriptions, services, clients
 /// and timers by.
 pub type Handle = usize;
@@ -94,6 +96,10 @@ struct Thread {
     trigger: Option<Trigger>,
     /// A timer event not yet given to a node.
     pending_timer: Option<Event>,
+    /// Clock reads of that timer's callback, given to the same node.
+    pending_clock: Vec<Event>,
+    /// The node whose callback runs on the thread, once known.
+    callback_node: Option<Handle>,
 }
 
 /// Every node, endpoint and thread of one process, and what they did.
@@ -294,14 +300,50 @@ impl Tracker {
 
     /// The pending timer event of `thread` goes to `node`, or to the process's first node.
     fn settle_timer(&mut self, thread: u32, node: Option<Handle>) {
-        let Some(event) = self.threads.get_mut(&thread).and_then(|t| t.pending_timer.take()) else {
+        let Some(t) = self.threads.get_mut(&thread) else {
             return;
         };
+        let Some(event) = t.pending_timer.take() else {
+            return;
+        };
+        let reads = std::mem::take(&mut t.pending_clock);
         let Some(node) = node.or_else(|| self.node_order.first().copied()) else {
             return;
         };
+        if let Some(t) = self.threads.get_mut(&thread) {
+            t.callback_node = Some(node);
+        }
         self.callback_on(node, thread);
         self.log(node, event);
+        for read in reads {
+            self.log(node, read);
+        }
+    }
+
+    /// The callback running on `thread` read `ros_ns` from a ROS clock: logged for its node (replayed, the
+    /// read returns the same time).
+    pub fn on_clock_read(&mut self, thread: u32, ros_ns: i64) {
+        let Some(t) = self.threads.get_mut(&thread) else {
+            return;
+        };
+        if t.trigger.is_none() {
+            return; // not in a callback
+        }
+        let event = Event {
+            kind: EventKind::Clock,
+            ros_time_ns: ros_ns,
+            thread,
+            name: String::new(),
+            infrastructure: false,
+            gid: Vec::new(),
+            sequence_number: 0,
+            payload_digest: 0,
+        };
+        if t.pending_timer.is_some() {
+            t.pending_clock.push(event);
+        } else if let Some(node) = t.callback_node {
+            self.log(node, event);
+        }
     }
 
     /// `rcl_wait` on `thread`: the callback that ran there is over.
@@ -309,6 +351,7 @@ impl Tracker {
         self.settle_timer(thread, None);
         if let Some(t) = self.threads.get_mut(&thread) {
             t.trigger = None;
+            t.callback_node = None;
         }
     }
 
@@ -346,7 +389,9 @@ impl Tracker {
                 taken,
                 mono: now.mono,
             };
-            self.threads.entry(thread).or_default().trigger = Some(trigger);
+            let t = self.threads.entry(thread).or_default();
+            t.trigger = Some(trigger);
+            t.callback_node = Some(node);
         }
     }
 
@@ -369,6 +414,7 @@ impl Tracker {
             wall_ns: now.wall_ns,
             mono: now.mono,
         });
+        t.callback_node = None;
     }
 
     /// A service or client event on `thread` (`endpoint` is a service for requests taken and responses
@@ -405,7 +451,9 @@ impl Tracker {
                 wall_ns: now.wall_ns,
                 mono: now.mono,
             };
-            self.threads.entry(thread).or_default().trigger = Some(trigger);
+            let t = self.threads.entry(thread).or_default();
+            t.trigger = Some(trigger);
+            t.callback_node = Some(node);
         }
     }
 

@@ -6,7 +6,9 @@
 use std::path::Path;
 
 use lockstep_bag::cdr::{Schema, Value};
-use lockstep_intercept::cdr::{decode_header, encode_events, encode_header, encode_topology, CdrError};
+use lockstep_intercept::cdr::{
+    decode_events, decode_header, encode_events, encode_header, encode_topology, CdrError,
+};
 use lockstep_intercept::events::{Batch, Event, EventKind};
 use lockstep_trace::{Component, InputRecord, SourceRef, TraceHeader};
 
@@ -153,6 +155,11 @@ fn event_batches_read_back_by_the_schema_decoder() {
     assert_eq!(field(&value, "events.0.sequence_number"), &Value::Int(-1));
     assert_eq!(field(&value, "events.0.payload_digest"), &Value::UInt(77));
     assert_eq!(field(&value, "warnings.0"), &Value::String("w1".into()));
+    let bytes = encode_events(&batch);
+    assert_eq!(decode_events(&bytes), Ok(batch), "read back as written");
+    for cut in 0..bytes.len() {
+        assert!(decode_events(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
 }
 
 #[test]

@@ -102,3 +102,19 @@ pub fn of_bytes(message: *const rcl_serialized_message_t) -> Option<u64> {
     let bytes = unsafe { std::slice::from_raw_parts(message.buffer, message.buffer_length) };
     Some(lockstep_trace::digest(bytes))
 }
+
+/// The serialized bytes of the message at `message` (type support `ts`), padding zeroed; `None` when rmw
+/// cannot serialize it.
+pub fn serialized(message: *const c_void, ts: *const rosidl_message_type_support_t) -> Option<Vec<u8>> {
+    if message.is_null() || ts.is_null() {
+        return None;
+    }
+    BUFFERS.with(|cell| {
+        let mut cell = cell.try_borrow_mut().ok()?;
+        if cell.is_none() {
+            *cell = Some((Buffer::new()?, Buffer::new()?));
+        }
+        let (zeroed, _) = cell.as_mut()?;
+        zeroed.serialize(message, ts, 0x00).map(<[u8]>::to_vec)
+    })
+}

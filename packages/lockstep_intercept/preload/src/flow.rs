@@ -9,7 +9,7 @@ use r2r_rcl::*;
 use crate::key::key;
 use crate::real::real;
 use crate::state::{lock, State};
-use crate::{digest, thread_id, Entered, OK};
+use crate::{digest, pace, thread_id, Entered, OK};
 
 pub use crate::state::SERVICE_PERIOD;
 
@@ -55,11 +55,14 @@ pub unsafe extern "C" fn rcl_publish(
     let f = real!(rcl_publish: unsafe extern "C" fn(*const rcl_publisher_t, *const c_void, *mut rmw_publisher_allocation_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(publisher, message, allocation) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         let ts = type_support(&lock(), key(publisher));
         if !ts.is_null() {
             published(key(publisher), digest::of_message(message, ts), "messages");
         }
+    }
+    if ret == OK && entered.paces() {
+        pace::published(key(publisher), |ts| pace::serialize(message, ts));
     }
     ret
 }
@@ -74,8 +77,15 @@ pub unsafe extern "C" fn rcl_publish_serialized_message(
     let f = real!(rcl_publish_serialized_message: unsafe extern "C" fn(*const rcl_publisher_t, *const rcl_serialized_message_t, *mut rmw_publisher_allocation_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(publisher, message, allocation) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         published(key(publisher), digest::of_bytes(message), "serialized messages");
+    }
+    if ret == OK && entered.paces() {
+        // SAFETY: a serialized message handed to rcl holds `buffer_length` bytes at `buffer`.
+        pace::published(key(publisher), |_| unsafe {
+            let m = message.as_ref()?;
+            (!m.buffer.is_null()).then(|| std::slice::from_raw_parts(m.buffer, m.buffer_length).to_vec())
+        });
     }
     ret
 }
@@ -87,8 +97,11 @@ pub unsafe extern "C" fn rcl_publish_loaned_message(
     allocation: *mut rmw_publisher_allocation_t,
 ) -> rcl_ret_t {
     let entered = Entered::new();
-    // The loan goes back to the middleware with the call: digest before.
-    let digest = if entered.active() {
+    // The loan goes back to the middleware with the call: digest (or keep) before.
+    if entered.paces() {
+        pace::published(key(publisher), |ts| pace::serialize(message, ts));
+    }
+    let digest = if entered.records() {
         let ts = type_support(&lock(), key(publisher));
         digest::of_message(message, ts)
     } else {
@@ -97,7 +110,7 @@ pub unsafe extern "C" fn rcl_publish_loaned_message(
     let f = real!(rcl_publish_loaned_message: unsafe extern "C" fn(*const rcl_publisher_t, *mut c_void, *mut rmw_publisher_allocation_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(publisher, message, allocation) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         published(key(publisher), digest, "loaned messages");
     }
     ret
@@ -141,18 +154,24 @@ pub unsafe extern "C" fn rcl_take(
     allocation: *mut rmw_subscription_allocation_t,
 ) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() {
+        // SAFETY: the caller's arguments.
+        if let Some(ret) = unsafe { pace::take(subscription, message, info) } {
+            return ret;
+        }
+    }
     let f = real!(rcl_take: unsafe extern "C" fn(*const rcl_subscription_t, *mut c_void, *mut rmw_message_info_t, *mut rmw_subscription_allocation_t) -> rcl_ret_t);
     // The caller may pass no message info; the interceptor needs one.
     // SAFETY: a zeroed info is what rmw fills.
     let mut own_info = unsafe { rmw_get_zero_initialized_message_info() };
-    let info_ptr = if info.is_null() && entered.active() {
+    let info_ptr = if info.is_null() && entered.records() {
         &mut own_info as *mut _
     } else {
         info
     };
     // SAFETY: forwarded, with an info of ours only where the caller passed none.
     let ret = unsafe { f(subscription, message, info_ptr, allocation) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         let ts = type_support(&lock(), key(subscription));
         if !ts.is_null() {
             taken(key(subscription), digest::of_message(message, ts), info_ptr);
@@ -169,10 +188,16 @@ pub unsafe extern "C" fn rcl_take_serialized_message(
     allocation: *mut rmw_subscription_allocation_t,
 ) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() {
+        // SAFETY: the caller's arguments.
+        if let Some(ret) = unsafe { pace::take_serialized(subscription, message) } {
+            return ret;
+        }
+    }
     let f = real!(rcl_take_serialized_message: unsafe extern "C" fn(*const rcl_subscription_t, *mut rcl_serialized_message_t, *mut rmw_message_info_t, *mut rmw_subscription_allocation_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(subscription, message, info, allocation) };
-    if ret == OK && entered.active() && lock().tracker.subscription(key(subscription)).is_some() {
+    if ret == OK && entered.records() && lock().tracker.subscription(key(subscription)).is_some() {
         taken(key(subscription), digest::of_bytes(message), info);
     }
     ret
@@ -186,10 +211,14 @@ pub unsafe extern "C" fn rcl_take_loaned_message(
     allocation: *mut rmw_subscription_allocation_t,
 ) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() && lock().tracker.is_paced(key(subscription)) {
+        // A replayed node's inputs come from the replay, never as loans: its executor takes them by copy.
+        return RCL_RET_SUBSCRIPTION_TAKE_FAILED as rcl_ret_t;
+    }
     let f = real!(rcl_take_loaned_message: unsafe extern "C" fn(*const rcl_subscription_t, *mut *mut c_void, *mut rmw_message_info_t, *mut rmw_subscription_allocation_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(subscription, message, info, allocation) };
-    if ret == OK && entered.active() && !message.is_null() {
+    if ret == OK && entered.records() && !message.is_null() {
         let ts = type_support(&lock(), key(subscription));
         // SAFETY: a successful take stored the loaned message's address.
         let loaned = unsafe { *message };
@@ -207,10 +236,14 @@ pub unsafe extern "C" fn rcl_take_sequence(
     allocation: *mut rmw_subscription_allocation_t,
 ) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() && lock().tracker.is_paced(key(subscription)) {
+        // A replayed node gets its inputs one at a time, by rcl_take.
+        return RCL_RET_SUBSCRIPTION_TAKE_FAILED as rcl_ret_t;
+    }
     let f = real!(rcl_take_sequence: unsafe extern "C" fn(*const rcl_subscription_t, usize, *mut rmw_message_sequence_t, *mut rmw_message_info_sequence_t, *mut rmw_subscription_allocation_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(subscription, count, messages, infos, allocation) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         let ts = type_support(&lock(), key(subscription));
         // SAFETY: a successful take filled `size` messages and as many infos.
         if let (Some(messages), Some(infos)) = unsafe { (messages.as_ref(), infos.as_ref()) } {
@@ -235,7 +268,7 @@ pub unsafe extern "C" fn rcl_timer_call(timer: *mut rcl_timer_t) -> rcl_ret_t {
     let f = real!(rcl_timer_call: unsafe extern "C" fn(*mut rcl_timer_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(timer) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         timer_fired(timer);
     }
     ret
@@ -250,7 +283,7 @@ pub unsafe extern "C" fn rcl_timer_call_with_info(
     let f = real!(rcl_timer_call_with_info: unsafe extern "C" fn(*mut rcl_timer_t, *mut rcl_timer_call_info_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(timer, info) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         timer_fired(timer);
     }
     ret
@@ -259,8 +292,13 @@ pub unsafe extern "C" fn rcl_timer_call_with_info(
 #[no_mangle]
 pub unsafe extern "C" fn rcl_wait(wait_set: *mut rcl_wait_set_t, timeout: i64) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() {
+        let f = real!(rcl_wait: unsafe extern "C" fn(*mut rcl_wait_set_t, i64) -> rcl_ret_t);
+        // SAFETY: the caller's wait set and timeout.
+        return unsafe { pace::wait(wait_set, timeout, f) };
+    }
     let mut timeout = timeout;
-    if entered.active() {
+    if entered.records() {
         let mut state = lock();
         state.tracker.on_wait(thread_id());
         state.service(false);
@@ -276,4 +314,19 @@ pub unsafe extern "C" fn rcl_wait(wait_set: *mut rcl_wait_set_t, timeout: i64) -
     let f = real!(rcl_wait: unsafe extern "C" fn(*mut rcl_wait_set_t, i64) -> rcl_ret_t);
     // SAFETY: forwarded, the timeout shortened at most.
     unsafe { f(wait_set, timeout) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_timer_is_ready(timer: *const rcl_timer_t, is_ready: *mut bool) -> rcl_ret_t {
+    let entered = Entered::new();
+    if entered.paces() && !is_ready.is_null() {
+        if let Some(ready) = pace::timer_ready(key(timer)) {
+            // SAFETY: the caller's out pointer, checked non-null.
+            unsafe { *is_ready = ready };
+            return OK;
+        }
+    }
+    let f = real!(rcl_timer_is_ready: unsafe extern "C" fn(*const rcl_timer_t, *mut bool) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    unsafe { f(timer, is_ready) }
 }

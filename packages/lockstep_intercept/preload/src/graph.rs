@@ -276,3 +276,25 @@ pub unsafe extern "C" fn rcl_timer_fini(timer: *mut rcl_timer_t) -> rcl_ret_t {
     // SAFETY: forwarded unchanged.
     unsafe { f(timer) }
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_clock_get_now(
+    clock: *mut rcl_clock_t,
+    time_point_value: *mut rcl_time_point_value_t,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    // SAFETY: the caller's clock (or null, which rcl reports).
+    let ros = unsafe { clock.as_ref() }.is_some_and(|c| c.type_ == rcl_clock_type_e::RCL_ROS_TIME);
+    if ros && entered.paces() {
+        crate::pace::clock_read();
+    }
+    let f = real!(rcl_clock_get_now: unsafe extern "C" fn(*mut rcl_clock_t, *mut rcl_time_point_value_t) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(clock, time_point_value) };
+    if ret == OK && ros && entered.records() && !time_point_value.is_null() {
+        // SAFETY: a successful call wrote the time.
+        let value = unsafe { *time_point_value };
+        lock().tracker.on_clock_read(crate::thread_id(), value);
+    }
+    ret
+}

@@ -3,11 +3,13 @@
 //! Every client library (rclcpp, rclpy, r2r, rclc) reaches the middleware through librcl's C functions. This
 //! library defines the ones that matter under the same names; the dynamic loader resolves the program's calls
 //! to them here first, and each hook calls the real function (`dlsym(RTLD_NEXT, ...)`, [`real`]) and returns
-//! its result unchanged. Without `LOCKSTEP_INTERCEPT=record` a hook only forwards. With it, the hooks tell
+//! its result unchanged. Without `LOCKSTEP_INTERCEPT` a hook only forwards. With `record`, the hooks tell
 //! `lockstep_intercept::tracker::Tracker` what happened, and publish, on each traced node itself:
 //! - a dependency header on `<topic>/lockstep_header` for every output (inputs inferred by the tracker),
 //! - the node's wiring, latched, on `/lockstep/topology/<node>` (marked inferred),
 //! - its event log in batches on `/lockstep/events/<node>` (`lockstep_interfaces/msg/NodeEvents`).
+//!
+//! With `replay`, the node runs only what a lock-step replay grants, one event at a time (see [`pace`]).
 //!
 //! Nothing here runs a thread of its own: headers of inputs are taken without waiting, and what waits
 //! (outputs whose inputs' headers are still on their way, events not yet sent) goes out at the next call the
@@ -19,9 +21,11 @@ mod flow;
 mod graph;
 mod key;
 mod own;
+mod pace;
 mod real;
 mod services;
 mod state;
+mod waitset;
 
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -53,19 +57,15 @@ pub(crate) fn mode() -> Option<Mode> {
     })
 }
 
-/// Whether the hooks record (replay mode records too until lock-step pacing lands; it says so once).
+/// Whether the hooks record (`LOCKSTEP_INTERCEPT=record`).
 fn recording() -> bool {
-    match mode() {
-        Some(Mode::Record) => true,
-        Some(Mode::Replay) => {
-            say_once(
-                "replay",
-                "replay mode paces nothing yet in this version: the node runs free and is recorded",
-            );
-            true
-        }
-        None => false,
-    }
+    mode() == Some(Mode::Record)
+}
+
+/// Whether the hooks pace the process through the events a lock-step replay grants
+/// (`LOCKSTEP_INTERCEPT=replay`).
+fn replaying() -> bool {
+    mode() == Some(Mode::Replay)
 }
 
 /// Parts of the work left out, to measure what each costs (`LOCKSTEP_INTERCEPT_SKIP=digest,headers,events`,
@@ -129,9 +129,20 @@ impl Entered {
         }
     }
 
-    /// Whether this hook should do its work (recording, and not nested in another hook).
+    /// Whether this hook should learn the process's graph (recording or replaying, not nested in another
+    /// hook).
     fn active(&self) -> bool {
+        self.outermost && mode().is_some()
+    }
+
+    /// Whether this hook records (not nested in another hook).
+    fn records(&self) -> bool {
         self.outermost && recording()
+    }
+
+    /// Whether this hook paces the node for a replay (not nested in another hook).
+    fn paces(&self) -> bool {
+        self.outermost && replaying()
     }
 }
 

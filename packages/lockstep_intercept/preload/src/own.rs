@@ -16,6 +16,8 @@ pub enum Kind {
     Header,
     Topology,
     Events,
+    Grant,
+    Done,
 }
 
 impl Kind {
@@ -24,13 +26,15 @@ impl Kind {
             Kind::Header => "DependencyHeader",
             Kind::Topology => "ModuleTopology",
             Kind::Events => "NodeEvents",
+            Kind::Grant => "EventGrant",
+            Kind::Done => "EventDone",
         }
     }
 }
 
 struct TypeSupports {
     _library: libloading::Library,
-    handles: [usize; 3],
+    handles: [usize; 5],
 }
 
 /// The type support of `kind`, or `None` (said once) when lockstep_interfaces cannot be loaded.
@@ -61,8 +65,14 @@ fn load_type_supports() -> Result<TypeSupports, String> {
         .iter()
         .find_map(|c| unsafe { libloading::Library::new(c) }.ok())
         .ok_or_else(|| format!("{LIB} not found on LD_LIBRARY_PATH or AMENT_PREFIX_PATH"))?;
-    let mut handles = [0usize; 3];
-    for kind in [Kind::Header, Kind::Topology, Kind::Events] {
+    let mut handles = [0usize; 5];
+    for kind in [
+        Kind::Header,
+        Kind::Topology,
+        Kind::Events,
+        Kind::Grant,
+        Kind::Done,
+    ] {
         let name = format!(
             "rosidl_typesupport_c__get_message_type_support_handle__lockstep_interfaces__msg__{}\0",
             kind.symbol()
@@ -113,7 +123,17 @@ impl OwnPublisher {
         depth: usize,
         latched: bool,
     ) -> Option<Self> {
-        let ts = type_support(kind)?;
+        Self::of_type(node, type_support(kind)?, topic, depth, latched)
+    }
+
+    /// A publisher of the type `ts` on `topic`, made on `node`.
+    pub fn of_type(
+        node: *const rcl_node_t,
+        ts: *const rosidl_message_type_support_t,
+        topic: &str,
+        depth: usize,
+        latched: bool,
+    ) -> Option<Self> {
         let topic_c = CString::new(topic).ok()?;
         // SAFETY: zero-initialised publisher, valid node (the hook's caller just created or uses it), valid type
         // support and options; on failure the publisher is left zero-initialised and dropped unused.
@@ -172,18 +192,19 @@ impl OwnPublisher {
     }
 }
 
-/// A subscription of the interceptor's to the headers of one input topic.
-pub struct HeaderSubscription {
+/// A subscription of the interceptor's on a traced node: to the headers of one input topic, or to the grants
+/// of a replay.
+pub struct OwnSubscription {
     handle: Box<rcl_subscription_t>,
     buffer: rcutils_uint8_array_t,
 }
 
 // SAFETY: as OwnPublisher.
-unsafe impl Send for HeaderSubscription {}
+unsafe impl Send for OwnSubscription {}
 
-impl HeaderSubscription {
-    pub fn new(node: *const rcl_node_t, topic: &str) -> Option<Self> {
-        let ts = type_support(Kind::Header)?;
+impl OwnSubscription {
+    pub fn new(node: *const rcl_node_t, kind: Kind, topic: &str) -> Option<Self> {
+        let ts = type_support(kind)?;
         let topic_c = CString::new(topic).ok()?;
         // SAFETY: as OwnPublisher::new; the buffer is initialised by rcutils and finalized in fini.
         unsafe {
@@ -193,10 +214,7 @@ impl HeaderSubscription {
             let init = real!(rcl_subscription_init: unsafe extern "C" fn(*mut rcl_subscription_t, *const rcl_node_t, *const rosidl_message_type_support_t, *const std::os::raw::c_char, *const rcl_subscription_options_t) -> rcl_ret_t);
             if init(&mut *handle, node, ts, topic_c.as_ptr(), &options) != RCL_RET_OK as rcl_ret_t {
                 rcutils_reset_error();
-                crate::say_once(
-                    topic,
-                    &format!("cannot subscribe to {topic}: its headers name no input"),
-                );
+                crate::say_once(topic, &format!("cannot subscribe to {topic} (rcl error)"));
                 return None;
             }
             let mut buffer = rcutils_get_zero_initialized_uint8_array();
@@ -208,7 +226,7 @@ impl HeaderSubscription {
         }
     }
 
-    /// Whether a traced publisher (one that publishes headers) is matched.
+    /// Whether a publisher is matched (for headers: the upstream is traced).
     pub fn has_publishers(&self) -> bool {
         let mut count = 0usize;
         // SAFETY: a valid subscription and an out pointer.
@@ -216,7 +234,7 @@ impl HeaderSubscription {
         ret == RCL_RET_OK as rcl_ret_t && count > 0
     }
 
-    /// The next header waiting, without blocking.
+    /// The next message waiting (serialized), without blocking.
     pub fn take(&mut self) -> Option<Vec<u8>> {
         let take = real!(rcl_take_serialized_message: unsafe extern "C" fn(*const rcl_subscription_t, *mut rcl_serialized_message_t, *mut rmw_message_info_t, *mut rmw_subscription_allocation_t) -> rcl_ret_t);
         // SAFETY: a valid subscription, an initialised buffer rmw may grow, a zeroed message info.

@@ -12,7 +12,10 @@ use r2r_rcl::*;
 use crate::key::key;
 use crate::real::real;
 use crate::state::lock;
-use crate::{digest, name_of, thread_id, Entered, OK};
+use crate::{digest, name_of, pace, thread_id, Entered, OK};
+
+const SERVICE_TAKE_FAILED: rcl_ret_t = RCL_RET_SERVICE_TAKE_FAILED as rcl_ret_t;
+const CLIENT_TAKE_FAILED: rcl_ret_t = RCL_RET_CLIENT_TAKE_FAILED as rcl_ret_t;
 
 /// Log a service event; `request` picks the request's type support (else the response's).
 fn event(
@@ -30,6 +33,9 @@ fn event(
         .map(|&(req, resp)| if request { req } else { resp })
         .unwrap_or(0) as *const rosidl_message_type_support_t;
     let digest = digest::of_message(message, ts).unwrap_or(0);
+    if let Some(bytes) = digest::serialized(message, ts) {
+        state.publish_call(endpoint, request, ts, &bytes);
+    }
     let now = state.now();
     let call = ServiceCall {
         gid,
@@ -128,10 +134,24 @@ pub unsafe extern "C" fn rcl_take_request_with_info(
     request: *mut c_void,
 ) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() {
+        // SAFETY: the caller's request of the service's type.
+        match unsafe { pace::take_call(key(service), request, true) } {
+            None => {}
+            Some(None) => return SERVICE_TAKE_FAILED,
+            Some(Some(seq)) => {
+                // SAFETY: the caller's header, if any.
+                if let Some(h) = unsafe { header.as_mut() } {
+                    h.request_id.sequence_number = seq;
+                }
+                return OK;
+            }
+        }
+    }
     let f = real!(rcl_take_request_with_info: unsafe extern "C" fn(*const rcl_service_t, *mut rmw_service_info_t, *mut c_void) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(service, header, request) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         // SAFETY: filled by the successful take.
         let (gid, seq) = unsafe { header.as_ref() }
             .map(|h| (h.request_id.writer_guid.to_vec(), h.request_id.sequence_number))
@@ -148,10 +168,24 @@ pub unsafe extern "C" fn rcl_take_request(
     request: *mut c_void,
 ) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() {
+        // SAFETY: the caller's request of the service's type.
+        match unsafe { pace::take_call(key(service), request, true) } {
+            None => {}
+            Some(None) => return SERVICE_TAKE_FAILED,
+            Some(Some(seq)) => {
+                // SAFETY: the caller's header, if any.
+                if let Some(h) = unsafe { header.as_mut() } {
+                    h.sequence_number = seq;
+                }
+                return OK;
+            }
+        }
+    }
     let f = real!(rcl_take_request: unsafe extern "C" fn(*const rcl_service_t, *mut rmw_request_id_t, *mut c_void) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(service, header, request) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         // SAFETY: filled by the successful take.
         let (gid, seq) = unsafe { header.as_ref() }
             .map(|h| (h.writer_guid.to_vec(), h.sequence_number))
@@ -168,10 +202,15 @@ pub unsafe extern "C" fn rcl_send_response(
     response: *mut c_void,
 ) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() && lock().tracker.is_paced(key(service)) {
+        // The request came from the replay, not from a client: the response goes into the answer only.
+        pace::sent_call(key(service), response, false, None);
+        return OK;
+    }
     let f = real!(rcl_send_response: unsafe extern "C" fn(*const rcl_service_t, *mut rmw_request_id_t, *mut c_void) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(service, header, response) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         // SAFETY: the caller's request id.
         let (gid, seq) = unsafe { header.as_ref() }
             .map(|h| (h.writer_guid.to_vec(), h.sequence_number))
@@ -191,7 +230,12 @@ pub unsafe extern "C" fn rcl_send_request(
     let f = real!(rcl_send_request: unsafe extern "C" fn(*const rcl_client_t, *const c_void, *mut i64) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(client, request, sequence) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.paces() {
+        // SAFETY: set by the successful call.
+        let seq = unsafe { sequence.as_ref() }.copied();
+        pace::sent_call(key(client), request, true, seq);
+    }
+    if ret == OK && entered.records() {
         // SAFETY: set by the successful call.
         let seq = unsafe { sequence.as_ref() }.copied().unwrap_or(-1);
         event(
@@ -213,10 +257,24 @@ pub unsafe extern "C" fn rcl_take_response_with_info(
     response: *mut c_void,
 ) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() {
+        // SAFETY: the caller's response of the client's type.
+        match unsafe { pace::take_call(key(client), response, false) } {
+            None => {}
+            Some(None) => return CLIENT_TAKE_FAILED,
+            Some(Some(seq)) => {
+                // SAFETY: the caller's header, if any.
+                if let Some(h) = unsafe { header.as_mut() } {
+                    h.request_id.sequence_number = seq;
+                }
+                return OK;
+            }
+        }
+    }
     let f = real!(rcl_take_response_with_info: unsafe extern "C" fn(*const rcl_client_t, *mut rmw_service_info_t, *mut c_void) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(client, header, response) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         // SAFETY: filled by the successful take.
         let seq = unsafe { header.as_ref() }.map_or(-1, |h| h.request_id.sequence_number);
         event(
@@ -238,10 +296,24 @@ pub unsafe extern "C" fn rcl_take_response(
     response: *mut c_void,
 ) -> rcl_ret_t {
     let entered = Entered::new();
+    if entered.paces() {
+        // SAFETY: the caller's response of the client's type.
+        match unsafe { pace::take_call(key(client), response, false) } {
+            None => {}
+            Some(None) => return CLIENT_TAKE_FAILED,
+            Some(Some(seq)) => {
+                // SAFETY: the caller's header, if any.
+                if let Some(h) = unsafe { header.as_mut() } {
+                    h.sequence_number = seq;
+                }
+                return OK;
+            }
+        }
+    }
     let f = real!(rcl_take_response: unsafe extern "C" fn(*const rcl_client_t, *mut rmw_request_id_t, *mut c_void) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(client, header, response) };
-    if ret == OK && entered.active() {
+    if ret == OK && entered.records() {
         // SAFETY: filled by the successful take.
         let seq = unsafe { header.as_ref() }.map_or(-1, |h| h.sequence_number);
         event(

@@ -8,14 +8,15 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use lockstep_intercept::cdr;
 use lockstep_intercept::events::MAX_BATCH_EVENTS;
-use lockstep_intercept::names::events_topic;
+use lockstep_intercept::names::{events_topic, grant_topics};
 use lockstep_intercept::output::{HeaderStore, Waiting};
+use lockstep_intercept::pacer::Pacer;
 use lockstep_intercept::tracker::{Handle, Now, Tracker};
 use lockstep_trace::names::{header_topic, topology_topic};
 use r2r_rcl::*;
 
 use crate::key::key;
-use crate::own::{HeaderSubscription, Kind, OwnPublisher};
+use crate::own::{Kind, OwnPublisher, OwnSubscription};
 
 /// How often waiting work goes out at the latest while the node keeps calling rcl (events, late headers).
 pub const SERVICE_PERIOD: std::time::Duration = std::time::Duration::from_millis(50);
@@ -26,7 +27,13 @@ pub struct NodeOwn {
     events: Option<OwnPublisher>,
     topology: Option<OwnPublisher>,
     headers: BTreeMap<String, OwnPublisher>,
-    header_subs: BTreeMap<String, HeaderSubscription>,
+    header_subs: BTreeMap<String, OwnSubscription>,
+    /// The requests and responses of the node's services and clients, on `<service>/lockstep_request` and
+    /// `<service>/lockstep_response` (what a replay delivers to it again).
+    calls: BTreeMap<String, OwnPublisher>,
+    /// Replay mode: the replay's grants to the node, and the answers.
+    pub grants: Option<OwnSubscription>,
+    pub done: Option<OwnPublisher>,
 }
 
 // SAFETY: rcl entities may be used from any thread; the state's lock serialises their use.
@@ -50,6 +57,10 @@ pub struct State {
     /// ROS clocks created in the process (rcl_clock_t addresses), oldest first.
     pub ros_clocks: Vec<RosClock>,
     last_service: Instant,
+    /// Replay mode: the event granted now.
+    pub pacer: Pacer,
+    /// Replay mode: per client, the sequence numbers of the requests it sent that wait for a response.
+    pub requests: BTreeMap<Handle, std::collections::VecDeque<i64>>,
 }
 
 /// The process's state, created on first use.
@@ -76,6 +87,8 @@ impl State {
             store: HeaderStore::default(),
             ros_clocks: Vec::new(),
             last_service: Instant::now(),
+            pacer: Pacer::default(),
+            requests: BTreeMap::new(),
         }
     }
 
@@ -98,30 +111,102 @@ impl State {
         }
     }
 
-    /// A traced node: its event log and wiring publishers.
+    /// A traced node: its event log and wiring publishers (recording), or its wiring and the replay's grants
+    /// (replaying).
     pub fn add_node(&mut self, node: *const rcl_node_t, module: &str) {
         let Some(&copy) = (unsafe { node.as_ref() }) else {
             return;
         };
         let handle = key(node);
         self.tracker.add_node(handle, module);
+        let replaying = crate::replaying();
         let own = NodeOwn {
             node: copy,
-            events: OwnPublisher::new(node, Kind::Events, &events_topic(module), 100, false),
+            events: (!replaying)
+                .then(|| OwnPublisher::new(node, Kind::Events, &events_topic(module), 100, false))
+                .flatten(),
             topology: OwnPublisher::new(node, Kind::Topology, &topology_topic(module), 1, true),
             headers: BTreeMap::new(),
             header_subs: BTreeMap::new(),
+            calls: BTreeMap::new(),
+            grants: None,
+            done: None,
         };
         self.own.insert(handle, own);
     }
 
+    /// Publish a request (`request`) or response of data service or client `endpoint`, serialized, on
+    /// `<service>/lockstep_request` or `<service>/lockstep_response` (type `ts`): the recording keeps them, and
+    /// a replay delivers them to the node again.
+    pub fn publish_call(
+        &mut self,
+        endpoint: Handle,
+        request: bool,
+        ts: *const rosidl_message_type_support_t,
+        bytes: &[u8],
+    ) {
+        let Some((node, name, infrastructure)) = self.tracker.endpoint(endpoint) else {
+            return;
+        };
+        if infrastructure || ts.is_null() {
+            return;
+        }
+        let topic = lockstep_intercept::names::call_topic(name, request);
+        let Some(own) = self.own.get_mut(&node) else {
+            return;
+        };
+        if !own.calls.contains_key(&topic) {
+            let node_ptr = &own.node as *const rcl_node_t;
+            match OwnPublisher::of_type(node_ptr, ts, &topic, 1000, false) {
+                Some(p) => {
+                    own.calls.insert(topic.clone(), p);
+                }
+                None => return,
+            }
+        }
+        if let Some(publisher) = own.calls.get(&topic) {
+            publisher.publish(bytes);
+        }
+    }
+
+    /// Send the answer to a replay's grant on its node's done topic.
+    pub fn send_done(&self, done: &lockstep_intercept::pacer::Done) {
+        if let Some(publisher) = self.own.get(&done.node).and_then(|o| o.done.as_ref()) {
+            publisher.publish(&cdr::encode_done(done));
+        }
+    }
+
+    /// Replay mode: the grant subscription and answer publisher of every node that has none yet. Made when
+    /// the node first waits (its executor spins: the node has made its subscriptions, publishers and timers),
+    /// so that the replay, which finds the node by its grant subscription, reads its whole wiring.
+    pub fn open_grants(&mut self) {
+        let modules: Vec<(Handle, String)> = (self.own.iter())
+            .filter(|(_, o)| o.grants.is_none())
+            .filter_map(|(&h, _)| Some((h, self.tracker.module(h)?.to_owned())))
+            .collect();
+        for (handle, module) in modules {
+            let (grant_topic, done_topic) = grant_topics(&module);
+            let Some(own) = self.own.get_mut(&handle) else {
+                continue;
+            };
+            let node = &own.node as *const rcl_node_t;
+            own.done = OwnPublisher::new(node, Kind::Done, &done_topic, 100, true);
+            own.grants = OwnSubscription::new(node, Kind::Grant, &grant_topic);
+        }
+    }
+
     /// Subscribe to the headers of `topic` for `node` (once per topic).
     pub fn follow_headers(&mut self, node: Handle, topic: &str) {
+        if crate::replaying() {
+            return;
+        }
         let Some(own) = self.own.get_mut(&node) else {
             return;
         };
         if !own.header_subs.contains_key(topic) {
-            if let Some(sub) = HeaderSubscription::new(&own.node as *const rcl_node_t, &header_topic(topic)) {
+            if let Some(sub) =
+                OwnSubscription::new(&own.node as *const rcl_node_t, Kind::Header, &header_topic(topic))
+            {
                 own.header_subs.insert(topic.to_owned(), sub);
             }
         }
@@ -132,7 +217,7 @@ impl State {
         self.own
             .get(&node)
             .and_then(|o| o.header_subs.get(topic))
-            .is_some_and(HeaderSubscription::has_publishers)
+            .is_some_and(OwnSubscription::has_publishers)
     }
 
     /// Announce the node's wiring if it changed.
@@ -208,6 +293,9 @@ impl State {
     /// Create the header publisher of `node`'s output `topic` now, so a recorder discovers it before the
     /// first output.
     pub fn ensure_header_publisher(&mut self, node: Handle, topic: &str) {
+        if crate::replaying() {
+            return;
+        }
         let Some(own) = self.own.get_mut(&node) else {
             return;
         };
@@ -281,17 +369,20 @@ impl State {
     pub fn remove_node(&mut self, node: *mut rcl_node_t) {
         let handle = key(node);
         self.service(true);
+        if let Some(done) = self.pacer.node_gone(handle) {
+            self.send_done(&done);
+        }
         self.tracker.remove_node(handle);
         if let Some(own) = self.own.remove(&handle) {
-            for publisher in own
-                .events
-                .into_iter()
+            for publisher in (own.events.into_iter())
                 .chain(own.topology)
+                .chain(own.done)
                 .chain(own.headers.into_values())
+                .chain(own.calls.into_values())
             {
                 publisher.fini(node);
             }
-            for sub in own.header_subs.into_values() {
+            for sub in own.header_subs.into_values().chain(own.grants) {
                 sub.fini(node);
             }
         }

@@ -51,7 +51,11 @@ pub fn report_json(
         "modules_not_live": outcome.not_live,
         "channels_published_from_recording": fed,
         "backup_inputs": outcome.backup_inputs,
-        "channels": channels_json(evaluation),
+        "channels": channels_json(evaluation, outcome),
+        "unmodified_nodes": {
+            "extra_outputs": pairs_json(&outcome.extra_outputs),
+            "missing_outputs": pairs_json(&outcome.missing_outputs),
+        },
         "modules": modules_json(evaluation),
         "wiring": drift.map(|d| wiring_json(outcome, d)),
         "plot": PLOT_FILE,
@@ -63,15 +67,30 @@ pub fn report_json(
     })
 }
 
-/// Per channel: counts, exact ratio, first difference, numeric differences overall and per field.
-fn channels_json(evaluation: &Evaluation) -> Map<String, Value> {
+/// `[{"module", "channel", "count"}]` of per (module, channel) counts.
+fn pairs_json(counts: &std::collections::BTreeMap<(String, String), u64>) -> Vec<Value> {
+    counts
+        .iter()
+        .map(|((module, channel), n)| json!({"module": module, "channel": channel, "count": n}))
+        .collect()
+}
+
+/// Per channel: counts, exact ratio, first difference (with, for an unmodified node, the recorded event
+/// whose callback published it), numeric differences overall and per field.
+fn channels_json(evaluation: &Evaluation, outcome: &ReplayOutcome) -> Map<String, Value> {
+    let events = outcome.first_differences();
     evaluation
         .channels
         .iter()
         .map(|(channel, e)| {
-            let first = e.first_difference.as_ref().map(|(module, seq, epoch, log_time_ns)| {
-                json!({"module": module, "sequence_num": seq, "epoch": epoch, "log_time_ns": log_time_ns})
-            });
+            let event = events.get(channel).and_then(|o| o.event.clone());
+            let first = e
+                .first_difference
+                .as_ref()
+                .map(|(module, seq, epoch, log_time_ns)| {
+                    json!({"module": module, "sequence_num": seq, "epoch": epoch, "log_time_ns": log_time_ns,
+                       "event": event})
+                });
             let fields: Map<String, Value> = e
                 .fields
                 .iter()
@@ -150,7 +169,7 @@ pub fn summary(
         wall.as_secs_f64(),
         output.display()
     );
-    summarize_evaluation(&mut out, evaluation);
+    summarize_evaluation(&mut out, evaluation, outcome);
     summarize_inputs(&mut out, outcome);
     if let Some(d) = drift {
         summarize_drift(&mut out, d);
@@ -164,7 +183,8 @@ pub fn summary(
 }
 
 /// One line per channel (equal outputs, first difference) and per module (frames, processing time).
-fn summarize_evaluation(out: &mut String, evaluation: &Evaluation) {
+fn summarize_evaluation(out: &mut String, evaluation: &Evaluation, outcome: &ReplayOutcome) {
+    let events = outcome.first_differences();
     for (channel, e) in &evaluation.channels {
         out.push_str(&format!(
             "  {channel}: {}/{} equal to the recording ({:.1} %)",
@@ -177,6 +197,9 @@ fn summarize_evaluation(out: &mut String, evaluation: &Evaluation) {
                 ", first difference: {module} #{seq}, max |diff| {:.4}",
                 e.numeric.max_abs
             ));
+            if let Some(event) = events.get(channel).and_then(|o| o.event.as_ref()) {
+                out.push_str(&format!(" (published for {event})"));
+            }
         }
         out.push('\n');
     }
@@ -211,6 +234,16 @@ fn summarize_inputs(out: &mut String, outcome: &ReplayOutcome) {
     }
     for (module, n) in &outcome.new_module_steps {
         out.push_str(&format!("  {module} (not in the recording): {n} steps\n"));
+    }
+    for ((module, channel), n) in &outcome.extra_outputs {
+        out.push_str(&format!(
+            "  {module} published {n} more output(s) on {channel} than recorded (kept out of the output bag)\n"
+        ));
+    }
+    for ((module, channel), n) in &outcome.missing_outputs {
+        out.push_str(&format!(
+            "  {module} did not publish {n} recorded output(s) on {channel}\n"
+        ));
     }
 }
 

@@ -7,8 +7,10 @@
 //! `lockstep_bag_player_node` crate.
 
 pub mod in_process;
+mod intercepted;
 mod live_parameters;
 pub mod lockstep_dds;
 pub mod parameters;
 mod remote_module;
+pub mod repeat;
 pub mod replay_cli;

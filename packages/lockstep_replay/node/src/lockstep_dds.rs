@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{mpsc, Arc, Mutex};
 
+use crate::intercepted::InterceptedNode;
 use crate::remote_module::{Feeds, RemoteModule};
 use std::time::{Duration, Instant};
 
@@ -44,6 +45,8 @@ pub struct DdsOptions {
     pub step_timeout: Duration,
     /// How long to look for live modules and for publishers to match them.
     pub discovery: Duration,
+    /// Longest wait for an unmodified node to finish one granted event.
+    pub event_timeout: Duration,
 }
 
 /// The live side of a DDS replay: one [`Module`] per live module process.
@@ -97,8 +100,11 @@ pub fn connect(
     let mut new_modules =
         new_module_wiring(recording, new_modules, &live_wiring).map_err(anyhow::Error::msg)?;
     add_new_module_types(&node, &mut new_modules)?;
+    // What an unmodified node reads is what its recorded events deliver: only instrumented modules get
+    // the latest message of a channel their recorded frame does not name.
     let live_reads = live_wiring
         .iter()
+        .filter(|(m, _)| matches!(found.get(*m), Some((Live::Step(_), _))))
         .map(|(m, c)| (m.clone(), c.reader_channels.iter().cloned().collect()))
         .collect();
     let clock = lock(&node)?.create_publisher::<Clock>("/clock", qos::reliable(10))?;
@@ -120,15 +126,16 @@ pub fn connect(
     let feeds = Arc::new(Mutex::new(feeds));
     let modules = found
         .into_iter()
-        .map(|(name, (client, _))| {
-            Box::new(RemoteModule {
+        .map(|(name, (live, _))| match live {
+            Live::Step(client) => Box::new(RemoteModule {
                 name,
                 client,
                 handle: handle.clone(),
                 feeds: feeds.clone(),
                 timeout: options.step_timeout,
                 last_process_time_ns: None,
-            }) as Box<dyn Module>
+            }) as Box<dyn Module>,
+            Live::Intercepted(node) => Box::new(node) as Box<dyn Module>,
         })
         .collect::<Vec<_>>();
     Ok(LiveModules {
@@ -141,11 +148,21 @@ pub fn connect(
     })
 }
 
-/// A live module found: its step client and the component its latched topology describes.
-type Found = BTreeMap<String, (r2r::Client<Step::Service>, Component)>;
+/// How a live module is driven: an instrumented module through its step service, an unmodified node through
+/// the interceptor's grants.
+enum Live {
+    Step(r2r::Client<Step::Service>),
+    Intercepted(InterceptedNode),
+}
+
+/// A live module found: how it is driven and the component its latched topology describes.
+type Found = BTreeMap<String, (Live, Component)>;
+
+type Answer = std::pin::Pin<Box<dyn std::future::Future<Output = r2r::Result<()>> + Send>>;
 
 /// Look for the recorded modules (those `expected`, or all) and the new ones, every module with the same
-/// deadline: a module is live when its step service and its latched topology answer in time.
+/// deadline: a module is live when its step service (or, for a node the recording traced by interception,
+/// the interceptor's grant subscription) and its latched topology answer in time.
 fn discover(
     node: &SharedNode,
     handle: &tokio::runtime::Handle,
@@ -162,37 +179,61 @@ fn discover(
         .filter(|m| expected.is_empty() || expected.contains(m))
         .chain(new_modules.iter().map(|(name, _)| name.clone()))
         .collect();
-    let mut clients = BTreeMap::new();
+    let mut clients = Vec::new();
     {
         let mut n = lock(node)?;
         for module in &recorded {
             let client = n
                 .create_client::<Step::Service>(&step_service_name(module), qos::reliable(10))
                 .with_context(|| format!("creating the step client of {module}"))?;
-            let available = r2r::Node::is_available(&client)?;
+            let available: Answer = Box::pin(r2r::Node::is_available(&client)?);
+            let intercepted = if recording.has_event_log(module) {
+                let (node, matched) = InterceptedNode::create(&mut n, handle, module, options.event_timeout)
+                    .with_context(|| format!("creating the grant publisher of {module}"))?;
+                Some((node, Box::pin(matched) as Answer))
+            } else {
+                None
+            };
             let topology = n.subscribe::<ModuleTopology>(&topology_topic(module), qos::latched())?;
-            clients.insert(module.clone(), (client, available, topology));
+            clients.push((module.clone(), client, available, intercepted, topology));
         }
     }
     // Discover every module at once: each has the same deadline.
     let deadline = tokio::time::Instant::now() + options.discovery;
     let mut found = BTreeMap::new();
-    for (module, (client, available, mut topology)) in clients {
+    for (module, client, available, intercepted, mut topology) in clients {
+        let (intercepted, matched): (Option<InterceptedNode>, Answer) = match intercepted {
+            Some((node, matched)) => (Some(node), matched),
+            None => (None, Box::pin(futures::future::pending())),
+        };
         let live = handle.block_on(async {
-            tokio::time::timeout_at(deadline, available).await.ok()?.ok()?;
+            let stepped = tokio::time::timeout_at(deadline, async {
+                tokio::select! {
+                    r = available => r.ok().map(|()| true),
+                    r = matched => r.ok().map(|()| false),
+                }
+            })
+            .await
+            .ok()??;
             let msg = tokio::time::timeout_at(deadline, topology.next()).await.ok()??;
-            Some(
+            Some((
+                stepped,
                 topology_from_msg(&msg)
                     .into_iter()
                     .find(|c| c.module_name == module),
-            )
+            ))
         });
-        match live {
-            Some(Some(component)) => {
-                found.insert(module, (client, component));
+        match (live, intercepted) {
+            (Some((true, Some(component))), _) => {
+                found.insert(module, (Live::Step(client), component));
             }
-            Some(None) => bail!("module `{module}` answers but its latched topology does not describe it"),
-            None => {}
+            (Some((false, Some(component))), Some(node)) => {
+                found.insert(module, (Live::Intercepted(node), component));
+            }
+            (Some((_, None)), _) => {
+                bail!("module `{module}` answers but its latched topology does not describe it")
+            }
+            _ => {}
         }
     }
     Ok(found)

@@ -28,6 +28,7 @@ use crate::lockstep_dds::{connect, DdsOptions, LiveModules};
 /// the clock can add to the current instant.
 const STEP_TIMEOUT_MS: Int = Int::closed(1, 3_600_000, "ms");
 const DISCOVERY_MS: Int = Int::closed(0, 3_600_000, "ms");
+const REPEAT: Int = Int::closed(1, 100, "runs");
 
 /// Arguments of `lockstep replay`.
 #[derive(Debug, clap::Args)]
@@ -53,6 +54,11 @@ pub struct ReplayArgs {
     /// Longest wait for a live module's answer to one step, milliseconds (1 to 3,600,000).
     #[arg(long, default_value_t = 2000, value_parser = int_arg::<u64>(STEP_TIMEOUT_MS))]
     pub timeout_ms: u64,
+    /// Longest wait for an unmodified node (running under `lockstep trace --replay`) to finish one recorded
+    /// event it is granted (a message taken, a timer fired), milliseconds (1 to 3,600,000); the error names the
+    /// node and the event.
+    #[arg(long, default_value_t = 10000, value_parser = int_arg::<u64>(STEP_TIMEOUT_MS))]
+    pub event_timeout_ms: u64,
     /// How long to look for the live modules, milliseconds (the wait ends as soon as every module looked
     /// for answers; 0 to 3,600,000).
     #[arg(long, default_value_t = 10000, value_parser = int_arg::<u64>(DISCOVERY_MS))]
@@ -75,6 +81,11 @@ pub struct ReplayArgs {
     /// latest message at or before that time on each other channel it reads.
     #[arg(long = "new-module", value_parser = parse_new_module)]
     pub new_modules: Vec<(String, String)>,
+    /// Replay N times through the same live modules and name every module whose outputs differ between runs
+    /// (1 to 100; the output bag is the first run's). The modules keep running between runs: state carried
+    /// over from one run into the next shows as a difference too.
+    #[arg(long, default_value_t = 1, value_parser = int_arg::<usize>(REPEAT))]
+    pub repeat: usize,
     /// Recorded module parameters: compare, fail on a difference, or set them (see `parameters`).
     #[command(flatten)]
     pub parameters: crate::parameters::ParameterArgs,
@@ -115,14 +126,24 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         bar.set_position(done as u64);
     })?;
     let wall = started.elapsed();
+    let mut differences = Vec::new();
+    for run in 2..=args.repeat {
+        bar.set_position(0);
+        let again = replay_observed(&recording, &mut modules, &options, &mut |done, _| {
+            bar.set_position(done as u64);
+        })?;
+        differences.extend(crate::repeat::compare_runs(&outcome, &again, run));
+    }
     bar.finish_and_clear();
     drop(modules);
+    let repeat = (args.repeat > 1).then_some((args.repeat, differences));
     write_results(
         &args,
         &recording,
         &outcome,
         live.as_ref(),
         parameters.as_ref(),
+        repeat.as_ref(),
         wall,
     )
 }
@@ -146,6 +167,7 @@ fn connect_live(
     let dds = DdsOptions {
         step_timeout: Duration::from_millis(args.timeout_ms.max(1)),
         discovery: Duration::from_millis(args.discovery_ms),
+        event_timeout: Duration::from_millis(args.event_timeout_ms.max(1)),
     };
     for m in &args.modules {
         if recording.topology.component(m).is_none() {
@@ -163,7 +185,7 @@ fn connect_live(
             .map(|c| lockstep_trace_ros::step::step_service_name(&c.module_name))
             .collect();
         bail!(
-            "no module of the recording answered on its step service ({}) within {} ms: start them with -p lockstep_step_mode:=true, in the namespace they were recorded in (or use --in-process)",
+            "no module of the recording answered on its step service ({}) within {} ms: start them with -p lockstep_step_mode:=true (unmodified nodes under `lockstep trace --replay`), in the namespace they were recorded in (or use --in-process)",
             services.join(", "),
             args.discovery_ms
         );
@@ -183,6 +205,7 @@ fn write_results(
     outcome: &ReplayOutcome,
     live: Option<&LiveModules>,
     parameters: Option<&ParameterReport>,
+    repeat: Option<&(usize, Vec<crate::repeat::RunDifference>)>,
     wall: Duration,
 ) -> anyhow::Result<()> {
     write_bag(recording, outcome, &args.output).context("cannot write the simulated bag")?;
@@ -197,6 +220,9 @@ fn write_results(
     if let Some(p) = parameters {
         report["parameters"] = ParameterReport::to_json(p);
     }
+    if let Some((runs, differences)) = repeat {
+        report["repeat"] = crate::repeat::to_json(*runs, differences);
+    }
     // Where the module topology came from: the recorder's record, or rebuilt from the header topics.
     report["topology_source"] = serde_json::json!(recording.topology_source.to_string());
     let path = args.output.join("report.json");
@@ -208,6 +234,17 @@ fn write_results(
     );
     if recording.topology_source != lockstep_replay::lockstep::TopologySource::Record {
         println!("  module topology {}", recording.topology_source);
+    }
+    if let Some((runs, differences)) = repeat {
+        if differences.is_empty() {
+            println!("  {runs} runs: every output the same in every run");
+        }
+        for d in differences {
+            println!(
+                "  nondeterministic: `{}` {} #{} differs in run {} ({})",
+                d.module, d.channel, d.sequence_num, d.run, d.reason
+            );
+        }
     }
     Ok(())
 }

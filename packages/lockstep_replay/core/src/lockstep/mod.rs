@@ -9,11 +9,14 @@
 //! - [`write_bag`] stores the simulated outputs and their headers in a new bag, log times as recorded, so
 //!   replaying one recording twice gives byte-identical files.
 
+mod callback;
 mod error;
 mod evaluate;
 mod frame;
 mod header;
 mod inputs;
+mod module;
+mod node_step;
 mod order;
 mod output;
 mod plan;
@@ -22,8 +25,10 @@ mod recording;
 mod replay;
 mod topology_source;
 mod types;
+mod unmodified;
 mod wiring;
 
+pub use callback::{kind as event_kind, EventOutput, GrantEvent, NodeCallback};
 pub use error::{LockstepError, Result};
 pub use evaluate::{evaluate, fold_indices, ChannelEvaluation, Difference, Evaluation, ModuleEvaluation};
 pub use frame::Frame;
@@ -36,4 +41,5 @@ pub use topology_source::TopologySource;
 pub use types::{
     FrameSelection, MissingUpstream, NewModule, ReplayOptions, ReplayOutcome, Simulated, SkippedFrame,
 };
+pub use unmodified::EVENTS_TOPIC_PREFIX;
 pub use wiring::{compare_wiring, fed_channels, live_readers, new_module_wiring, WiringDrift};

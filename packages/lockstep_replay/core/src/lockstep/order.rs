@@ -37,8 +37,8 @@ pub fn replay_order(frames: &mut Vec<Frame>, rank: &dyn Fn(&str) -> usize) {
 }
 
 /// The dependency edges between frames: each frame's successors, and how many predecessors each waits for.
-/// A frame depends on the frames its header names as inputs, and on the previous output of its own
-/// (module, channel, epoch).
+/// A frame depends on the frames its header names as inputs (and, for an unmodified node, on the outputs its
+/// callbacks took before it), and on the previous output of its own (module, channel, epoch).
 fn dependencies(frames: &[Frame]) -> (Vec<Vec<usize>>, Vec<usize>) {
     let n = frames.len();
     let index: BTreeMap<(&str, u64, u32), usize> = frames
@@ -66,6 +66,12 @@ fn dependencies(frames: &[Frame]) -> (Vec<Vec<usize>>, Vec<usize>) {
     for (i, f) in frames.iter().enumerate() {
         for input in &f.header.inputs {
             if let Some(&p) = index.get(&(input.channel_name.as_str(), input.epoch, input.sequence_num)) {
+                edge(p, i);
+            }
+        }
+        // An unmodified node's output also comes after what its callbacks took before it.
+        for (channel, epoch, seq) in f.events.iter().flatten().filter_map(|e| e.producer.as_ref()) {
+            if let Some(&p) = index.get(&(channel.as_str(), *epoch, *seq)) {
                 edge(p, i);
             }
         }
@@ -153,6 +159,7 @@ mod tests {
                 ..TraceHeader::default()
             },
             header_log_time_ns: 0,
+            events: None,
         }
     }
 

@@ -135,6 +135,7 @@ fn new_module_steps<'r>(
                             inputs: vec![trigger.clone()],
                         },
                         header_log_time_ns: log_time_ns,
+                        events: None,
                     })
                 })
                 .collect();

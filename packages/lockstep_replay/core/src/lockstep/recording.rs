@@ -15,6 +15,7 @@ use super::frame::Frame;
 use super::header::{header_from_value, HEADER_SUFFIX};
 use super::order::replay_order;
 use super::topology_source::{topology_facts, TopologySource};
+use super::unmodified::{attach, Logs};
 
 /// One recorded data message.
 #[derive(Debug, Clone)]
@@ -163,7 +164,9 @@ impl Recording {
             modules: &modules,
             memory_budget_bytes,
         };
-        let mut frames = scan.messages(reader, &mut channels, &mut outputs)?;
+        let mut logs = Logs::default();
+        let mut frames = scan.messages(reader, &mut channels, &mut outputs, &mut logs)?;
+        attach(&logs, &mut frames);
         for c in channels.values_mut() {
             c.by_time.sort_by_key(|&(log_time_ns, _)| log_time_ns);
         }
@@ -180,6 +183,13 @@ impl Recording {
             topology_source,
             source: None,
         })
+    }
+
+    /// Whether the recording holds `module`'s event log (an unmodified node traced by interception: it is
+    /// replayed by reproducing its events).
+    pub fn has_event_log(&self, module: &str) -> bool {
+        self.channels
+            .contains_key(&format!("{}{module}", super::unmodified::EVENTS_TOPIC_PREFIX))
     }
 
     /// The module writing `channel` in the recorded topology (`None`: an external channel).
@@ -296,6 +306,7 @@ impl Scan<'_> {
         reader: &BagReader,
         channels: &mut BTreeMap<String, Channel>,
         outputs: &mut BTreeMap<String, Vec<(u64, u64)>>,
+        logs: &mut Logs,
     ) -> Result<Vec<Frame>> {
         let mut held_bytes = 0u64;
         let mut frames = Vec::new();
@@ -320,9 +331,13 @@ impl Scan<'_> {
                     frames.push(Frame {
                         header,
                         header_log_time_ns: message.log_time_ns,
+                        events: None,
                     });
                 }
             } else if let Some(channel) = channels.get_mut(topic) {
+                if Logs::is_events_topic(topic) {
+                    logs.add(topic, &data);
+                }
                 let canonical = channel.schema.as_ref().and_then(|s| s.canonical(&data).ok());
                 let d = digest(canonical.as_deref().unwrap_or(&data));
                 channel.count += 1;

@@ -18,60 +18,14 @@ use lockstep_trace::{digest, TraceHeader};
 use super::error::{LockstepError, Result};
 use super::frame::Frame;
 use super::inputs::{Choice, Inputs, Missing, Resolved, Source};
+use super::module::Stepped;
+pub use super::module::{Module, StepInput};
+use super::node_step::{run_events, EventStep};
 use super::plan::{plan, Step};
 use super::recording::Recording;
 use super::types::{
     FrameSelection, MissingUpstream, NewModule, ReplayOptions, ReplayOutcome, Simulated, SkippedFrame,
 };
-
-/// One input handed to a step.
-#[derive(Debug, Clone, Copy)]
-pub struct StepInput<'a> {
-    /// The channel it was read from.
-    pub channel: &'a str,
-    /// Its serialized message (CDR).
-    pub data: &'a [u8],
-    /// Whether a live module produced it in this replay (else it is the recorded message).
-    pub simulated: bool,
-    /// Digest of its canonical CDR: what the step must consume on `channel`.
-    pub payload_digest: u64,
-}
-
-/// A module run in-process: computes one output per step from exactly the inputs it is given.
-pub trait Module {
-    /// Its name: the module name of its headers.
-    fn name(&self) -> &str;
-
-    /// Compute the output of `frame` (its recorded header: channel, sequence number, start time) from
-    /// `inputs`, in the order the header names them. Returns the serialized output, or why it cannot.
-    fn step(&mut self, frame: &TraceHeader, inputs: &[StepInput<'_>])
-        -> std::result::Result<Vec<u8>, String>;
-
-    /// Compute one computation that published on several channels at once: `frames` are its recorded
-    /// headers (one per output channel; same module, start time and inputs), `inputs` as for [`Module::step`]
-    /// (named by the first frame). Returns one serialized output per frame, in the order of `frames`. A module
-    /// that publishes one output per computation only needs [`Module::step`].
-    fn step_group(
-        &mut self,
-        frames: &[&TraceHeader],
-        inputs: &[StepInput<'_>],
-    ) -> std::result::Result<Vec<Vec<u8>>, String> {
-        match frames {
-            [frame] => Ok(vec![self.step(frame, inputs)?]),
-            _ => Err(format!(
-                "`{}` computes one output per step, but the recording holds one computation with {} outputs",
-                self.name(),
-                frames.len()
-            )),
-        }
-    }
-
-    /// How long the last step's computation took, if the module measured it (a module in another process
-    /// does); otherwise the replay times the `step` call.
-    fn last_process_time_ns(&self) -> Option<u32> {
-        None
-    }
-}
 
 type FrameId = (String, u64, u32);
 
@@ -91,17 +45,7 @@ pub fn replay_observed(
     options: &ReplayOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<ReplayOutcome> {
-    let live: BTreeMap<String, usize> = modules
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.name().to_owned(), i))
-        .collect();
-    let new_names: BTreeSet<&str> = options.new_modules.iter().map(|m| m.name.as_str()).collect();
-    for name in live.keys() {
-        if recording.topology.component(name).is_none() && !new_names.contains(name.as_str()) {
-            return Err(LockstepError::UnknownModule { module: name.clone() });
-        }
-    }
+    let (live, new_names) = live_modules(recording, modules, options)?;
     let new_modules: Vec<NewModule> = options
         .new_modules
         .iter()
@@ -141,13 +85,54 @@ pub fn replay_observed(
             }
         };
         let module = &mut modules[live[&header.module_name]];
-        let stepped = run_step(recording, module.as_mut(), step, &resolved, &outcome.outputs)?;
+        let stepped = if step.first().events.is_some() {
+            let mode = options.missing_upstream;
+            match run_events(
+                recording,
+                &inputs,
+                module.as_mut(),
+                step,
+                &resolved,
+                &mut outcome,
+                mode,
+            )? {
+                EventStep::Done(stepped) => stepped,
+                EventStep::Skip(reason) if options.strict => return Err(unreplayable(header, reason)),
+                EventStep::Skip(reason) => {
+                    skip_step(&mut outcome, step, &reason);
+                    continue;
+                }
+            }
+        } else {
+            run_step(recording, module.as_mut(), step, &resolved, &outcome.outputs)?
+        };
         record_outputs(recording, &mut inputs, &mut outcome, step, &resolved, stepped);
         count(&mut outcome, step, &resolved);
     }
     skip_headerless(recording, &live, &options.frames, &mut outcome);
     progress(total, total);
     Ok(outcome)
+}
+
+/// The live modules by name (index into `modules`), and the names of those the recording does not have;
+/// an error for a live module that is neither in the recording nor declared new.
+fn live_modules<'o>(
+    recording: &Recording,
+    modules: &[Box<dyn Module>],
+    options: &'o ReplayOptions,
+) -> Result<(BTreeMap<String, usize>, BTreeSet<&'o str>)> {
+    let live: BTreeMap<String, usize> = modules
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.name().to_owned(), i))
+        .collect();
+    let new_names: BTreeSet<&str> = options.new_modules.iter().map(|m| m.name.as_str()).collect();
+    for name in live.keys() {
+        if recording.topology.component(name).is_none() && !new_names.contains(name.as_str()) {
+            return Err(LockstepError::UnknownModule { module: name.clone() });
+        }
+    }
+    Ok((live, new_names))
 }
 
 /// The recorded modules that are not live: their outputs come from the recording.
@@ -187,14 +172,6 @@ fn skip_step(outcome: &mut ReplayOutcome, step: &Step<'_>, reason: &str) {
             reason: reason.to_owned(),
         });
     }
-}
-
-/// What one step computed: the headers it was granted (inputs as resolved), one output per header, and the
-/// computation's processing time.
-struct Stepped {
-    headers: Vec<TraceHeader>,
-    data: Vec<Vec<u8>>,
-    process_time_ns: u32,
 }
 
 /// Step `module` through `step` with the `resolved` inputs; an error names module, channel and frame when
@@ -287,6 +264,7 @@ fn record_outputs(
             process_time_ns,
             new_module: step.new_module,
             first_of_step: k == 0,
+            event: frame.events.as_ref().and_then(|e| e.last()).map(|e| e.describe()),
         });
     }
 }

@@ -82,6 +82,9 @@ pub struct Simulated {
     pub new_module: bool,
     /// The first output of its step (a computation with several outputs is one step).
     pub first_of_step: bool,
+    /// An unmodified node's output: the recorded event whose callback published it ("the take of /raw at
+    /// 12.345678901 s", "timer 0 at ...").
+    pub event: Option<String>,
 }
 
 /// A frame that was not replayed, and why.
@@ -118,6 +121,10 @@ pub struct ReplayOutcome {
     pub new_module_steps: BTreeMap<String, u64>,
     /// The ROS type of each channel only a new module writes.
     pub new_channel_types: BTreeMap<String, String>,
+    /// Per (unmodified node, channel): outputs its reproduced callbacks published beyond the recorded ones.
+    pub extra_outputs: BTreeMap<(String, String), u64>,
+    /// Per (unmodified node, channel): recorded outputs its reproduced callback did not publish.
+    pub missing_outputs: BTreeMap<(String, String), u64>,
 }
 
 impl ReplayOutcome {
