@@ -67,3 +67,35 @@ class Recording:
         for batch in batches:
             events.extend(batch.events)
         return events
+
+
+def cut(bag: Path, dst: Path, keep) -> Path:
+    """A one-file copy of `bag` (python `mcap`) with the messages `keep(log_time)` accepts and every metadata
+    record: a recording that started later."""
+    from mcap.writer import Writer
+    (src,) = sorted(Path(bag).glob("*.mcap"))
+    with open(src, "rb") as f, open(dst, "wb") as g:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        writer = Writer(g)
+        writer.start(profile="ros2", library="lockstep-test")
+        schemas = {sid: writer.register_schema(s.name, s.encoding, s.data) for sid, s in summary.schemas.items()}
+        channels = {cid: writer.register_channel(c.topic, c.message_encoding, schemas[c.schema_id], c.metadata)
+                    for cid, c in summary.channels.items()}
+        for _, channel, message in reader.iter_messages(log_time_order=True):
+            if keep(message.log_time):
+                writer.add_message(channels[channel.id], message.log_time, message.data, message.publish_time)
+        f.seek(0)
+        for record in make_reader(f).iter_metadata():
+            writer.add_metadata(record.name, record.metadata)
+        writer.finish()
+    return dst
+
+
+def log_times(bag: Path) -> list:
+    """Every message's log time, in order."""
+    times = []
+    for path in sorted(Path(bag).glob("*.mcap")):
+        with open(path, "rb") as f:
+            times.extend(m.log_time for _, _, m in make_reader(f).iter_messages(log_time_order=True))
+    return sorted(times)

@@ -76,10 +76,20 @@ impl MessageDefinitions {
         &self.prefixes
     }
 
-    /// The full `ros2msg` definition of `type_name` (`pkg/msg/Type` or `pkg/Type`). Fails with
+    /// The full `ros2msg` definition of `type_name` (`pkg/msg/Type` or `pkg/Type`, or the request or response
+    /// of a service, `pkg/srv/Type_Request`). Fails with
     /// [`Error::DefinitionNotFound`] naming the type and every path searched when the type or one of
     /// its dependencies has no `.msg` file.
     pub fn resolve(&mut self, type_name: &str) -> Result<MessageDefinition> {
+        // The request or response of a service (`pkg/srv/Type_Request`): that half of its `.srv` file.
+        if let [package, "srv", name] = type_name.split('/').collect::<Vec<_>>().as_slice() {
+            for (suffix, half) in [("_Request", 0), ("_Response", 1)] {
+                if let Some(service) = name.strip_suffix(suffix) {
+                    let (request, response) = self.resolve_service(&format!("{package}/srv/{service}"))?;
+                    return Ok(if half == 0 { request } else { response });
+                }
+            }
+        }
         let mut seen = HashSet::new();
         let text = self.append_recursive(type_name, type_name, &mut seen, MAX_DEPTH)?;
         Ok(MessageDefinition {
@@ -300,6 +310,8 @@ mod tests {
         std::fs::write(srv.join("Broken.srv"), "string question\n").unwrap();
         let mut defs = MessageDefinitions::new([dir.clone()]);
         let (request, response) = defs.resolve_service("pkg/srv/Ask").unwrap();
+        assert_eq!(defs.resolve("pkg/srv/Ask_Request").unwrap(), request, "a service's request message");
+        assert_eq!(defs.resolve("pkg/srv/Ask_Response").unwrap(), response);
         assert_eq!(request.text, "string question\n");
         assert_eq!(
             response.text,

@@ -22,7 +22,7 @@ use r2r_rcl::rosidl_message_type_support_t;
 /// What can go wrong finding a type's support.
 #[derive(Debug, thiserror::Error)]
 pub enum TypeSupportError {
-    #[error("`{0}` is not a message type name (expected `package/msg/Type`)")]
+    #[error("`{0}` is not a message type name (expected `package/msg/Type`, or `package/srv/Type_Request` and the like)")]
     BadTypeName(String),
     #[error(
         "no type support library for package `{package}` (looked for {})",
@@ -71,15 +71,26 @@ unsafe impl Sync for MessageTypeSupport {}
 
 /// `pkg/msg/Type` (or `pkg/Type`) split into package and type.
 pub fn split_type_name(type_name: &str) -> Result<(&str, &str), TypeSupportError> {
+    match split_interface_name(type_name)? {
+        (package, "msg", name) => Ok((package, name)),
+        _ => Err(TypeSupportError::BadTypeName(type_name.to_owned())),
+    }
+}
+
+/// A message type's package, interface kind and name: `pkg/msg/Type` (or `pkg/Type`), and the messages of
+/// services and actions (`pkg/srv/Type_Request`, `pkg/srv/Type_Event`, `pkg/action/Type_Goal`, ...), which
+/// service introspection and Lockstep's interceptor publish.
+pub fn split_interface_name(type_name: &str) -> Result<(&str, &str, &str), TypeSupportError> {
     let bad = || TypeSupportError::BadTypeName(type_name.to_owned());
     let parts: Vec<&str> = type_name.split('/').collect();
-    let (package, name) = match parts.as_slice() {
-        [package, "msg", name] | [package, name] => (*package, *name),
+    let (package, kind, name) = match parts.as_slice() {
+        [package, kind @ ("msg" | "srv" | "action"), name] => (*package, *kind, *name),
+        [package, name] => (*package, "msg", *name),
         _ => return Err(bad()),
     };
     let identifier = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if identifier(package) && identifier(name) {
-        Ok((package, name))
+        Ok((package, kind, name))
     } else {
         Err(bad())
     }
@@ -127,15 +138,16 @@ fn load_library(path: &Path) -> Result<&'static libloading::Library, TypeSupport
     Ok(library)
 }
 
-/// The type support of `type_name` (`pkg/msg/Type`), found through `ament_prefix_path`.
+/// The type support of `type_name` (`pkg/msg/Type`, `pkg/srv/Type_Request`, ...), found through
+/// `ament_prefix_path`.
 pub fn message_type_support(
     type_name: &str,
     ament_prefix_path: &str,
 ) -> Result<MessageTypeSupport, TypeSupportError> {
-    let (package, name) = split_type_name(type_name)?;
+    let (package, kind, name) = split_interface_name(type_name)?;
     let path = find_library(package, ament_prefix_path)?;
     let library = load_library(&path)?;
-    let symbol = format!("rosidl_typesupport_c__get_message_type_support_handle__{package}__msg__{name}");
+    let symbol = format!("rosidl_typesupport_c__get_message_type_support_handle__{package}__{kind}__{name}");
     type GetHandle = unsafe extern "C" fn() -> *const rosidl_message_type_support_t;
     // SAFETY: rosidl generates exactly this signature for every message's handle getter.
     let get: libloading::Symbol<'static, GetHandle> =

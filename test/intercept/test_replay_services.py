@@ -1,0 +1,63 @@
+"""Lock-step replay of unmodified service servers and clients: a server node replayed takes the recorded
+requests again (from `<service>/lockstep_request`, which the interceptor records), and a client node whose
+server is not running gets the recorded responses (from `<service>/lockstep_response`)."""
+
+import sys
+
+from std_msgs.msg import String
+from std_srvs.srv import SetBool
+
+from lockstep_interfaces.msg import RecorderStatus
+from lockstep_testing.harness import reliable
+from test_replay_unmodified import replay
+from traced import NODES
+
+WAIT_SECS = 120
+
+
+def trace(ros, script: str, *args: str, name: str, replaying: bool = False):
+    return ros.start("lockstep", "trace", *(["--replay"] if replaying else []), "--", sys.executable,
+                     str(NODES / script), *args, name=name)
+
+
+def written(status: list, topic: str) -> int:
+    return next((t.messages for t in status[-1].topics if t.topic == topic), 0) if status else 0
+
+
+def record(ros, bag, calls: int = 6):
+    """The switch server and the caller, both traced, and `calls` more requests from rclpy to the server."""
+    status = ros.collect(RecorderStatus, "/lockstep_recorder/status")
+    recorder = ros.start("lockstep", "bag", "record", "-a", "-o", str(bag), name="record")
+    server = trace(ros, "switch_server.py", name="switch")
+    caller = trace(ros, "caller_node.py", "--ros-args", "-p", "period_s:=0.2", name="caller")
+    answers = ros.collect(String, "/answers", reliable())
+    topics = ["/switched", "/answers", "/set_switch/lockstep_request", "/set_switch/lockstep_response",
+              "/lockstep/events/switch", "/lockstep/events/caller"]
+    ros.wait_until(lambda: all(written(status, t) >= 1 for t in topics), WAIT_SECS,
+                   "the recorder writing the outputs, the calls and both event logs", recorder)
+    for k in range(calls):
+        ros.call(SetBool, "/set_switch", SetBool.Request(data=k % 3 == 0), timeout=WAIT_SECS, retry_every=15.0)
+    before = len(answers)
+    ros.wait_until(lambda: len(answers) >= before + 3, WAIT_SECS, "three more answers to the caller", caller)
+    for proc in (caller, server, recorder):
+        assert proc.stop(timeout=60) == 0, proc.log()
+
+
+def test_a_server_takes_the_recorded_requests_and_a_client_gets_the_recorded_responses(ros, tmp_path):
+    bag = tmp_path / "calls"
+    record(ros, bag)
+
+    server = trace(ros, "switch_server.py", name="switch_replayed", replaying=True)
+    _, report = replay(ros, bag, tmp_path / "server", "--modules", "switch")
+    switched = report["channels"]["/switched"]
+    assert switched["simulated"] >= 6 and switched["exact"] == switched["simulated"], switched
+    assert report["frames_skipped"] == [], report["frames_skipped"]
+    assert server.stop(timeout=60) == 0, server.log()
+
+    caller = trace(ros, "caller_node.py", "--ros-args", "-p", "period_s:=0.2", name="caller_replayed",
+                   replaying=True)
+    _, report = replay(ros, bag, tmp_path / "client", "--modules", "caller")
+    answers = report["channels"]["/answers"]
+    assert answers["simulated"] >= 3 and answers["exact"] == answers["simulated"], answers
+    assert "switch" in report["modules_not_live"], report["modules_not_live"]
+    assert caller.stop(timeout=60) == 0, caller.log()
