@@ -155,6 +155,10 @@ def check_event_logs(rec: Recording, messages: int) -> None:
     assert all(e.infrastructure for e in events if e.name in ("/rosout", "/parameter_events"))
     timers = [e for e in rec.node_events("controller") if e.kind == NodeEvent.TIMER]
     assert len(timers) >= len(rec.headers["/cmd"]), "one timer event at least per output"
+    # The controller stamps /cmd with now(): each read of its clock is in the log, so a replay returns it.
+    reads = {(e.stamp.sec, e.stamp.nanosec) for e in rec.node_events("controller") if e.kind == NodeEvent.CLOCK}
+    stamps = [(m.header.stamp.sec, m.header.stamp.nanosec) for m in rec.by_digest("/cmd").values()]
+    assert stamps and all(s in reads for s in stamps), (stamps[:3], sorted(reads)[:3])
     for node in NODE_NAMES:
         assert all(not b.warnings for b in rec.events[node]), (node, rec.events[node][-1].warnings)
 

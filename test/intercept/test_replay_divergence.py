@@ -61,3 +61,30 @@ def test_a_node_reading_the_wall_clock_diverges_and_repeat_names_it(ros, tmp_pat
     assert [d["module"] for d in repeat["nondeterministic"]] == ["wallclock"], repeat
     for proc in live:
         assert proc.stop(timeout=60) == 0, proc.log()
+
+
+def test_a_node_recorded_with_a_multi_threaded_executor_is_refused(ros, tmp_path):
+    status = ros.collect(RecorderStatus, "/lockstep_recorder/status")
+    bag = tmp_path / "threads"
+    recorder = ros.start("lockstep", "bag", "record", "-a", "-o", str(bag), name="record")
+    node = ros.start("lockstep", "trace", "--", sys.executable, str(NODES / "multithreaded_node.py"), name="echo")
+    raw = ros.publisher(Float64, "/raw", reliable(depth=1000))
+    raw2 = ros.publisher(Float64, "/raw2", reliable(depth=1000))
+    ros.wait_for_matched(raw, count=2, timeout=WAIT_SECS)
+    ros.wait_for_matched(raw2, count=2, timeout=WAIT_SECS)
+
+    def burst() -> bool:
+        for i in range(50):
+            raw.publish(Float64(data=float(i)))
+            raw2.publish(Float64(data=float(-i)))
+        return "several threads" in node.log() and written(status, "/echo/lockstep_header") > 0
+
+    ros.wait_until(burst, WAIT_SECS, "callbacks on several threads, recorded", node)
+    for proc in (node, recorder):
+        assert proc.stop(timeout=60) == 0, proc.log()
+    replayed = ros.start("lockstep", "trace", "--replay", "--", sys.executable,
+                         str(NODES / "multithreaded_node.py"), name="echo_r")
+    run, _ = replay(ros, bag, tmp_path / "out", expect_ok=False)
+    assert "single-threaded executor" in run.stderr and "--allow-nondeterministic" in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) <= 2, run.stderr
+    assert replayed.stop(timeout=60) == 0, replayed.log()

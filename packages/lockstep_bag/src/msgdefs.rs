@@ -310,7 +310,11 @@ mod tests {
         std::fs::write(srv.join("Broken.srv"), "string question\n").unwrap();
         let mut defs = MessageDefinitions::new([dir.clone()]);
         let (request, response) = defs.resolve_service("pkg/srv/Ask").unwrap();
-        assert_eq!(defs.resolve("pkg/srv/Ask_Request").unwrap(), request, "a service's request message");
+        assert_eq!(
+            defs.resolve("pkg/srv/Ask_Request").unwrap(),
+            request,
+            "a service's request message"
+        );
         assert_eq!(defs.resolve("pkg/srv/Ask_Response").unwrap(), response);
         assert_eq!(request.text, "string question\n");
         assert_eq!(

@@ -16,8 +16,8 @@ pub const EVENTS_TOPIC_PREFIX: &str = "/lockstep/events/";
 /// The message type of the interceptor's event batches.
 pub const NODE_EVENTS_TYPE: &str = "lockstep_interfaces/msg/NodeEvents";
 
-/// The event kinds (`NodeEvent.kind` 0 to 6, TAKE to RESPONSE_TAKEN) as `bag info` names them.
-pub const EVENT_KINDS: [&str; 7] = [
+/// The event kinds (`NodeEvent.kind` 0 to 7, TAKE to CLOCK) as `bag info` names them.
+pub const EVENT_KINDS: [&str; 8] = [
     "taken",
     "published",
     "timers",
@@ -25,6 +25,7 @@ pub const EVENT_KINDS: [&str; 7] = [
     "responses sent",
     "requests sent",
     "responses taken",
+    "clock reads",
 ];
 
 /// What the batches of one node's events topic say.
@@ -38,7 +39,7 @@ pub struct TracedNode {
     /// Batches decoded.
     pub batches: u64,
     /// Events by kind, in the order of [`EVENT_KINDS`].
-    pub events: [u64; 7],
+    pub events: [u64; 8],
     /// Events of a kind not in [`EVENT_KINDS`] (an interceptor newer than this reader).
     pub other_kinds: u64,
     /// Events lost while recording: gaps in `first_index` between consecutive batches (and the start of the
@@ -394,16 +395,16 @@ mod tests {
         let mut t = tally();
         t.add(batch(7, 5, &[0, 1])); // 5 events before the recording
         t.add(batch(7, 7, &[2])); // no gap
-        t.add(batch(7, 10, &[3, 4, 9])); // 2 lost; kind 9 unknown
+        t.add(batch(7, 10, &[3, 4, 7, 9])); // 2 lost; kind 9 unknown
         t.add(batch(7, 11, &[5])); // repeats index 11
         t.add(batch(8, 2, &[6])); // a new process: its first 2 events lost while recording
         t.add(batch(8, 3, &[])); // an empty batch right after
         let n = &t.node;
-        assert_eq!(n.events, [1, 1, 1, 1, 1, 1, 1]);
+        assert_eq!(n.events, [1, 1, 1, 1, 1, 1, 1, 1]);
         assert_eq!(n.other_kinds, 1);
         assert_eq!((n.before_recording, n.lost, n.gaps), (5, 4, 2));
         assert_eq!((n.restarts, n.out_of_order_batches, n.batches), (1, 1, 6));
-        assert_eq!(n.total_events(), 8);
+        assert_eq!(n.total_events(), 9);
     }
 
     #[test]

@@ -153,14 +153,14 @@ fn section_text(nodes: &TracedNodes) -> String {
 
 const EXPECTED_SECTION: &str = "  Nodes traced by interception (lockstep trace): 2
     /filter (topic /lockstep/events/filter): 9 events in 3 batches
-      taken 2, published 2, timers 1, requests taken 1, responses sent 1, requests sent 1, responses taken 1
+      taken 2, published 2, timers 1, requests taken 1, responses sent 1, requests sent 1, responses taken 1, clock reads 0
       lost: 3 events (1 gap between batches)
       before the recording: 3 events (the first batch recorded starts at index 3)
       warnings:
         multi-threaded executor: callbacks may overlap, their order is not recorded
         published /cmd_vel outside any callback seen
     /robot1/planner (topic /lockstep/events/robot1/planner): 3 events in 2 batches
-      taken 1, published 1, timers 1, requests taken 0, responses sent 0, requests sent 0, responses taken 0
+      taken 1, published 1, timers 1, requests taken 0, responses sent 0, requests sent 0, responses taken 0, clock reads 0
       lost: none
       before the recording: none
       undecodable: 1 message on /lockstep/events/robot1/planner (first: at byte 4, field `node_name`: the message ends (5 bytes) inside a 4-byte value)
@@ -195,7 +195,7 @@ fn counts_events_losses_and_warnings_per_node() {
     let names: Vec<&str> = nodes.nodes.iter().map(|n| n.node.as_str()).collect();
     assert_eq!(names, ["/filter", "/robot1/planner"]);
     let (filter, planner) = (&nodes.nodes[0], &nodes.nodes[1]);
-    assert_eq!(filter.events, [2, 2, 1, 1, 1, 1, 1]);
+    assert_eq!(filter.events, [2, 2, 1, 1, 1, 1, 1, 0]);
     assert_eq!(
         (filter.batches, filter.lost, filter.gaps, filter.before_recording),
         (3, 3, 1, 3)
@@ -206,7 +206,7 @@ fn counts_events_losses_and_warnings_per_node() {
         (filter.undecodable, filter.restarts, filter.out_of_order_batches),
         (0, 0, 0)
     );
-    assert_eq!(planner.events, [1, 1, 1, 0, 0, 0, 0]);
+    assert_eq!(planner.events, [1, 1, 1, 0, 0, 0, 0, 0]);
     assert_eq!(
         (planner.batches, planner.lost, planner.before_recording),
         (2, 0, 0)

@@ -81,6 +81,11 @@ pub struct ReplayArgs {
     /// latest message at or before that time on each other channel it reads.
     #[arg(long = "new-module", value_parser = parse_new_module)]
     pub new_modules: Vec<(String, String)>,
+    /// Replay unmodified nodes that ran callbacks on several threads when recorded (a multi-threaded
+    /// executor) anyway: their callbacks' order on other threads is not reproduced, and the events they
+    /// cannot reproduce stop the replay with the reason.
+    #[arg(long)]
+    pub allow_nondeterministic: bool,
     /// Replay N times through the same live modules and name every module whose outputs differ between runs
     /// (1 to 100; the output bag is the first run's). The modules keep running between runs: state carried
     /// over from one run into the next shows as a difference too.
@@ -191,6 +196,20 @@ fn connect_live(
         );
     }
     let modules = std::mem::take(&mut connected.modules);
+    for m in &modules {
+        let warnings = recording.unmodified_warnings.get(m.name());
+        let threads = warnings
+            .into_iter()
+            .flatten()
+            .find(|w| w.contains("several threads"));
+        if let (Some(warning), false) = (threads, args.allow_nondeterministic) {
+            bail!(
+                "`{}` cannot be replayed in lock-step: when recorded, {warning}. Spin it with a single-threaded \
+                 executor, or pass --allow-nondeterministic",
+                m.name()
+            );
+        }
+    }
     // The live modules' parameters against the recorded ones, before the first step.
     let names: Vec<String> = modules.iter().map(|m| m.name().to_owned()).collect();
     let checked = crate::parameters::check(records, recording, &names, &args.parameters)?;
@@ -223,6 +242,8 @@ fn write_results(
     if let Some((runs, differences)) = repeat {
         report["repeat"] = crate::repeat::to_json(*runs, differences);
     }
+    // What the interceptor found it could not follow when it recorded the unmodified nodes.
+    report["unmodified_nodes"]["recorded_warnings"] = serde_json::json!(recording.unmodified_warnings);
     // Where the module topology came from: the recorder's record, or rebuilt from the header topics.
     report["topology_source"] = serde_json::json!(recording.topology_source.to_string());
     let path = args.output.join("report.json");

@@ -83,6 +83,9 @@ pub struct Recording {
     pub headerless: Vec<Headerless>,
     /// Where [`Self::topology`] came from: the recorder's record, or rebuilt from the header topics.
     pub topology_source: TopologySource,
+    /// Per unmodified node (recorded through the interceptor): the limits the interceptor detected while
+    /// recording (a multi-threaded executor, intra-process communication, ...).
+    pub unmodified_warnings: BTreeMap<String, std::collections::BTreeSet<String>>,
     /// The bag, kept open to read the payloads not held in memory (see [`Recording::open_indexed`]).
     source: Option<Source>,
 }
@@ -167,6 +170,7 @@ impl Recording {
         let mut logs = Logs::default();
         let mut frames = scan.messages(reader, &mut channels, &mut outputs, &mut logs)?;
         attach(&logs, &mut frames);
+        let unmodified_warnings = std::mem::take(&mut logs.warnings);
         for c in channels.values_mut() {
             c.by_time.sort_by_key(|&(log_time_ns, _)| log_time_ns);
         }
@@ -181,6 +185,7 @@ impl Recording {
             header_type_hash,
             headerless,
             topology_source,
+            unmodified_warnings,
             source: None,
         })
     }

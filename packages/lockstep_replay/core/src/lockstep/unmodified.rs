@@ -24,6 +24,8 @@ pub const EVENTS_TOPIC_PREFIX: &str = "/lockstep/events/";
 #[derive(Debug, Default)]
 pub(super) struct Logs {
     batches: BTreeMap<String, Vec<lockstep_intercept::events::Batch>>,
+    /// Per module, the limits the interceptor detected while recording (multi-threaded executor, ...).
+    pub warnings: BTreeMap<String, std::collections::BTreeSet<String>>,
     /// Batches that could not be read: (topic, reason) of the first, and how many.
     pub undecodable: Option<(String, String, u64)>,
 }
@@ -38,7 +40,10 @@ impl Logs {
     pub fn add(&mut self, topic: &str, data: &[u8]) {
         let module = topic.trim_start_matches(EVENTS_TOPIC_PREFIX).to_owned();
         match decode_events(data) {
-            Ok(batch) => self.batches.entry(module).or_default().push(batch),
+            Ok(batch) => {
+                (self.warnings.entry(module.clone()).or_default()).extend(batch.warnings.iter().cloned());
+                self.batches.entry(module).or_default().push(batch);
+            }
             Err(e) => {
                 let u = self
                     .undecodable
@@ -196,5 +201,55 @@ pub(super) fn attach(logs: &Logs, frames: &mut [Frame]) {
     }
     for (i, events) in assigned {
         frames[i].events = Some(events);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: EventKind, thread: u32, name: &str, sequence_number: i64, ros_time_ns: i64) -> Event {
+        Event {
+            kind,
+            ros_time_ns,
+            thread,
+            name: name.into(),
+            infrastructure: name == "/parameter_events",
+            gid: Vec::new(),
+            sequence_number,
+            payload_digest: 0,
+        }
+    }
+
+    #[test]
+    fn callbacks_group_per_thread_with_their_outputs_and_clock_reads() {
+        let log = [
+            event(EventKind::Take, 1, "/odom", 7, 10),
+            event(EventKind::Take, 1, "/scan", 8, 20),
+            event(EventKind::Clock, 1, "", 0, 25),
+            event(EventKind::Timer, 2, "", 0, 30),
+            event(EventKind::Publish, 1, "/fused", 0, 31),
+            event(EventKind::Publish, 2, "/cmd", 0, 32),
+            event(EventKind::Take, 1, "/parameter_events", 0, 40),
+            event(EventKind::Publish, 1, "/fused", 1, 41),
+        ];
+        let (calls, orphans) = callbacks(&log, 5);
+        let starts: Vec<(&str, i64)> = calls
+            .iter()
+            .map(|c| (c.start.name.as_str(), c.start.ros_time_ns))
+            .collect();
+        assert_eq!(starts, [("/odom", 10), ("/scan", 20), ("", 30)]);
+        assert!(
+            calls[0].outputs.is_empty(),
+            "a take into the state publishes nothing"
+        );
+        assert_eq!(calls[1].outputs, [("/fused".to_owned(), 0)]);
+        assert_eq!(calls[1].start.clock_reads_ns, [25]);
+        assert_eq!(calls[2].outputs, [("/cmd".to_owned(), 0)]);
+        assert_eq!(
+            orphans,
+            [("/fused".to_owned(), 5, 1)],
+            "after an infrastructure callback: no data callback"
+        );
     }
 }
