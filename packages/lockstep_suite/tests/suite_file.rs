@@ -67,6 +67,16 @@ fn a_minimal_suite_has_one_default_variant_and_exact_channels() {
     assert_eq!(suite.variants.len(), 1);
     assert_eq!(suite.variants[0].name, "default");
     assert!(suite.expect.is_empty());
+    assert_eq!(suite.replay.repeat, 1);
+    assert!(!suite.variants[0].unmodified);
+    let text = "recordings: [recordings/*]\nmodules: {launch: ../../launch/replay_system.launch.xml, \
+                unmodified: true}\nrepeat: 3\n";
+    let suite = Suite::parse(text, &file).unwrap();
+    assert_eq!(suite.replay.repeat, 3);
+    assert!(
+        suite.variants[0].unmodified,
+        "unmodified nodes: launched under --trace-replay"
+    );
 }
 
 #[test]
@@ -111,6 +121,16 @@ fn mistakes_name_the_key_path() {
         (
             format!("{MINIMAL}replay: {{timeout_ms: 0}}\n"),
             "replay.timeout_ms: 0 is out of range",
+        ),
+        (
+            format!("{MINIMAL}replay: {{repeat: 2.5}}\n"),
+            "replay.repeat: 2.5 is not a whole number of runs",
+        ),
+        (format!("{MINIMAL}repeat: 0\n"), "repeat: 0 is out of range"),
+        (
+            "recordings: [recordings/*]\nmodules: {launch: ../../launch/replay_system.launch.xml, unmodified: 1}\n"
+                .into(),
+            "modules.unmodified: expected true or false",
         ),
         ("recordings: [a\n  b: [".into(), "line "),
     ];

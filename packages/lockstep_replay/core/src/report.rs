@@ -53,6 +53,7 @@ pub fn report_json(
         "backup_inputs": outcome.backup_inputs,
         "channels": channels_json(evaluation, outcome),
         "unmodified_nodes": {
+            "events_granted": outcome.events_granted,
             "extra_outputs": pairs_json(&outcome.extra_outputs),
             "missing_outputs": pairs_json(&outcome.missing_outputs),
         },

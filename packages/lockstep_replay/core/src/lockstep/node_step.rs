@@ -179,6 +179,10 @@ pub(super) fn run_events(
     let process_time_ns = module
         .last_process_time_ns()
         .unwrap_or_else(|| lockstep_trace::duration_to_ns_u32(started.elapsed()));
+    *outcome
+        .events_granted
+        .entry(header.module_name.clone())
+        .or_default() += grants.len() as u64;
     for (channel, n) in backups {
         *outcome.backup_inputs.entry(channel).or_default() += n;
     }

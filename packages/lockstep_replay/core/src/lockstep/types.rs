@@ -121,6 +121,8 @@ pub struct ReplayOutcome {
     pub new_module_steps: BTreeMap<String, u64>,
     /// The ROS type of each channel only a new module writes.
     pub new_channel_types: BTreeMap<String, String>,
+    /// Per unmodified node: recorded events reproduced (messages taken, timers fired, calls taken).
+    pub events_granted: BTreeMap<String, u64>,
     /// Per (unmodified node, channel): outputs its reproduced callbacks published beyond the recorded ones.
     pub extra_outputs: BTreeMap<(String, String), u64>,
     /// Per (unmodified node, channel): recorded outputs its reproduced callback did not publish.
