@@ -4,7 +4,8 @@
 # recorder (a C loop taking through rcl) and lock-step replay over DDS (a trivial step server called in a tight
 # loop), each at three sizes, `lockstep test` (cases per minute at --jobs 1 and 2 and through Ray), and the rcl
 # interceptor of `lockstep trace` (us per publish and per take against a plain C loop over rcl, and the CPU of a
-# traced rclpy pipeline against the untraced one).
+# traced rclpy pipeline against the untraced one), and lock-step replay of unmodified rclpy nodes (events per
+# second against the DDS step limit and the instrumented Python module, and its alignment table).
 # Writes bench-results/<UTC time>/summary.md with the tables the README quotes, and each benchmark's full
 # output beside it (<name>.log).
 #   Usage: scripts/bench/all.sh [--quick]   (--quick: shorter runs, for checking the scripts, not for figures)
@@ -51,6 +52,8 @@ if [ "$quick" = 1 ]; then
     run suite bash scripts/bench/suite.sh --count 2 --no-ray --markdown "$summary"
     run intercept bash scripts/bench/intercept.sh --runs 1 --small-count 5000 --large-count 100 --secs 3 \
         --pipeline-runs 1 --markdown "$summary"
+    run unmodified_replay bash scripts/bench/unmodified_replay.sh --messages 100 --limit-steps 500 \
+        --python-ticks 100 --markdown "$summary"
 else
     run bag_writer bash scripts/bench/bag_writer.sh --markdown "$summary"
     run bag_player bash scripts/bench/bag_player.sh --runs 3 --markdown "$summary"
@@ -58,6 +61,7 @@ else
     run replay bash scripts/bench/lockstep.sh --ticks-list 100,250,500 --markdown "$summary"
     run suite bash scripts/bench/suite.sh --markdown "$summary"
     run intercept bash scripts/bench/intercept.sh --markdown "$summary"
+    run unmodified_replay bash scripts/bench/unmodified_replay.sh --markdown "$summary"
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$summary"
 printf '\n[all] summary: %s\n' "$summary"

@@ -3,12 +3,20 @@
 //! kind, the events lost between batches or logged before the recording started, and its warnings.
 //!
 //! The batches are decoded with the message definition the bag stores (no ROS needed) and only those topics
-//! are read, one chunk at a time: a bag of any size is summed up in bounded memory.
+//! are read, one chunk at a time: a bag of any size is summed up in bounded memory. [`node_event_logs`]
+//! decodes every event in full, in log order, with the same decoder (what a lock-step replay of an
+//! unmodified node reproduces).
 
-use crate::cdr::{Schema, Value};
 use crate::{BagReader, BagTopic, ReadOptions};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Write};
+
+mod logs;
+
+pub use logs::{
+    events_topic_module, kind, node_event_logs, EventBatch, EventsDecoder, LoggedEvent, NodeEvent, NodeEventLog,
+    NodeEventLogReader,
+};
 
 /// The prefix of the topics the interceptor publishes each node's events on (`/lockstep/events/robot1/filter`).
 pub const EVENTS_TOPIC_PREFIX: &str = "/lockstep/events/";
@@ -78,7 +86,7 @@ pub struct TracedNodes {
     pub read_error: Option<String>,
 }
 
-/// One decoded batch: the fields the summary needs.
+/// One batch as the summary counts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Batch {
     epoch: u64,
@@ -90,7 +98,7 @@ struct Batch {
 /// One events topic while its batches are read.
 struct Tally {
     node: TracedNode,
-    schema: Option<Schema>,
+    decoder: Option<EventsDecoder>,
     /// Per interceptor epoch, the index after the last event seen.
     next_index: HashMap<u64, u64>,
 }
@@ -110,7 +118,7 @@ pub fn traced_nodes(reader: &BagReader) -> TracedNodes {
         .map(|t| (t.metadata.name.clone(), Tally::new(t)))
         .collect();
     let wanted: Vec<String> = (tallies.iter())
-        .filter(|(_, t)| t.schema.is_some())
+        .filter(|(_, t)| t.decoder.is_some())
         .map(|(name, _)| name.clone())
         .collect();
     let mut read_error = None;
@@ -135,7 +143,7 @@ pub fn traced_nodes(reader: &BagReader) -> TracedNodes {
 }
 
 impl Tally {
-    /// A topic's tally, with the schema its stored definition gives; without one, every message of the
+    /// A topic's tally, with the decoder its stored definition gives; without one, every message of the
     /// topic counts as undecodable and none is read.
     fn new(topic: &BagTopic) -> Self {
         let name = &topic.metadata.name;
@@ -146,20 +154,8 @@ impl Tally {
             topic: name.clone(),
             ..TracedNode::default()
         };
-        let type_name = &topic.metadata.type_name;
-        let schema = match &topic.definition {
-            Some(d) if d.encoding == crate::msgdefs::ROS2MSG && !d.text.trim().is_empty() => {
-                Schema::parse(type_name, &d.text)
-                    .map_err(|e| format!("its stored definition does not parse: {e}"))
-            }
-            Some(d) if !d.encoding.is_empty() => Err(format!(
-                "its definition is stored as {}, which this reader does not decode",
-                d.encoding
-            )),
-            _ => Err(format!("the bag stores no definition of {type_name}")),
-        };
-        let schema = match schema {
-            Ok(s) => Some(s),
+        let decoder = match EventsDecoder::for_topic(topic) {
+            Ok(d) => Some(d),
             Err(reason) => {
                 node.undecodable = topic.message_count;
                 node.undecodable_reason = Some(reason);
@@ -168,22 +164,23 @@ impl Tally {
         };
         Tally {
             node,
-            schema,
+            decoder,
             next_index: HashMap::new(),
         }
     }
 
     /// Decodes one message and adds its batch, or counts it as undecodable.
     fn read(&mut self, data: &[u8]) {
-        let Some(schema) = &self.schema else {
+        let Some(decoder) = &self.decoder else {
             return;
         };
-        match schema
-            .decode(data)
-            .map_err(|e| e.to_string())
-            .and_then(|v| batch(&v))
-        {
-            Ok(b) => self.add(b),
+        match decoder.decode(data) {
+            Ok(b) => self.add(Batch {
+                epoch: b.epoch,
+                first_index: b.first_index,
+                kinds: b.events.iter().map(|e| u64::from(e.kind)).collect(),
+                warnings: b.warnings,
+            }),
             Err(e) => {
                 self.node.undecodable += 1;
                 self.node
@@ -230,36 +227,6 @@ impl Tally {
             }
         }
     }
-}
-
-/// The fields of a decoded NodeEvents message, or what is missing (a definition of another shape).
-fn batch(value: &Value) -> Result<Batch, String> {
-    let uint = |name: &str| match value.field(name) {
-        Some(Value::UInt(u)) => Ok(*u),
-        _ => Err(format!("no unsigned integer field `{name}`")),
-    };
-    let list = |name: &str| match value.field(name) {
-        Some(Value::Array(items)) => Ok(items),
-        _ => Err(format!("no array field `{name}`")),
-    };
-    let kinds = (list("events")?.iter())
-        .map(|e| match e.field("kind") {
-            Some(Value::UInt(k)) => Ok(*k),
-            _ => Err("an event without an unsigned integer field `kind`".to_owned()),
-        })
-        .collect::<Result<Vec<u64>, String>>()?;
-    let warnings = (list("warnings")?.iter())
-        .map(|w| match w {
-            Value::String(s) => Ok(s.clone()),
-            _ => Err("a warning that is not a string".to_owned()),
-        })
-        .collect::<Result<Vec<String>, String>>()?;
-    Ok(Batch {
-        epoch: uint("epoch")?,
-        first_index: uint("first_index")?,
-        kinds,
-        warnings,
-    })
 }
 
 /// `1 event`, `2 events`.
@@ -385,7 +352,7 @@ mod tests {
     fn tally() -> Tally {
         Tally {
             node: TracedNode::default(),
-            schema: None,
+            decoder: None,
             next_index: HashMap::new(),
         }
     }

@@ -8,7 +8,7 @@
 mod common;
 
 use lockstep_bag::cdr::{Schema, Value};
-use lockstep_bag::traced::{traced_nodes, TracedNodes, NODE_EVENTS_TYPE};
+use lockstep_bag::traced::{node_event_logs, traced_nodes, TracedNodes, NODE_EVENTS_TYPE};
 use lockstep_bag::{BagReader, BagWriter, MessageDefinition, MessageDefinitions, TopicSpec, WriterOptions};
 use std::path::{Path, PathBuf};
 
@@ -63,12 +63,23 @@ fn event(kind: u64, i: u64) -> Value {
 }
 
 fn batch(schema: &Schema, node: &str, first_index: u64, kinds: &[u64], warnings: &[&str]) -> Vec<u8> {
+    batch_of_epoch(schema, node, 1_700_000_000_000_000_000, first_index, kinds, warnings)
+}
+
+fn batch_of_epoch(
+    schema: &Schema,
+    node: &str,
+    epoch: u64,
+    first_index: u64,
+    kinds: &[u64],
+    warnings: &[&str],
+) -> Vec<u8> {
     let events = (kinds.iter().enumerate())
         .map(|(i, k)| event(*k, first_index + i as u64))
         .collect();
     let value = Value::Message(vec![
         ("node_name".into(), Value::String(node.into())),
-        ("epoch".into(), Value::UInt(1_700_000_000_000_000_000)),
+        ("epoch".into(), Value::UInt(epoch)),
         ("first_index".into(), Value::UInt(first_index)),
         ("events".into(), Value::Array(events)),
         (
@@ -260,4 +271,113 @@ fn bag_info_prints_the_section() {
     let section = text.find("  Nodes traced by interception").unwrap();
     assert!(section > text.find("  Topology source:").unwrap(), "{text}");
     assert!(section < text.find("  Metadata records:").unwrap(), "{text}");
+}
+
+#[test]
+fn node_event_logs_decode_every_event_in_log_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bag");
+    write_bag(&dir);
+    let logs = node_event_logs(&BagReader::open(&dir).unwrap()).unwrap();
+    let modules: Vec<&str> = logs.keys().map(String::as_str).collect();
+    assert_eq!(modules, ["filter", "robot1/planner"], "module names without the leading slash");
+    let filter = &logs["filter"];
+    assert_eq!(filter.topic, "/lockstep/events/filter");
+    let indexes: Vec<u64> = filter.events.iter().map(|e| e.index).collect();
+    assert_eq!(indexes, [3, 4, 5, 6, 7, 8, 12, 13, 14]);
+    let kinds: Vec<u8> = filter.events.iter().map(|e| e.event.kind).collect();
+    assert_eq!(kinds, [0, 1, 2, 0, 3, 4, 5, 6, 1]);
+    let take = &filter.events[0];
+    assert_eq!(take.epoch, 1_700_000_000_000_000_000);
+    assert_eq!(take.event.ros_time_ns, 103_000_000_005);
+    assert_eq!(
+        (take.event.thread, take.event.name.as_str(), take.event.infrastructure),
+        (4242, "/scan", false)
+    );
+    assert_eq!(take.event.gid, [1; 16]);
+    assert_eq!(
+        (take.event.sequence_number, take.event.payload_digest),
+        (3, 0x0123_4567_89ab_cdef)
+    );
+    assert_eq!(filter.events[2].event.name, "", "a timer has no name");
+    assert_eq!((filter.batches, filter.undecodable, filter.duplicates), (3, 0, 0));
+    assert_eq!(filter.warnings.len(), 2);
+    let planner = &logs["robot1/planner"];
+    assert_eq!(planner.events.len(), 3);
+    assert_eq!((planner.batches, planner.undecodable), (2, 1));
+    assert!(
+        (planner.undecodable_reason.as_deref().unwrap()).contains("field `node_name`"),
+        "{planner:?}"
+    );
+}
+
+#[test]
+fn node_event_logs_sort_batches_drop_repeats_and_skip_hostile_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bag");
+    let definition = MessageDefinition {
+        encoding: "ros2msg".into(),
+        text: node_events_definition(),
+    };
+    let schema = Schema::parse(NODE_EVENTS_TYPE, &definition.text).unwrap();
+    let topic = "/lockstep/events/talker";
+    let mut w = BagWriter::create(&dir, WriterOptions::default()).unwrap();
+    w.add_topic(TopicSpec::new(topic, NODE_EVENTS_TYPE).with_definition(definition))
+        .unwrap();
+    // A batch claiming 2^32-1 events in a few bytes, and one cut short.
+    let mut huge = batch_of_epoch(&schema, "talker", 9, 0, &[], &[]);
+    let count_at = huge.len() - 8;
+    huge[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let whole = batch_of_epoch(&schema, "talker", 9, 9, &[TAKE], &[]);
+    let messages = [
+        batch_of_epoch(&schema, "talker", 9, 2, &[TAKE, PUBLISH], &[]),
+        batch_of_epoch(&schema, "talker", 5, 7, &[TIMER], &[]), // the process before a restart
+        batch_of_epoch(&schema, "talker", 9, 0, &[TIMER, TAKE], &[]),
+        batch_of_epoch(&schema, "talker", 9, 1, &[REQUEST_TAKEN, RESPONSE_SENT], &[]), // index 1 again
+        huge,
+        whole[..whole.len() - 9].to_vec(),
+    ];
+    for (i, data) in messages.iter().enumerate() {
+        w.write(topic, 1 + i as u64, data).unwrap();
+    }
+    w.finish().unwrap();
+    let logs = node_event_logs(&BagReader::open(&dir).unwrap()).unwrap();
+    let talker = &logs["talker"];
+    let order: Vec<(u64, u64, u8)> = (talker.events.iter())
+        .map(|e| (e.epoch, e.index, e.event.kind))
+        .collect();
+    assert_eq!(
+        order,
+        [(5, 7, 2), (9, 0, 2), (9, 1, 0), (9, 2, 0), (9, 3, 1)],
+        "by epoch and index; index 1 kept as first read, index 2 once"
+    );
+    assert_eq!((talker.batches, talker.duplicates, talker.undecodable), (4, 2, 2));
+}
+
+#[test]
+fn node_event_logs_of_bags_without_events_or_definitions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bag");
+    let mut w = BagWriter::create(&dir, WriterOptions::default()).unwrap();
+    w.add_topic(TopicSpec::new("/chatter", "std_msgs/msg/String"))
+        .unwrap();
+    w.write("/chatter", 1, &common::cdr_string("hi")).unwrap();
+    w.finish().unwrap();
+    assert!(node_event_logs(&BagReader::open(&dir).unwrap()).unwrap().is_empty());
+
+    let dir = tmp.path().join("undefined");
+    let mut w = BagWriter::create(&dir, WriterOptions::default()).unwrap();
+    w.add_topic(TopicSpec::new("/lockstep/events/talker", NODE_EVENTS_TYPE))
+        .unwrap();
+    w.write("/lockstep/events/talker", 1, &[0, 1, 0, 0]).unwrap();
+    w.write("/lockstep/events/talker", 2, &[0, 1, 0, 0]).unwrap();
+    w.finish().unwrap();
+    let logs = node_event_logs(&BagReader::open(&dir).unwrap()).unwrap();
+    let talker = &logs["talker"];
+    assert!(talker.events.is_empty());
+    assert_eq!(talker.undecodable, 2);
+    assert_eq!(
+        talker.undecodable_reason.as_deref(),
+        Some("the bag stores no definition of lockstep_interfaces/msg/NodeEvents")
+    );
 }

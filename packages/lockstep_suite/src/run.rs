@@ -4,7 +4,7 @@
 //! rename, so a case is either reported whole or not at all (a killed runner leaves only a `.partial`
 //! folder, which a retry does not read).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -99,15 +99,16 @@ fn run_in(
     let domain = Domain::take(salt)?;
     let mut modules = Launched::start(lockstep, case, dir, domain.id)?;
     let replay_started = Instant::now();
-    let replayed = replay(suite, case, lockstep, dir, domain.id, &live, &mut modules);
+    let replayed = replay(suite, case, lockstep, dir, domain.id, &live, &mut modules, 1);
     report.timings.replay_s = replay_started.elapsed().as_secs_f64();
     let stop_started = Instant::now();
     let stopped = modules.stop();
     report.timings.stop_s = stop_started.elapsed().as_secs_f64();
-    let nondeterministic = replayed?;
+    replayed?;
     if let Some(warning) = stopped {
         report.warnings.push(warning);
     }
+    let nondeterministic = repeat_runs(suite, case, lockstep, dir, domain.id, &live)?;
     drop(domain);
     let compare_started = Instant::now();
     let new = open_recording(&dir.join("replay"))?;
@@ -344,14 +345,16 @@ fn replay(
     domain: u32,
     live: &[String],
     modules: &mut Launched,
-) -> Result<Vec<String>> {
-    let log = dir.join("replay.log");
+    run: u64,
+) -> Result<()> {
+    let name = if run == 1 { "replay".to_owned() } else { format!("replay_run{run}") };
+    let log = dir.join(format!("{name}.log"));
     let mut command = Command::new(lockstep);
     command
         .arg("replay")
         .arg(&case.recording)
         .arg("--output")
-        .arg(dir.join("replay"))
+        .arg(dir.join(&name))
         .arg("--quiet")
         .arg("--frames")
         .arg(&suite.replay.frames)
@@ -359,8 +362,6 @@ fn replay(
         .arg(suite.replay.timeout_ms.to_string())
         .arg("--discovery-ms")
         .arg(suite.replay.discovery_ms.to_string())
-        .arg("--repeat")
-        .arg(suite.replay.repeat.to_string())
         .env("ROS_DOMAIN_ID", domain.to_string())
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", LOCAL_DISCOVERY);
     if !live.is_empty() {
@@ -387,12 +388,12 @@ fn replay(
     };
     if !status.success() {
         return Err(Error::Case(format!(
-            "lockstep replay failed: {} (see cases/{}/replay.log)",
+            "lockstep replay failed: {} (see cases/{}/{name}.log)",
             last_line(&log),
             case.id
         )));
     }
-    let replay_report = dir.join("replay").join("report.json");
+    let replay_report = dir.join(&name).join("report.json");
     let text = std::fs::read_to_string(&replay_report).map_err(|e| Error::io(&replay_report, e))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| Error::Case(format!("{}: {e}", replay_report.display())))?;
@@ -412,25 +413,49 @@ fn replay(
             modules.log
         )));
     }
-    Ok(nondeterministic(&value))
+    Ok(())
 }
 
-/// The modules a repeated replay found differing between runs, one line each.
-fn nondeterministic(report: &serde_json::Value) -> Vec<String> {
-    let Some(found) = report["repeat"]["nondeterministic"].as_array() else {
-        return Vec::new();
-    };
-    found
+/// Replays the case again, runs 2 to `repeat`, each with module processes started afresh (so no state
+/// carries over from one run into the next), and names every module whose outputs differ from the first
+/// run's, with its first differing output.
+fn repeat_runs(
+    suite: &Suite,
+    case: &Case,
+    lockstep: &Path,
+    dir: &Path,
+    domain: u32,
+    live: &[String],
+) -> Result<Vec<String>> {
+    let first = outputs(&dir.join("replay"))?;
+    let mut found: BTreeMap<String, String> = BTreeMap::new();
+    for run in 2..=suite.replay.repeat {
+        let mut modules = Launched::start(lockstep, case, dir, domain)?;
+        let replayed = replay(suite, case, lockstep, dir, domain, live, &mut modules, run);
+        modules.stop();
+        replayed?;
+        for (id, (module, digest)) in outputs(&dir.join(format!("replay_run{run}")))? {
+            let (channel, _, seq) = &id;
+            let differs = match first.get(&id) {
+                Some((_, d)) if *d == digest => continue,
+                Some(_) => "a different payload",
+                None => "only this run has it",
+            };
+            found.entry(module).or_insert_with(|| format!("{channel} #{seq} differs in run {run} ({differs})"));
+        }
+    }
+    Ok(found
+        .into_iter()
+        .map(|(module, what)| format!("nondeterministic: `{module}` {what}"))
+        .collect())
+}
+
+/// A replay's outputs in its output bag: (channel, epoch, sequence) -> (module, payload digest).
+fn outputs(bag: &Path) -> Result<BTreeMap<(String, u64, u32), (String, u64)>> {
+    let recording = open_recording(bag)?;
+    Ok(recording
+        .frames
         .iter()
-        .map(|d| {
-            format!(
-                "nondeterministic: `{}` {} #{} differs in run {} ({})",
-                d["module"].as_str().unwrap_or("?"),
-                d["channel"].as_str().unwrap_or("?"),
-                d["sequence_num"],
-                d["run"],
-                d["reason"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
+        .map(|f| (f.id(), (f.header.module_name.clone(), f.header.payload_digest)))
+        .collect())
 }

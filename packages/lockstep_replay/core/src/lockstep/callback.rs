@@ -2,16 +2,10 @@
 //! ([`NodeCallback`], from the node's event log), what the replay delivers for it ([`GrantEvent`]) and what
 //! it sends ([`EventOutput`]).
 
-/// The event kinds (`lockstep_interfaces/msg/NodeEvent`).
+/// The event kinds (`lockstep_interfaces/msg/NodeEvent`): TAKE, PUBLISH, TIMER, REQUEST_TAKEN, RESPONSE_SENT,
+/// REQUEST_SENT, RESPONSE_TAKEN, CLOCK.
 pub mod kind {
-    pub const TAKE: u8 = 0;
-    pub const PUBLISH: u8 = 1;
-    pub const TIMER: u8 = 2;
-    pub const REQUEST_TAKEN: u8 = 3;
-    pub const RESPONSE_SENT: u8 = 4;
-    pub const REQUEST_SENT: u8 = 5;
-    pub const RESPONSE_TAKEN: u8 = 6;
-    pub const CLOCK: u8 = 7;
+    pub use lockstep_bag::traced::kind::*;
 }
 
 /// One callback of an unmodified node to reproduce: what started it, and what it read from its clocks.
@@ -31,6 +25,9 @@ pub struct NodeCallback {
     pub clock_reads_ns: Vec<i64>,
     /// A take of a recorded module's output: that output (channel, epoch, sequence number).
     pub producer: Option<(String, u64, u32)>,
+    /// Where the event that started it is in the node's event log (its index in the epoch of the frame's
+    /// header): the outputs of one callback are one step.
+    pub index: u64,
 }
 
 impl NodeCallback {

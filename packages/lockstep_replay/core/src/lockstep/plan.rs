@@ -11,7 +11,8 @@ use super::frame::Frame;
 use super::recording::Recording;
 use super::types::NewModule;
 
-/// One computation to grant: its frames (one per output channel; same module, start time and inputs).
+/// One computation to grant: its frames (one per output channel; same module, start time and inputs), or
+/// the outputs one callback of an unmodified node published (possibly several on one channel).
 #[derive(Debug, Clone)]
 pub(super) struct Step<'r> {
     pub frames: Vec<Cow<'r, Frame>>,
@@ -25,11 +26,21 @@ impl Step<'_> {
     }
 }
 
-/// What makes two recorded outputs one computation: module, start stamp and the exact inputs.
-type ComputationKey = (String, i64, Vec<(String, u64, u32, u64)>);
+/// What makes two recorded outputs one computation: module, start stamp and the exact inputs; for an
+/// unmodified node, the callback that published them (module, epoch, where its event is in the log), which
+/// may have published several outputs on one channel.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum ComputationKey {
+    Inputs(String, i64, Vec<(String, u64, u32, u64)>),
+    Callback(String, u64, u64),
+}
 
-fn computation(header: &TraceHeader) -> ComputationKey {
-    (
+fn computation(frame: &Frame) -> ComputationKey {
+    let header = &frame.header;
+    if let Some(trigger) = frame.events.as_ref().and_then(|e| e.last()) {
+        return ComputationKey::Callback(header.module_name.clone(), header.epoch, trigger.index);
+    }
+    ComputationKey::Inputs(
         header.module_name.clone(),
         header.start_time_ns,
         header
@@ -71,13 +82,15 @@ fn recorded_steps<'r>(recording: &'r Recording, selected: &BTreeSet<(String, u64
     let mut steps: Vec<Step<'r>> = Vec::new();
     let mut open: BTreeMap<ComputationKey, usize> = BTreeMap::new();
     for frame in recording.frames.iter().filter(|f| selected.contains(&f.id())) {
-        let key = computation(&frame.header);
+        let key = computation(frame);
         if let Some(&i) = open.get(&key) {
             let step = &mut steps[i];
-            if step
-                .frames
-                .iter()
-                .all(|f| f.header.channel_name != frame.header.channel_name)
+            let one_callback = matches!(key, ComputationKey::Callback(..));
+            if one_callback
+                || step
+                    .frames
+                    .iter()
+                    .all(|f| f.header.channel_name != frame.header.channel_name)
             {
                 step.frames.push(Cow::Borrowed(frame));
                 continue;

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use lockstep_bag::cdr::Schema;
+use lockstep_bag::traced::NodeEventLogReader;
 use lockstep_bag::{BagReader, Location, MessageDefinition, Payload, ReadOptions};
 use lockstep_trace::{digest, Topology};
 
@@ -15,7 +16,7 @@ use super::frame::Frame;
 use super::header::{header_from_value, HEADER_SUFFIX};
 use super::order::replay_order;
 use super::topology_source::{topology_facts, TopologySource};
-use super::unmodified::{attach, Logs};
+use super::unmodified::attach;
 
 /// One recorded data message.
 #[derive(Debug, Clone)]
@@ -86,6 +87,9 @@ pub struct Recording {
     /// Per unmodified node (recorded through the interceptor): the limits the interceptor detected while
     /// recording (a multi-threaded executor, intra-process communication, ...).
     pub unmodified_warnings: BTreeMap<String, std::collections::BTreeSet<String>>,
+    /// Per unmodified node: the messages of its event log that could not be decoded (skipped), and why the
+    /// first could not. Its outputs that only those batches could explain are skipped at replay.
+    pub unreadable_event_batches: BTreeMap<String, (u64, String)>,
     /// The bag, kept open to read the payloads not held in memory (see [`Recording::open_indexed`]).
     source: Option<Source>,
 }
@@ -167,10 +171,22 @@ impl Recording {
             modules: &modules,
             memory_budget_bytes,
         };
-        let mut logs = Logs::default();
+        // Event logs of unmodified nodes: only read when the bag has events topics.
+        let mut logs = Some(NodeEventLogReader::new(reader.topics())).filter(|l| !l.is_empty());
         let mut frames = scan.messages(reader, &mut channels, &mut outputs, &mut logs)?;
+        let logs = logs.map(NodeEventLogReader::finish).unwrap_or_default();
         attach(&logs, &mut frames);
-        let unmodified_warnings = std::mem::take(&mut logs.warnings);
+        let unmodified_warnings = (logs.iter())
+            .filter(|(_, log)| log.batches > 0)
+            .map(|(module, log)| (module.clone(), log.warnings.clone()))
+            .collect();
+        let unreadable_event_batches = (logs.into_iter())
+            .filter(|(_, log)| log.undecodable > 0)
+            .map(|(module, log)| {
+                let reason = log.undecodable_reason.unwrap_or_default();
+                (module, (log.undecodable, reason))
+            })
+            .collect();
         for c in channels.values_mut() {
             c.by_time.sort_by_key(|&(log_time_ns, _)| log_time_ns);
         }
@@ -186,6 +202,7 @@ impl Recording {
             headerless,
             topology_source,
             unmodified_warnings,
+            unreadable_event_batches,
             source: None,
         })
     }
@@ -304,14 +321,14 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
-    /// Read every message in bag order; returns the frames (unordered), fills `channels` and the module
-    /// `outputs` (digest, log time).
+    /// Read every message in bag order; returns the frames (unordered), fills `channels`, the module
+    /// `outputs` (digest, log time) and, when the bag has events topics, the unmodified nodes' event `logs`.
     fn messages(
         &self,
         reader: &BagReader,
         channels: &mut BTreeMap<String, Channel>,
         outputs: &mut BTreeMap<String, Vec<(u64, u64)>>,
-        logs: &mut Logs,
+        logs: &mut Option<NodeEventLogReader>,
     ) -> Result<Vec<Frame>> {
         let mut held_bytes = 0u64;
         let mut frames = Vec::new();
@@ -340,7 +357,7 @@ impl Scan<'_> {
                     });
                 }
             } else if let Some(channel) = channels.get_mut(topic) {
-                if Logs::is_events_topic(topic) {
+                if let Some(logs) = logs.as_mut() {
                     logs.add(topic, &data);
                 }
                 let canonical = channel.schema.as_ref().and_then(|s| s.canonical(&data).ok());

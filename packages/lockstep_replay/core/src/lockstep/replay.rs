@@ -85,27 +85,20 @@ pub fn replay_observed(
             }
         };
         let module = &mut modules[live[&header.module_name]];
-        let stepped = if step.first().events.is_some() {
-            let mode = options.missing_upstream;
-            match run_events(
-                recording,
-                &inputs,
-                module.as_mut(),
-                step,
-                &resolved,
-                &mut outcome,
-                mode,
-            )? {
-                EventStep::Done(stepped) => stepped,
-                EventStep::Skip(reason) if options.strict => return Err(unreplayable(header, reason)),
-                EventStep::Skip(reason) => {
-                    skip_step(&mut outcome, step, &reason);
-                    continue;
+        if step.first().events.is_some() {
+            let done = run_events(recording, &inputs, module.as_mut(), step, &resolved, &mut outcome, options)?;
+            match done {
+                EventStep::Done(done, stepped) if !done.frames.is_empty() => {
+                    record_outputs(recording, &mut inputs, &mut outcome, &done, &resolved, stepped);
+                    count(&mut outcome, &done, &resolved);
                 }
+                EventStep::Done(..) => {} // every frame was skipped, and counted
+                EventStep::Skip(reason) if options.strict => return Err(unreplayable(header, reason)),
+                EventStep::Skip(reason) => skip_step(&mut outcome, step, &reason),
             }
-        } else {
-            run_step(recording, module.as_mut(), step, &resolved, &outcome.outputs)?
-        };
+            continue;
+        }
+        let stepped = run_step(recording, module.as_mut(), step, &resolved, &outcome.outputs)?;
         record_outputs(recording, &mut inputs, &mut outcome, step, &resolved, stepped);
         count(&mut outcome, step, &resolved);
     }

@@ -11,80 +11,12 @@
 
 use std::collections::BTreeMap;
 
-use lockstep_intercept::cdr::decode_events;
-use lockstep_intercept::events::{Event, EventKind};
+use lockstep_bag::traced::{LoggedEvent, NodeEvent, NodeEventLog};
 
 use super::callback::{kind, NodeCallback};
 use super::frame::Frame;
 
-/// The prefix of the topics the interceptor publishes each node's event log on.
-pub const EVENTS_TOPIC_PREFIX: &str = "/lockstep/events/";
-
-/// The event batches of the recording's events topics, by module, as read.
-#[derive(Debug, Default)]
-pub(super) struct Logs {
-    batches: BTreeMap<String, Vec<lockstep_intercept::events::Batch>>,
-    /// Per module, the limits the interceptor detected while recording (multi-threaded executor, ...).
-    pub warnings: BTreeMap<String, std::collections::BTreeSet<String>>,
-    /// Batches that could not be read: (topic, reason) of the first, and how many.
-    pub undecodable: Option<(String, String, u64)>,
-}
-
-impl Logs {
-    /// Whether `topic` carries an event log.
-    pub fn is_events_topic(topic: &str) -> bool {
-        topic.starts_with(EVENTS_TOPIC_PREFIX)
-    }
-
-    /// One recorded batch of `topic`.
-    pub fn add(&mut self, topic: &str, data: &[u8]) {
-        let module = topic.trim_start_matches(EVENTS_TOPIC_PREFIX).to_owned();
-        match decode_events(data) {
-            Ok(batch) => {
-                (self.warnings.entry(module.clone()).or_default()).extend(batch.warnings.iter().cloned());
-                self.batches.entry(module).or_default().push(batch);
-            }
-            Err(e) => {
-                let u = self
-                    .undecodable
-                    .get_or_insert_with(|| (topic.to_owned(), e.to_string(), 0));
-                u.2 += 1;
-            }
-        }
-    }
-
-    /// The modules whose log the recording holds.
-    pub fn modules(&self) -> impl Iterator<Item = &str> {
-        self.batches.keys().map(String::as_str)
-    }
-
-    /// Each module's events in log order, per interceptor epoch (a process that started again logs anew):
-    /// batches sorted by index, an event logged twice kept once.
-    fn events(&self, module: &str) -> BTreeMap<u64, Vec<Event>> {
-        let mut by_epoch: BTreeMap<u64, Vec<&lockstep_intercept::events::Batch>> = BTreeMap::new();
-        for b in self.batches.get(module).into_iter().flatten() {
-            by_epoch.entry(b.epoch).or_default().push(b);
-        }
-        by_epoch
-            .into_iter()
-            .map(|(epoch, mut batches)| {
-                batches.sort_by_key(|b| b.first_index);
-                let mut next = 0u64;
-                let mut events = Vec::new();
-                for b in batches {
-                    for (k, e) in b.events.iter().enumerate() {
-                        let index = b.first_index.saturating_add(k as u64);
-                        if index >= next || events.is_empty() {
-                            events.push(e.clone());
-                            next = index + 1;
-                        }
-                    }
-                }
-                (epoch, events)
-            })
-            .collect()
-    }
-}
+pub use lockstep_bag::traced::EVENTS_TOPIC_PREFIX;
 
 /// One callback as the log shows it: what started it, and the outputs it published (channel, sequence).
 struct Callback {
@@ -92,54 +24,54 @@ struct Callback {
     outputs: Vec<(String, u32)>,
 }
 
-/// Whether a logged event starts a callback the replay reproduces.
-fn starts_callback(e: &Event) -> bool {
+/// Whether a logged event starts a callback the replay reproduces: a data message taken, a timer fired, a
+/// request or a response taken.
+fn starts_callback(e: &NodeEvent) -> bool {
     !e.infrastructure
         && matches!(
             e.kind,
-            EventKind::Take | EventKind::Timer | EventKind::RequestTaken | EventKind::ResponseTaken
+            kind::TAKE | kind::TIMER | kind::REQUEST_TAKEN | kind::RESPONSE_TAKEN
         )
 }
 
-/// A node's callbacks in log order, and the outputs published outside any (by frame id).
-fn callbacks(events: &[Event], epoch: u64) -> (Vec<Callback>, Vec<(String, u64, u32)>) {
+/// A node's callbacks in log order (`events`: one epoch's log), and the outputs published outside any
+/// (by frame id). A callback's outputs are the PUBLISH events on its thread until that thread's next
+/// callback; an infrastructure callback (a parameter update, a `/clock` message) ends it, so what is
+/// published after that on the thread is not the data callback's.
+fn callbacks(events: &[LoggedEvent]) -> (Vec<Callback>, Vec<(String, u64, u32)>) {
     let mut out: Vec<Callback> = Vec::new();
     let mut orphans = Vec::new();
     let mut running: BTreeMap<u32, Option<usize>> = BTreeMap::new();
-    for e in events {
+    for logged in events {
+        let e = &logged.event;
         if starts_callback(e) {
             running.insert(e.thread, Some(out.len()));
             out.push(Callback {
                 start: NodeCallback {
-                    kind: e.kind.code(),
+                    kind: e.kind,
                     name: e.name.clone(),
                     ros_time_ns: e.ros_time_ns,
                     sequence_number: e.sequence_number,
                     payload_digest: e.payload_digest,
                     clock_reads_ns: Vec::new(),
                     producer: None,
+                    index: logged.index,
                 },
                 outputs: Vec::new(),
             });
             continue;
         }
-        if e.infrastructure && e.kind != EventKind::Publish {
+        if e.infrastructure && e.kind != kind::PUBLISH {
             running.insert(e.thread, None); // an infrastructure callback (parameters, /clock) runs there now
             continue;
         }
         let current = running.get(&e.thread).copied().flatten();
+        let sequence = u32::try_from(e.sequence_number).unwrap_or(u32::MAX);
         match (e.kind, current) {
-            (EventKind::Publish, _) if e.infrastructure => {}
-            (EventKind::Publish, Some(i)) => out[i].outputs.push((
-                e.name.clone(),
-                u32::try_from(e.sequence_number).unwrap_or(u32::MAX),
-            )),
-            (EventKind::Publish, None) => orphans.push((
-                e.name.clone(),
-                epoch,
-                u32::try_from(e.sequence_number).unwrap_or(u32::MAX),
-            )),
-            (EventKind::Clock, Some(i)) => out[i].start.clock_reads_ns.push(e.ros_time_ns),
+            (kind::PUBLISH, _) if e.infrastructure => {}
+            (kind::PUBLISH, Some(i)) => out[i].outputs.push((e.name.clone(), sequence)),
+            (kind::PUBLISH, None) => orphans.push((e.name.clone(), logged.epoch, sequence)),
+            (kind::CLOCK, Some(i)) => out[i].start.clock_reads_ns.push(e.ros_time_ns),
             _ => {}
         }
     }
@@ -147,9 +79,13 @@ fn callbacks(events: &[Event], epoch: u64) -> (Vec<Callback>, Vec<(String, u64, 
 }
 
 /// Give every frame of a module with an event log the callbacks to reproduce for it (see the module's
-/// documentation); a frame the log does not show published by a callback gets none (it is skipped, with
-/// the reason, when replayed).
-pub(super) fn attach(logs: &Logs, frames: &mut [Frame]) {
+/// documentation): the callbacks that published nothing since the previous one that published a recorded
+/// output, then the one that published it. Every frame a callback published gets the same list: they are
+/// one step, which runs the callbacks once. A frame the log does not show published by a callback gets an
+/// empty list (it is skipped, with the reason, when replayed). A take of a recorded module's output names
+/// that output as its producer: the latest frame with the message's digest on the channel logged at or
+/// before the take, else the first.
+pub(super) fn attach(logs: &BTreeMap<String, NodeEventLog>, frames: &mut [Frame]) {
     // Each recorded output's frame, and per (channel, digest) the frames that output it, by header log time.
     let index: BTreeMap<(String, u64, u32), usize> =
         frames.iter().enumerate().map(|(i, f)| (f.id(), i)).collect();
@@ -160,6 +96,9 @@ pub(super) fn attach(logs: &Logs, frames: &mut [Frame]) {
             .or_default()
             .push((f.header_log_time_ns, i));
     }
+    for list in by_digest.values_mut() {
+        list.sort_unstable();
+    }
     let producer = |name: &str, digest: u64, ros_time_ns: i64| {
         let list = by_digest.get(&(name, digest))?;
         let at = u64::try_from(ros_time_ns).unwrap_or(0);
@@ -167,10 +106,10 @@ pub(super) fn attach(logs: &Logs, frames: &mut [Frame]) {
         Some(frames[i].id())
     };
     let mut assigned: Vec<(usize, Vec<NodeCallback>)> = Vec::new();
-    let modules: Vec<String> = logs.modules().map(str::to_owned).collect();
-    for module in &modules {
-        for (epoch, events) in logs.events(module) {
-            let (mut calls, _orphans) = callbacks(&events, epoch);
+    for (module, log) in logs {
+        for events in log.events.chunk_by(|a, b| a.epoch == b.epoch) {
+            let epoch = events[0].epoch;
+            let (mut calls, _orphans) = callbacks(events);
             for c in &mut calls {
                 if c.start.kind == kind::TAKE {
                     c.start.producer = producer(&c.start.name, c.start.payload_digest, c.start.ros_time_ns);
@@ -195,7 +134,7 @@ pub(super) fn attach(logs: &Logs, frames: &mut [Frame]) {
         }
     }
     for f in frames.iter_mut() {
-        if modules.contains(&f.header.module_name) {
+        if logs.contains_key(&f.header.module_name) {
             f.events = Some(Vec::new());
         }
     }
@@ -208,37 +147,41 @@ pub(super) fn attach(logs: &Logs, frames: &mut [Frame]) {
 mod tests {
     use super::*;
 
-    fn event(kind: EventKind, thread: u32, name: &str, sequence_number: i64, ros_time_ns: i64) -> Event {
-        Event {
-            kind,
-            ros_time_ns,
-            thread,
-            name: name.into(),
-            infrastructure: name == "/parameter_events",
-            gid: Vec::new(),
-            sequence_number,
-            payload_digest: 0,
+    fn event(kind: u8, thread: u32, name: &str, sequence_number: i64, ros_time_ns: i64) -> LoggedEvent {
+        LoggedEvent {
+            epoch: 5,
+            index: u64::try_from(ros_time_ns).unwrap_or(0),
+            event: NodeEvent {
+                kind,
+                ros_time_ns,
+                thread,
+                name: name.into(),
+                infrastructure: name == "/parameter_events",
+                gid: Vec::new(),
+                sequence_number,
+                payload_digest: 0,
+            },
         }
     }
 
     #[test]
     fn callbacks_group_per_thread_with_their_outputs_and_clock_reads() {
         let log = [
-            event(EventKind::Take, 1, "/odom", 7, 10),
-            event(EventKind::Take, 1, "/scan", 8, 20),
-            event(EventKind::Clock, 1, "", 0, 25),
-            event(EventKind::Timer, 2, "", 0, 30),
-            event(EventKind::Publish, 1, "/fused", 0, 31),
-            event(EventKind::Publish, 2, "/cmd", 0, 32),
-            event(EventKind::Take, 1, "/parameter_events", 0, 40),
-            event(EventKind::Publish, 1, "/fused", 1, 41),
+            event(kind::TAKE, 1, "/odom", 7, 10),
+            event(kind::TAKE, 1, "/scan", 8, 20),
+            event(kind::CLOCK, 1, "", 0, 25),
+            event(kind::TIMER, 2, "", 0, 30),
+            event(kind::PUBLISH, 1, "/fused", 0, 31),
+            event(kind::PUBLISH, 2, "/cmd", 0, 32),
+            event(kind::TAKE, 1, "/parameter_events", 0, 40),
+            event(kind::PUBLISH, 1, "/fused", 1, 41),
         ];
-        let (calls, orphans) = callbacks(&log, 5);
-        let starts: Vec<(&str, i64)> = calls
+        let (calls, orphans) = callbacks(&log);
+        let starts: Vec<(&str, i64, u64)> = calls
             .iter()
-            .map(|c| (c.start.name.as_str(), c.start.ros_time_ns))
+            .map(|c| (c.start.name.as_str(), c.start.ros_time_ns, c.start.index))
             .collect();
-        assert_eq!(starts, [("/odom", 10), ("/scan", 20), ("", 30)]);
+        assert_eq!(starts, [("/odom", 10, 10), ("/scan", 20, 20), ("", 30, 30)]);
         assert!(
             calls[0].outputs.is_empty(),
             "a take into the state publishes nothing"
