@@ -13,16 +13,11 @@ use std::io::{self, Write};
 
 mod logs;
 
+use logs::is_events_topic;
 pub use logs::{
-    events_topic_module, kind, node_event_logs, EventBatch, EventsDecoder, LoggedEvent, NodeEvent, NodeEventLog,
-    NodeEventLogReader,
+    events_topic_module, kind, node_event_logs, EventBatch, EventsDecoder, LoggedEvent, NodeEvent,
+    NodeEventLog, NodeEventLogReader, EVENTS_TOPIC_PREFIX, NODE_EVENTS_TYPE,
 };
-
-/// The prefix of the topics the interceptor publishes each node's events on (`/lockstep/events/robot1/filter`).
-pub const EVENTS_TOPIC_PREFIX: &str = "/lockstep/events/";
-
-/// The message type of the interceptor's event batches.
-pub const NODE_EVENTS_TYPE: &str = "lockstep_interfaces/msg/NodeEvents";
 
 /// The event kinds (`NodeEvent.kind` 0 to 7, TAKE to CLOCK) as `bag info` names them.
 pub const EVENT_KINDS: [&str; 8] = [
@@ -101,12 +96,6 @@ struct Tally {
     decoder: Option<EventsDecoder>,
     /// Per interceptor epoch, the index after the last event seen.
     next_index: HashMap<u64, u64>,
-}
-
-/// Whether `topic` carries the interceptor's event batches.
-fn is_events_topic(topic: &BagTopic) -> bool {
-    let type_name = topic.metadata.type_name.as_str();
-    type_name == NODE_EVENTS_TYPE || type_name == "lockstep_interfaces/NodeEvents"
 }
 
 /// Reads the event batches of every events topic of `reader` (nothing is read when there is none).

@@ -63,7 +63,14 @@ fn event(kind: u64, i: u64) -> Value {
 }
 
 fn batch(schema: &Schema, node: &str, first_index: u64, kinds: &[u64], warnings: &[&str]) -> Vec<u8> {
-    batch_of_epoch(schema, node, 1_700_000_000_000_000_000, first_index, kinds, warnings)
+    batch_of_epoch(
+        schema,
+        node,
+        1_700_000_000_000_000_000,
+        first_index,
+        kinds,
+        warnings,
+    )
 }
 
 fn batch_of_epoch(
@@ -280,7 +287,11 @@ fn node_event_logs_decode_every_event_in_log_order() {
     write_bag(&dir);
     let logs = node_event_logs(&BagReader::open(&dir).unwrap()).unwrap();
     let modules: Vec<&str> = logs.keys().map(String::as_str).collect();
-    assert_eq!(modules, ["filter", "robot1/planner"], "module names without the leading slash");
+    assert_eq!(
+        modules,
+        ["filter", "robot1/planner"],
+        "module names without the leading slash"
+    );
     let filter = &logs["filter"];
     assert_eq!(filter.topic, "/lockstep/events/filter");
     let indexes: Vec<u64> = filter.events.iter().map(|e| e.index).collect();
@@ -291,7 +302,11 @@ fn node_event_logs_decode_every_event_in_log_order() {
     assert_eq!(take.epoch, 1_700_000_000_000_000_000);
     assert_eq!(take.event.ros_time_ns, 103_000_000_005);
     assert_eq!(
-        (take.event.thread, take.event.name.as_str(), take.event.infrastructure),
+        (
+            take.event.thread,
+            take.event.name.as_str(),
+            take.event.infrastructure
+        ),
         (4242, "/scan", false)
     );
     assert_eq!(take.event.gid, [1; 16]);
@@ -363,7 +378,9 @@ fn node_event_logs_of_bags_without_events_or_definitions() {
         .unwrap();
     w.write("/chatter", 1, &common::cdr_string("hi")).unwrap();
     w.finish().unwrap();
-    assert!(node_event_logs(&BagReader::open(&dir).unwrap()).unwrap().is_empty());
+    assert!(node_event_logs(&BagReader::open(&dir).unwrap())
+        .unwrap()
+        .is_empty());
 
     let dir = tmp.path().join("undefined");
     let mut w = BagWriter::create(&dir, WriterOptions::default()).unwrap();

@@ -99,7 +99,13 @@ fn run_in(
     let domain = Domain::take(salt)?;
     let mut modules = Launched::start(lockstep, case, dir, domain.id)?;
     let replay_started = Instant::now();
-    let replayed = replay(suite, case, lockstep, dir, domain.id, &live, &mut modules, 1);
+    let place = Place {
+        lockstep,
+        dir,
+        domain: domain.id,
+        live: &live,
+    };
+    let replayed = replay(suite, case, &place, &mut modules, 1);
     report.timings.replay_s = replay_started.elapsed().as_secs_f64();
     let stop_started = Instant::now();
     let stopped = modules.stop();
@@ -108,7 +114,7 @@ fn run_in(
     if let Some(warning) = stopped {
         report.warnings.push(warning);
     }
-    let nondeterministic = repeat_runs(suite, case, lockstep, dir, domain.id, &live)?;
+    let nondeterministic = repeat_runs(suite, case, &place)?;
     drop(domain);
     let compare_started = Instant::now();
     let new = open_recording(&dir.join("replay"))?;
@@ -337,24 +343,31 @@ impl Drop for Launched {
     }
 }
 
-fn replay(
+/// The folder name of run `run`'s replay: `replay`, then `replay_run2`, ...
+fn run_name(run: u64) -> String {
+    if run == 1 {
+        "replay".to_owned()
+    } else {
+        format!("replay_run{run}")
+    }
+}
+
+/// The `lockstep replay` command of run `run` of `case`.
+fn replay_command(
     suite: &Suite,
     case: &Case,
     lockstep: &Path,
     dir: &Path,
     domain: u32,
     live: &[String],
-    modules: &mut Launched,
     run: u64,
-) -> Result<()> {
-    let name = if run == 1 { "replay".to_owned() } else { format!("replay_run{run}") };
-    let log = dir.join(format!("{name}.log"));
+) -> Command {
     let mut command = Command::new(lockstep);
     command
         .arg("replay")
         .arg(&case.recording)
         .arg("--output")
-        .arg(dir.join(&name))
+        .arg(dir.join(run_name(run)))
         .arg("--quiet")
         .arg("--frames")
         .arg(&suite.replay.frames)
@@ -367,13 +380,23 @@ fn replay(
     if !live.is_empty() {
         command.arg("--modules").arg(live.join(","));
     }
-    let mut child = spawn(command, &log, false)?;
-    let status = loop {
+    command
+}
+
+/// Run `command` (a replay) until it ends, or fail when the launch file ends first.
+fn wait_for_replay(
+    command: Command,
+    log: &Path,
+    dir: &Path,
+    modules: &mut Launched,
+) -> Result<std::process::ExitStatus> {
+    let mut child = spawn(command, log, false)?;
+    loop {
         if let Some(status) = child
             .try_wait()
             .map_err(|e| Error::Case(format!("lockstep replay: {e}")))?
         {
-            break status;
+            return Ok(status);
         }
         if let Some(status) = modules.ended() {
             let _ = child.kill();
@@ -385,7 +408,28 @@ fn replay(
             )));
         }
         std::thread::sleep(POLL);
-    };
+    }
+}
+
+/// Where a case replays: the `lockstep` binary, the case's folder, its ROS domain, the modules expected live.
+struct Place<'a> {
+    lockstep: &'a Path,
+    dir: &'a Path,
+    domain: u32,
+    live: &'a [String],
+}
+
+fn replay(suite: &Suite, case: &Case, place: &Place<'_>, modules: &mut Launched, run: u64) -> Result<()> {
+    let Place {
+        lockstep,
+        dir,
+        domain,
+        live,
+    } = *place;
+    let name = run_name(run);
+    let log = dir.join(format!("{name}.log"));
+    let command = replay_command(suite, case, lockstep, dir, domain, live, run);
+    let status = wait_for_replay(command, &log, dir, modules)?;
     if !status.success() {
         return Err(Error::Case(format!(
             "lockstep replay failed: {} (see cases/{}/{name}.log)",
@@ -419,19 +463,18 @@ fn replay(
 /// Replays the case again, runs 2 to `repeat`, each with module processes started afresh (so no state
 /// carries over from one run into the next), and names every module whose outputs differ from the first
 /// run's, with its first differing output.
-fn repeat_runs(
-    suite: &Suite,
-    case: &Case,
-    lockstep: &Path,
-    dir: &Path,
-    domain: u32,
-    live: &[String],
-) -> Result<Vec<String>> {
+fn repeat_runs(suite: &Suite, case: &Case, place: &Place<'_>) -> Result<Vec<String>> {
+    let Place {
+        lockstep,
+        dir,
+        domain,
+        ..
+    } = *place;
     let first = outputs(&dir.join("replay"))?;
     let mut found: BTreeMap<String, String> = BTreeMap::new();
     for run in 2..=suite.replay.repeat {
         let mut modules = Launched::start(lockstep, case, dir, domain)?;
-        let replayed = replay(suite, case, lockstep, dir, domain, live, &mut modules, run);
+        let replayed = replay(suite, case, place, &mut modules, run);
         modules.stop();
         replayed?;
         for (id, (module, digest)) in outputs(&dir.join(format!("replay_run{run}")))? {
@@ -441,7 +484,9 @@ fn repeat_runs(
                 Some(_) => "a different payload",
                 None => "only this run has it",
             };
-            found.entry(module).or_insert_with(|| format!("{channel} #{seq} differs in run {run} ({differs})"));
+            found
+                .entry(module)
+                .or_insert_with(|| format!("{channel} #{seq} differs in run {run} ({differs})"));
         }
     }
     Ok(found
@@ -451,7 +496,10 @@ fn repeat_runs(
 }
 
 /// A replay's outputs in its output bag: (channel, epoch, sequence) -> (module, payload digest).
-fn outputs(bag: &Path) -> Result<BTreeMap<(String, u64, u32), (String, u64)>> {
+/// A replay's outputs: (channel, epoch, sequence) -> (module, payload digest).
+type Outputs = BTreeMap<(String, u64, u32), (String, u64)>;
+
+fn outputs(bag: &Path) -> Result<Outputs> {
     let recording = open_recording(bag)?;
     Ok(recording
         .frames

@@ -11,9 +11,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{is_events_topic, EVENTS_TOPIC_PREFIX};
 use crate::cdr::{Schema, Value};
 use crate::{BagReader, BagTopic, ReadOptions};
+
+/// The prefix of the topics the interceptor publishes each node's events on (`/lockstep/events/robot1/filter`).
+pub const EVENTS_TOPIC_PREFIX: &str = "/lockstep/events/";
+
+/// The message type of the interceptor's event batches.
+pub const NODE_EVENTS_TYPE: &str = "lockstep_interfaces/msg/NodeEvents";
+
+/// Whether `topic` carries the interceptor's event batches.
+pub(super) fn is_events_topic(topic: &BagTopic) -> bool {
+    let type_name = topic.metadata.type_name.as_str();
+    type_name == NODE_EVENTS_TYPE || type_name == "lockstep_interfaces/NodeEvents"
+}
 
 /// The `kind` codes of `lockstep_interfaces/msg/NodeEvent`.
 pub mod kind {
@@ -299,11 +310,13 @@ impl NodeEventLogReader {
                 p.log.batches += 1;
                 p.log.warnings.extend(b.warnings);
                 let epoch = b.epoch;
-                p.log.events.extend(b.events.into_iter().enumerate().map(|(k, event)| LoggedEvent {
-                    epoch,
-                    index: b.first_index.saturating_add(k as u64),
-                    event,
-                }));
+                p.log
+                    .events
+                    .extend(b.events.into_iter().enumerate().map(|(k, event)| LoggedEvent {
+                        epoch,
+                        index: b.first_index.saturating_add(k as u64),
+                        event,
+                    }));
             }
             Err(reason) => {
                 p.log.undecodable += 1;

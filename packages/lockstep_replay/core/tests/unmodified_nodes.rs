@@ -13,10 +13,13 @@ use std::time::Duration;
 
 use lockstep_bag::BagReader;
 use lockstep_replay::lockstep::{
-    evaluate, event_kind, replay, FrameSelection, LockstepError, Module, Recording, ReplayOptions, ReplayOutcome,
+    evaluate, event_kind, replay, FrameSelection, LockstepError, Module, Recording, ReplayOptions,
+    ReplayOutcome,
 };
 use lockstep_replay::report::report_json;
-use unmodified::{record, time_of, Callback, FilterLogic, FilterNode, Recorded, Scale, Stimulus, EPOCH};
+use unmodified::{
+    record, record_with, time_of, Callback, FilterLogic, FilterNode, Recorded, Scale, Stimulus, EPOCH,
+};
 
 use Stimulus::{Outside, Request, Take, Timer, Unrecorded};
 
@@ -80,7 +83,10 @@ fn a_deterministic_node_reproduces_every_output_exactly() {
     let recording = load(&dir);
     assert_eq!(recording.frames.len(), 8);
     assert!(recording.unreadable_event_batches.is_empty());
-    assert_eq!(recording.unmodified_warnings.keys().collect::<Vec<_>>(), ["filter"]);
+    assert_eq!(
+        recording.unmodified_warnings.keys().collect::<Vec<_>>(),
+        ["filter"]
+    );
     let node = FilterNode::new(1);
     let seen = node.seen.clone();
     let outcome = run(&recording, vec![Box::new(node)], &ReplayOptions::default());
@@ -93,7 +99,10 @@ fn a_deterministic_node_reproduces_every_output_exactly() {
     // The callbacks granted, in the recorded order, each once: the silent ones before the output they
     // preceded, the two outputs of one callback from one step.
     assert_eq!(*seen.borrow(), delivered(&rec));
-    assert_eq!(outcome.events_granted, BTreeMap::from([("filter".to_owned(), 10)]));
+    assert_eq!(
+        outcome.events_granted,
+        BTreeMap::from([("filter".to_owned(), 10)])
+    );
     assert!(outcome.extra_outputs.is_empty() && outcome.missing_outputs.is_empty());
     assert!(outcome.backup_inputs.is_empty(), "{:?}", outcome.backup_inputs);
     assert_eq!(outcome.selected, 8);
@@ -102,7 +111,10 @@ fn a_deterministic_node_reproduces_every_output_exactly() {
     let events: Vec<Option<&str>> = outcome.outputs.iter().map(|o| o.event.as_deref()).collect();
     let take_at = |i: usize| format!("the take of /raw at {}", seconds(time_of(i) + 2));
     assert_eq!(events[0], Some(take_at(1).as_str()));
-    assert_eq!(events[1], Some(format!("timer 0 at {}", seconds(time_of(4) + 2)).as_str()));
+    assert_eq!(
+        events[1],
+        Some(format!("timer 0 at {}", seconds(time_of(4) + 2)).as_str())
+    );
     assert_eq!(events[3], events[4], "one callback");
 }
 
@@ -110,16 +122,26 @@ fn a_deterministic_node_reproduces_every_output_exactly() {
 fn a_frame_published_outside_callbacks_or_by_an_unrecorded_request_is_skipped_with_the_reason() {
     let (_tmp, dir, _) = recorded(&STIMULI, false);
     let recording = load(&dir);
-    let outside = recording.frames.iter().find(|f| f.header.sequence_num == 3).unwrap();
+    let outside = recording
+        .frames
+        .iter()
+        .find(|f| f.header.sequence_num == 3)
+        .unwrap();
     assert_eq!(outside.events, Some(Vec::new()));
-    let outcome = run(&recording, vec![Box::new(FilterNode::new(1))], &ReplayOptions::default());
+    let outcome = run(
+        &recording,
+        vec![Box::new(FilterNode::new(1))],
+        &ReplayOptions::default(),
+    );
     let skipped: Vec<(Option<u32>, &str)> = (outcome.skipped.iter())
         .map(|s| (s.sequence_num, s.reason.as_str()))
         .collect();
     assert_eq!(skipped.len(), 2, "{skipped:?}");
     assert_eq!(skipped[0].0, Some(3));
     assert!(
-        skipped[0].1.contains("`filter` published /filtered #3 outside any callback the interceptor saw"),
+        skipped[0]
+            .1
+            .contains("`filter` published /filtered #3 outside any callback the interceptor saw"),
         "{}",
         skipped[0].1
     );
@@ -155,7 +177,11 @@ fn a_frame_published_outside_callbacks_or_by_an_unrecorded_request_is_skipped_wi
 fn a_changed_parameter_changes_the_outputs_and_the_first_difference_names_its_event() {
     let (_tmp, dir, _) = recorded(&STIMULI, false);
     let recording = load(&dir);
-    let outcome = run(&recording, vec![Box::new(FilterNode::new(2))], &ReplayOptions::default());
+    let outcome = run(
+        &recording,
+        vec![Box::new(FilterNode::new(2))],
+        &ReplayOptions::default(),
+    );
     assert!(filtered(&outcome).iter().all(|(_, _, exact)| !exact));
     let first = outcome.first_differences()["/filtered"];
     assert_eq!(first.header.sequence_num, 0);
@@ -169,7 +195,10 @@ fn a_changed_parameter_changes_the_outputs_and_the_first_difference_names_its_ev
     assert_eq!(difference["event"], event.as_str());
     assert_eq!(report["unmodified_nodes"]["events_granted"]["filter"], 10);
     assert_eq!(report["unmodified_nodes"]["extra_outputs"], serde_json::json!([]));
-    assert_eq!(report["unmodified_nodes"]["missing_outputs"], serde_json::json!([]));
+    assert_eq!(
+        report["unmodified_nodes"]["missing_outputs"],
+        serde_json::json!([])
+    );
 }
 
 #[test]
@@ -177,12 +206,26 @@ fn silent_takes_reach_the_node_in_the_recorded_order() {
     let (_tmp, dir, rec) = recorded(&STIMULI, false);
     let recording = load(&dir);
     // The first output's events: the silent take of 5, then the take of 7 that published it.
-    let first = recording.frames.iter().find(|f| f.header.sequence_num == 0).unwrap();
+    let first = recording
+        .frames
+        .iter()
+        .find(|f| f.header.sequence_num == 0)
+        .unwrap();
     let events = first.events.as_ref().unwrap();
     let starts: Vec<(u8, i64)> = events.iter().map(|e| (e.kind, e.ros_time_ns)).collect();
-    assert_eq!(starts, [(event_kind::TAKE, time_of(0) + 2), (event_kind::TAKE, time_of(1) + 2)]);
+    assert_eq!(
+        starts,
+        [
+            (event_kind::TAKE, time_of(0) + 2),
+            (event_kind::TAKE, time_of(1) + 2)
+        ]
+    );
     // Timer 2's output: the silent timer firing and the silent take of 2 before it.
-    let timer = recording.frames.iter().find(|f| f.header.sequence_num == 1).unwrap();
+    let timer = recording
+        .frames
+        .iter()
+        .find(|f| f.header.sequence_num == 1)
+        .unwrap();
     let kinds: Vec<u8> = timer.events.as_ref().unwrap().iter().map(|e| e.kind).collect();
     assert_eq!(kinds, [event_kind::TIMER, event_kind::TAKE, event_kind::TIMER]);
 
@@ -218,12 +261,19 @@ fn a_callback_publishing_more_or_less_than_recorded_is_counted_and_never_waited_
     let outcome = run(&recording, vec![Box::new(node)], &ReplayOptions::default());
     assert_eq!(outcome.extra_outputs, BTreeMap::from([(key(), 5)]));
     assert!(outcome.missing_outputs.is_empty());
-    assert!(filtered(&outcome).iter().all(|(_, _, exact)| *exact), "the recorded outputs come first");
+    assert!(
+        filtered(&outcome).iter().all(|(_, _, exact)| *exact),
+        "the recorded outputs come first"
+    );
 
     let mut node = FilterNode::new(1);
     node.chatty = true;
     let outcome = run(&recording, vec![Box::new(node)], &ReplayOptions::default());
-    assert_eq!(outcome.extra_outputs, BTreeMap::from([(key(), 5)]), "the five silent callbacks");
+    assert_eq!(
+        outcome.extra_outputs,
+        BTreeMap::from([(key(), 5)]),
+        "the five silent callbacks"
+    );
     assert_eq!(filtered(&outcome).len(), 6);
 
     let mut node = FilterNode::new(1);
@@ -234,17 +284,31 @@ fn a_callback_publishing_more_or_less_than_recorded_is_counted_and_never_waited_
         "`filter` published 0 of the 1 recorded output(s) on /filtered for timer 0 at {}",
         seconds(time_of(4) + 2)
     );
-    let skipped = outcome.skipped.iter().find(|s| s.sequence_num == Some(1)).unwrap();
+    let skipped = outcome
+        .skipped
+        .iter()
+        .find(|s| s.sequence_num == Some(1))
+        .unwrap();
     assert_eq!(skipped.reason, reason);
-    assert_eq!(filtered(&outcome).len(), 5, "the later outputs are still replayed");
+    assert_eq!(
+        filtered(&outcome).len(),
+        5,
+        "the later outputs are still replayed"
+    );
 
     let mut node = FilterNode::new(1);
     node.limit = Some(1); // the take of 100 publishes once
     let outcome = run(&recording, vec![Box::new(node)], &ReplayOptions::default());
     assert_eq!(outcome.missing_outputs, BTreeMap::from([(key(), 1)]));
-    let skipped = outcome.skipped.iter().find(|s| s.sequence_num == Some(5)).unwrap();
+    let skipped = outcome
+        .skipped
+        .iter()
+        .find(|s| s.sequence_num == Some(5))
+        .unwrap();
     assert!(
-        skipped.reason.starts_with("`filter` published 1 of the 2 recorded output(s) on /filtered for the take"),
+        skipped
+            .reason
+            .starts_with("`filter` published 1 of the 2 recorded output(s) on /filtered for the take"),
         "{}",
         skipped.reason
     );
@@ -259,14 +323,25 @@ fn a_take_the_recording_lacks_skips_the_output_it_preceded_naming_it() {
     let stimuli = [Take(5), Take(7), Unrecorded(4), Take(6), Take(1), Take(2)];
     let (_tmp, dir, _) = recorded(&stimuli, false);
     let recording = load(&dir);
-    let outcome = run(&recording, vec![Box::new(FilterNode::new(1))], &ReplayOptions::default());
+    let outcome = run(
+        &recording,
+        vec![Box::new(FilterNode::new(1))],
+        &ReplayOptions::default(),
+    );
     let skipped: Vec<(Option<u32>, &str)> = (outcome.skipped.iter())
         .map(|s| (s.sequence_num, s.reason.as_str()))
         .collect();
     assert_eq!(skipped.len(), 1);
     assert_eq!(skipped[0].0, Some(1));
-    let take = format!("the take of /raw at {}: the message it took on /raw", seconds(time_of(2) + 2));
-    assert!(skipped[0].1.starts_with(&take) && skipped[0].1.ends_with("is not in the recording"), "{}", skipped[0].1);
+    let take = format!(
+        "the take of /raw at {}: the message it took on /raw",
+        seconds(time_of(2) + 2)
+    );
+    assert!(
+        skipped[0].1.starts_with(&take) && skipped[0].1.ends_with("is not in the recording"),
+        "{}",
+        skipped[0].1
+    );
     // Without the takes of that step, the node's state is not the recorded one any more.
     let outputs: Vec<(u32, bool)> = filtered(&outcome).iter().map(|o| (o.0, o.2)).collect();
     assert_eq!(outputs, [(0, true), (2, false)]);
@@ -305,17 +380,22 @@ fn takes_of_a_live_module_output_get_what_it_computed_in_this_replay() {
     }
 
     // `scale` not live: its recorded outputs, and the node's outputs as recorded.
-    let outcome = run(&recording, vec![Box::new(FilterNode::new(1))], &ReplayOptions::default());
+    let outcome = run(
+        &recording,
+        vec![Box::new(FilterNode::new(1))],
+        &ReplayOptions::default(),
+    );
     assert!(filtered(&outcome).iter().all(|(_, _, exact)| *exact));
     assert_eq!(filtered(&outcome).len(), rec.outputs.len());
     assert!(outcome.backup_inputs.is_empty());
 
     // `scale` live as recorded: the same, and its own outputs replay as for any module.
-    let modules: Vec<Box<dyn Module>> = vec![Box::new(Scale(unmodified::FACTOR)), Box::new(FilterNode::new(1))];
+    let modules: Vec<Box<dyn Module>> =
+        vec![Box::new(Scale(unmodified::FACTOR)), Box::new(FilterNode::new(1))];
     let outcome = run(&recording, modules, &ReplayOptions::default());
-    assert!(outcome.outputs.iter().all(|o| o.exact && o.inputs_as_recorded || o.header.channel_name == "/filtered"));
-    assert_eq!(outcome.exact_by_channel()["/raw"], (8, 8));
-    assert_eq!(outcome.exact_by_channel()["/filtered"], (7, 7));
+    assert!(outcome.outputs.iter().all(|o| o.exact && o.inputs_as_recorded));
+    assert_eq!(outcome.exact_by_channel()["/raw"], (6, 6));
+    assert_eq!(outcome.exact_by_channel()["/filtered"], (6, 6));
     assert!(outcome.backup_inputs.is_empty() && outcome.skipped.is_empty());
 
     // `scale` live with another factor: every take, silent or not, gets the new /raw.
@@ -339,8 +419,54 @@ fn takes_of_a_live_module_output_get_what_it_computed_in_this_replay() {
         frames: FrameSelection::Module("filter".into()),
         ..ReplayOptions::default()
     };
-    let modules: Vec<Box<dyn Module>> = vec![Box::new(Scale(unmodified::FACTOR)), Box::new(FilterNode::new(1))];
+    let modules: Vec<Box<dyn Module>> =
+        vec![Box::new(Scale(unmodified::FACTOR)), Box::new(FilterNode::new(1))];
     let outcome = run(&recording, modules, &options);
-    assert_eq!(outcome.exact_by_channel()["/filtered"], (7, 7));
-    assert_eq!(recording.frames.iter().filter(|f| f.header.epoch == EPOCH).count(), 7);
+    assert_eq!(
+        outcome.exact_by_channel(),
+        BTreeMap::from([("/raw".to_owned(), (6, 6)), ("/filtered".to_owned(), (6, 6))])
+    );
+    assert!(
+        outcome.backup_inputs.is_empty(),
+        "the outputs of `scale` taken silently are replayed too"
+    );
+    assert_eq!(
+        recording
+            .frames
+            .iter()
+            .filter(|f| f.header.epoch == EPOCH)
+            .count(),
+        6
+    );
+}
+
+#[test]
+fn an_event_log_that_cannot_be_decoded_skips_the_node_outputs_saying_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("recorded");
+    record_with(&dir, &STIMULI, false, false);
+    let recording = load(&dir);
+    let (count, reason) = &recording.unreadable_event_batches["filter"];
+    assert!(*count > 0);
+    assert_eq!(
+        reason,
+        "the bag stores no definition of lockstep_interfaces/msg/NodeEvents"
+    );
+    assert!(recording.frames.iter().all(|f| f.events == Some(Vec::new())));
+    let outcome = run(
+        &recording,
+        vec![Box::new(FilterNode::new(1))],
+        &ReplayOptions::default(),
+    );
+    assert!(outcome.outputs.is_empty());
+    assert_eq!(outcome.skipped.len(), 8);
+    let why = format!("{count} message(s) of its event log could not be decoded ({reason})");
+    assert!(
+        outcome
+            .skipped
+            .iter()
+            .all(|s| s.reason.ends_with(&format!("; {why}"))),
+        "{:?}",
+        outcome.skipped
+    );
 }

@@ -140,7 +140,10 @@ impl<'a> Delivery<'a, '_> {
             (false, _) => Choice::Named,
             (true, MissingUpstream::Recorded) => Choice::Backup,
             (true, mode) => {
-                let reason = format!("no recorded output of a live module carries the message it took on {}", e.name);
+                let reason = format!(
+                    "no recorded output of a live module carries the message it took on {}",
+                    e.name
+                );
                 return Err(match mode {
                     MissingUpstream::Error => Missing::Stop(format!("{reason} (--missing-upstream error)")),
                     _ => Missing::Skip(reason),
@@ -202,7 +205,10 @@ fn frame_outputs(
                 out.push(Err(format!(
                     "`{module}` published {} of the {} recorded output(s) on {channel} for {}",
                     last.iter().filter(|o| on_channel(&o.name)).count(),
-                    step.frames.iter().filter(|f| on_channel(&f.header.channel_name)).count(),
+                    step.frames
+                        .iter()
+                        .filter(|f| on_channel(&f.header.channel_name))
+                        .count(),
                     trigger.describe()
                 )));
             }
@@ -216,50 +222,33 @@ fn frame_outputs(
     out
 }
 
-/// Reproduce the callbacks of `step` (an unmodified node's) through `module`: the callbacks that published
-/// nothing when recorded, then the one that published the step's frames. The frames get, in order, the
-/// outputs that last callback published on their channels; outputs beyond those (and outputs of the
-/// callbacks before it) are counted in `outcome.extra_outputs`; a frame without one is skipped, counted in
-/// `outcome.missing_outputs`. A callback that cannot be given what it took when recorded skips the step.
-pub(super) fn run_events<'r>(
-    recording: &'r Recording,
-    inputs: &Inputs<'r>,
+/// Why a frame whose event log shows no callback publishing it cannot be replayed.
+fn outside_callbacks(recording: &Recording, header: &TraceHeader) -> String {
+    let mut reason = format!(
+        "`{}` published {} #{} outside any callback the interceptor saw (its event log shows no data \
+         callback on the publishing thread before it, or does not hold the publication: logged before \
+         the recording began, or lost)",
+        header.module_name, header.channel_name, header.sequence_num
+    );
+    if let Some((n, why)) = recording.unreadable_event_batches.get(&header.module_name) {
+        reason.push_str(&format!(
+            "; {n} message(s) of its event log could not be decoded ({why})"
+        ));
+    }
+    reason
+}
+
+/// Grant `events` to `module` with what each delivers (`data`): per event what its callback sent, and how
+/// long the module says the callbacks took (else the call's wall time). An error names the frame `header`.
+fn reproduce(
     module: &mut dyn Module,
-    step: &Step<'r>,
-    resolved: &[Resolved],
-    outcome: &mut ReplayOutcome,
-    options: &ReplayOptions,
-) -> Result<EventStep<'r>> {
-    let first = step.first();
-    let header = &first.header;
-    let events = first.events.as_deref().unwrap_or_default();
-    let Some(trigger) = events.last() else {
-        let mut reason = format!(
-            "`{}` published {} #{} outside any callback the interceptor saw (its event log shows no data \
-             callback on the publishing thread before it, or does not hold the publication: logged before \
-             the recording began, or lost)",
-            header.module_name, header.channel_name, header.sequence_num
-        );
-        if let Some((n, why)) = recording.unreadable_event_batches.get(&header.module_name) {
-            reason.push_str(&format!("; {n} message(s) of its event log could not be decoded ({why})"));
-        }
-        return Ok(EventStep::Skip(reason));
-    };
-    let mut delivery = Delivery {
-        recording,
-        inputs,
-        outputs: &outcome.outputs,
-        mode: options.missing_upstream,
-        backups: BTreeMap::new(),
-    };
-    let data = match delivery.all(events, resolved.first())? {
-        Ok(d) => d,
-        Err(Missing::Skip(reason)) => return Ok(EventStep::Skip(reason)),
-        Err(Missing::Stop(reason)) => return Err(unreplayable(header, reason)),
-    };
+    header: &TraceHeader,
+    events: &[NodeCallback],
+    data: &[Cow<'_, [u8]>],
+) -> Result<(Vec<Vec<EventOutput>>, u32)> {
     let grants: Vec<GrantEvent<'_>> = events
         .iter()
-        .zip(&data)
+        .zip(data)
         .map(|(e, d)| GrantEvent {
             kind: e.kind,
             name: &e.name,
@@ -287,9 +276,44 @@ pub(super) fn run_events<'r>(
             grants.len()
         )));
     }
-    let granted = grants.len() as u64;
+    Ok((published, process_time_ns))
+}
+
+/// Reproduce the callbacks of `step` (an unmodified node's) through `module`: the callbacks that published
+/// nothing when recorded, then the one that published the step's frames. The frames get, in order, the
+/// outputs that last callback published on their channels; outputs beyond those (and outputs of the
+/// callbacks before it) are counted in `outcome.extra_outputs`; a frame without one is skipped, counted in
+/// `outcome.missing_outputs`. A callback that cannot be given what it took when recorded skips the step.
+pub(super) fn run_events<'r>(
+    recording: &'r Recording,
+    inputs: &Inputs<'r>,
+    module: &mut dyn Module,
+    step: &Step<'r>,
+    resolved: &[Resolved],
+    outcome: &mut ReplayOutcome,
+    options: &ReplayOptions,
+) -> Result<EventStep<'r>> {
+    let first = step.first();
+    let header = &first.header;
+    let events = first.events.as_deref().unwrap_or_default();
+    let Some(trigger) = events.last() else {
+        return Ok(EventStep::Skip(outside_callbacks(recording, header)));
+    };
+    let mut delivery = Delivery {
+        recording,
+        inputs,
+        outputs: &outcome.outputs,
+        mode: options.missing_upstream,
+        backups: BTreeMap::new(),
+    };
+    let data = match delivery.all(events, resolved.first())? {
+        Ok(d) => d,
+        Err(Missing::Skip(reason)) => return Ok(EventStep::Skip(reason)),
+        Err(Missing::Stop(reason)) => return Err(unreplayable(header, reason)),
+    };
+    let (published, process_time_ns) = reproduce(module, header, events, &data)?;
+    let granted = events.len() as u64;
     let backups = std::mem::take(&mut delivery.backups);
-    drop(grants);
     drop(data);
     *outcome
         .events_granted
@@ -307,7 +331,11 @@ pub(super) fn run_events<'r>(
         data: Vec::with_capacity(step.frames.len()),
         process_time_ns,
     };
-    for (f, output) in step.frames.iter().zip(frame_outputs(step, trigger, &published, outcome)) {
+    for (f, output) in step
+        .frames
+        .iter()
+        .zip(frame_outputs(step, trigger, &published, outcome))
+    {
         match output {
             Ok(data) => {
                 stepped.headers.push(TraceHeader {

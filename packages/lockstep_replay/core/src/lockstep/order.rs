@@ -137,6 +137,7 @@ fn topological_order(keys: &[Key], successors: &[Vec<usize>], mut waiting: Vec<u
 mod tests {
     use lockstep_trace::{InputRecord, TraceHeader};
 
+    use super::super::callback::NodeCallback;
     use super::*;
 
     fn frame(module: &str, channel: &str, seq: u32, start: i64, inputs: &[(&str, u32)]) -> Frame {
@@ -196,6 +197,26 @@ mod tests {
         let mut frames = vec![frame("m", "/m", 1, 5, &[]), frame("m", "/m", 0, 9, &[])];
         replay_order(&mut frames, &|_| 0);
         assert_eq!(names(&frames), ["/m#0", "/m#1"]);
+    }
+
+    #[test]
+    fn an_unmodified_node_output_comes_after_what_its_callbacks_took_silently() {
+        // `aux` stamps on a clock 500 ms ahead; the node took /aux #0 silently before publishing /f #0, which
+        // its header does not name.
+        let mut node = frame("node", "/f", 0, 20, &[("/in", 0)]);
+        node.events = Some(vec![NodeCallback {
+            kind: super::super::callback::kind::TAKE,
+            name: "/aux".into(),
+            ros_time_ns: 10,
+            sequence_number: 1,
+            payload_digest: 7,
+            clock_reads_ns: Vec::new(),
+            producer: Some(("/aux".into(), 1, 0)),
+            index: 0,
+        }]);
+        let mut frames = vec![node, frame("aux", "/aux", 0, 500_000_000, &[])];
+        replay_order(&mut frames, &|_| 0);
+        assert_eq!(names(&frames), ["/aux#0", "/f#0"]);
     }
 
     #[test]

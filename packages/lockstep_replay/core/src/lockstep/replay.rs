@@ -86,7 +86,15 @@ pub fn replay_observed(
         };
         let module = &mut modules[live[&header.module_name]];
         if step.first().events.is_some() {
-            let done = run_events(recording, &inputs, module.as_mut(), step, &resolved, &mut outcome, options)?;
+            let done = run_events(
+                recording,
+                &inputs,
+                module.as_mut(),
+                step,
+                &resolved,
+                &mut outcome,
+                options,
+            )?;
             match done {
                 EventStep::Done(done, stepped) if !done.frames.is_empty() => {
                     record_outputs(recording, &mut inputs, &mut outcome, &done, &resolved, stepped);
@@ -363,8 +371,9 @@ fn unreplayable(header: &TraceHeader, reason: String) -> LockstepError {
     }
 }
 
-/// The frames to replay: every frame of a live module, or those of one module plus what they depend on
-/// (every live module's frames when that module is one the recording does not have).
+/// The frames to replay: every frame of a live module, or those of one module plus what they depend on (the
+/// outputs of live modules their headers name, and for an unmodified node those its callbacks took; every
+/// live module's frames when that module is one the recording does not have).
 fn select(
     recording: &Recording,
     live: &BTreeMap<String, usize>,
@@ -405,6 +414,9 @@ fn select(
             {
                 todo.push((input.channel_name.clone(), input.epoch, input.sequence_num));
             }
+            // An unmodified node's output also depends on what its callbacks took before it.
+            let producers = frame.events.iter().flatten().filter_map(|e| e.producer.as_ref());
+            todo.extend(producers.filter(|p| is_live_channel(&p.0)).cloned());
         }
     }
     Ok(chosen)

@@ -8,6 +8,9 @@
 //! published nothing (messages taken into the node's state, timer firings that did nothing) and are
 //! reproduced first, in their recorded order. [`attach`] gives every frame of such a node those events
 //! (`Frame::events`).
+//!
+//! The logs are decoded by `lockstep_bag::traced` with the definition the bag stores, in the same pass over
+//! the bag as the data, and only when the bag has events topics.
 
 use std::collections::BTreeMap;
 

@@ -126,8 +126,10 @@ fn string_definition() -> MessageDefinition {
 
 fn node_events_definition() -> String {
     let msg = |name: &str| {
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../../msg/msg/{name}.msg")))
-            .unwrap()
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../../msg/msg/{name}.msg")),
+        )
+        .unwrap()
     };
     let sep = "=".repeat(80);
     format!(
@@ -139,10 +141,22 @@ fn node_events_definition() -> String {
 
 /// The digest a header names for a std_msgs/String (of its canonical CDR).
 fn string_digest(data: &[u8]) -> u64 {
-    digest(&Schema::parse(STRING, "string data\n").unwrap().canonical(data).unwrap())
+    digest(
+        &Schema::parse(STRING, "string data\n")
+            .unwrap()
+            .canonical(data)
+            .unwrap(),
+    )
 }
 
-fn event(kind: EventKind, ros_time_ns: i64, thread: u32, name: &str, sequence_number: i64, digest: u64) -> Event {
+fn event(
+    kind: EventKind,
+    ros_time_ns: i64,
+    thread: u32,
+    name: &str,
+    sequence_number: i64,
+    digest: u64,
+) -> Event {
     Event {
         kind,
         ros_time_ns,
@@ -167,7 +181,10 @@ impl Bag {
     }
 
     fn header(&mut self, t: i64, h: &TraceHeader) {
-        let bytes = self.header_schema.encode(&header_to_value(h, &self.header_schema)).unwrap();
+        let bytes = self
+            .header_schema
+            .encode(&header_to_value(h, &self.header_schema))
+            .unwrap();
         self.put(&format!("{}/lockstep_header", h.channel_name), t, bytes);
     }
 }
@@ -175,6 +192,12 @@ impl Bag {
 /// Writes the recording of `stimuli` into `dir`; with `upstream`, /raw is the output of `scale` (/in times
 /// [`FACTOR`]), else external.
 pub fn record(dir: &Path, stimuli: &[Stimulus], upstream: bool) -> Recorded {
+    record_with(dir, stimuli, upstream, true)
+}
+
+/// [`record`], with or without the definition of the events topic in the bag (without, its batches cannot
+/// be decoded).
+pub fn record_with(dir: &Path, stimuli: &[Stimulus], upstream: bool, events_definition: bool) -> Recorded {
     let header_def = MessageDefinition {
         encoding: "ros2msg".into(),
         text: header_definition(),
@@ -203,7 +226,8 @@ pub fn record(dir: &Path, stimuli: &[Stimulus], upstream: bool) -> Recorded {
                 let d = string_digest(&raw);
                 let input = if upstream {
                     bag.put("/in", t, cdr_string(&v.to_string()));
-                    let ext = TraceHeader::external("/in", raw_seq, t, string_digest(&cdr_string(&v.to_string())));
+                    let ext =
+                        TraceHeader::external("/in", raw_seq, t, string_digest(&cdr_string(&v.to_string())));
                     let h = TraceHeader {
                         module_name: "scale".into(),
                         channel_name: "/raw".into(),
@@ -223,20 +247,43 @@ pub fn record(dir: &Path, stimuli: &[Stimulus], upstream: bool) -> Recorded {
                     }
                     TraceHeader::external("/raw", raw_seq, t, d).as_input()
                 };
-                events.push(event(EventKind::Take, at, EXECUTOR, "/raw", i64::from(raw_seq) + 1, d));
-                recorded.callbacks.push((event_kind::TAKE, "/raw".into(), at, value.to_string()));
+                events.push(event(
+                    EventKind::Take,
+                    at,
+                    EXECUTOR,
+                    "/raw",
+                    i64::from(raw_seq) + 1,
+                    d,
+                ));
+                recorded
+                    .callbacks
+                    .push((event_kind::TAKE, "/raw".into(), at, value.to_string()));
                 raw_seq += 1;
                 latest_raw = Some(input.clone());
                 (vec![input], logic.take(value), EXECUTOR)
             }
             Stimulus::Timer => {
                 events.push(event(EventKind::Timer, at, EXECUTOR, "", 0, 0));
-                recorded.callbacks.push((event_kind::TIMER, String::new(), at, String::new()));
+                recorded
+                    .callbacks
+                    .push((event_kind::TIMER, String::new(), at, String::new()));
                 (latest_raw.iter().cloned().collect(), logic.timer(), EXECUTOR)
             }
             Stimulus::Request => {
-                events.push(event(EventKind::RequestTaken, at, EXECUTOR, "/filter/reset", 1, 77));
-                recorded.callbacks.push((event_kind::REQUEST_TAKEN, "/filter/reset".into(), at, String::new()));
+                events.push(event(
+                    EventKind::RequestTaken,
+                    at,
+                    EXECUTOR,
+                    "/filter/reset",
+                    1,
+                    77,
+                ));
+                recorded.callbacks.push((
+                    event_kind::REQUEST_TAKEN,
+                    "/filter/reset".into(),
+                    at,
+                    String::new(),
+                ));
                 (latest_raw.iter().cloned().collect(), logic.request(), EXECUTOR)
             }
             Stimulus::Outside => (Vec::new(), vec!["outside".to_owned()], OWN_THREAD),
@@ -304,16 +351,24 @@ pub fn record(dir: &Path, stimuli: &[Stimulus], upstream: bool) -> Recorded {
         header_topics.push("/raw");
     }
     for t in header_topics {
-        w.add_topic(TopicSpec::new(format!("{t}/lockstep_header"), HEADER).with_definition(header_def.clone()))
-            .unwrap();
-    }
-    w.add_topic(TopicSpec::new(EVENTS_TOPIC, NODE_EVENTS).with_definition(events_def))
+        w.add_topic(
+            TopicSpec::new(format!("{t}/lockstep_header"), HEADER).with_definition(header_def.clone()),
+        )
         .unwrap();
+    }
+    let events_topic = TopicSpec::new(EVENTS_TOPIC, NODE_EVENTS);
+    let events_topic = if events_definition {
+        events_topic.with_definition(events_def)
+    } else {
+        events_topic
+    };
+    w.add_topic(events_topic).unwrap();
     bag.messages.sort_by_key(|(t, ..)| *t);
     for (t, topic, data) in &bag.messages {
         w.write(topic, *t, data).unwrap();
     }
-    let mut topology: BTreeMap<String, String> = [("filter".to_owned(), "reads=/raw;writes=/filtered".to_owned())].into();
+    let mut topology: BTreeMap<String, String> =
+        [("filter".to_owned(), "reads=/raw;writes=/filtered".to_owned())].into();
     if upstream {
         topology.insert("scale".into(), "reads=/in;writes=/raw".into());
     }
@@ -353,10 +408,16 @@ impl FilterNode {
     }
 
     fn callback(&mut self, e: &GrantEvent<'_>) -> Result<Vec<EventOutput>, String> {
-        let text = if e.data.is_empty() { String::new() } else { text_of(e.data) };
+        let text = if e.data.is_empty() {
+            String::new()
+        } else {
+            text_of(e.data)
+        };
         (self.seen.borrow_mut()).push((e.kind, e.name.to_owned(), e.ros_time_ns, text.clone()));
         let mut out = match e.kind {
-            event_kind::TAKE => self.logic.take(text.parse().map_err(|_| format!("took {text:?}"))?),
+            event_kind::TAKE => self
+                .logic
+                .take(text.parse().map_err(|_| format!("took {text:?}"))?),
             event_kind::TIMER => self.logic.timer(),
             event_kind::REQUEST_TAKEN => self.logic.request(),
             k => return Err(format!("granted an event of kind {k}")),
