@@ -179,12 +179,7 @@ pub fn encode_done(done: &Done) -> Vec<u8> {
 pub fn decode_grant(bytes: &[u8]) -> Result<Grant> {
     let mut r = Reader::new(bytes, "EventGrant")?;
     let id = r.u64()?;
-    let at = r.at;
-    let code = r.take(1)?[0];
-    let kind = EventKind::ALL
-        .into_iter()
-        .find(|k| k.code() == code)
-        .ok_or(CdrError::BadKind { at, code })?;
+    let kind = r.kind()?;
     let ros_time_ns = r.time()?;
     let name = r.string()?;
     let sequence_number = r.u64()? as i64;
@@ -213,12 +208,7 @@ pub fn decode_events(bytes: &[u8]) -> Result<Batch> {
     let count = r.count(40)?;
     let mut events = Vec::with_capacity(count);
     for _ in 0..count {
-        let at = r.at;
-        let code = r.take(1)?[0];
-        let kind = EventKind::ALL
-            .into_iter()
-            .find(|k| k.code() == code)
-            .ok_or(CdrError::BadKind { at, code })?;
+        let kind = r.kind()?;
         let ros_time_ns = r.time()?;
         let thread = r.u32()?;
         let name = r.string()?;
@@ -321,6 +311,15 @@ impl<'a> Reader<'a> {
                 .map_err(|_| CdrError::BadString { what: self.what, at }),
             _ => Err(CdrError::BadString { what: self.what, at }),
         }
+    }
+    /// A `NodeEvent` kind.
+    fn kind(&mut self) -> Result<EventKind> {
+        let at = self.at;
+        let code = self.take(1)?[0];
+        EventKind::ALL
+            .into_iter()
+            .find(|k| k.code() == code)
+            .ok_or(CdrError::BadKind { at, code })
     }
     fn time(&mut self) -> Result<i64> {
         let sec = i64::from(self.i32()?);

@@ -29,8 +29,11 @@ interceptor sees what each callback took and what it published, and publishes be
   - its event log (messages taken, timer calls, publishes, service calls) on /lockstep/events/<node>,
 which a recording (`lockstep bag record`) keeps with the data.
 
-With --replay the node does not run freely: the interceptor paces it through its recorded events, one \
-callback at a time, for a lock-step replay of an unmodified node.
+With --replay the node does not run freely: its subscriptions, timers, services and clients run only what \
+`lockstep replay` grants on <node>/lockstep/grant, one recorded event at a time (a message taken, a timer \
+fired, a request or response taken, at its recorded ROS time), and the interceptor answers on \
+<node>/lockstep/done with what the callback published: a lock-step replay of an unmodified node. Spin the \
+node with a single-threaded executor.
 
 The command replaces this process: signals (Ctrl-C) and the exit status are the node's own. Only the node \
 is traced: once the program initialises rcl, the interceptor removes itself from LD_PRELOAD and \

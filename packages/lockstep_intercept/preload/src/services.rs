@@ -17,6 +17,25 @@ use crate::{digest, name_of, pace, thread_id, Entered, OK};
 const SERVICE_TAKE_FAILED: rcl_ret_t = RCL_RET_SERVICE_TAKE_FAILED as rcl_ret_t;
 const CLIENT_TAKE_FAILED: rcl_ret_t = RCL_RET_CLIENT_TAKE_FAILED as rcl_ret_t;
 
+/// Replay mode: a take from service or client `handle` answered with the granted request or response;
+/// `None`: not paced (forward the call), else what to return and the grant's sequence number for the
+/// caller's header (none when nothing was granted: `failed`).
+///
+/// # Safety
+/// `message` is the caller's message of the endpoint's request (`request`) or response type.
+unsafe fn paced_take(
+    handle: Handle,
+    message: *mut c_void,
+    request: bool,
+    failed: rcl_ret_t,
+) -> Option<(rcl_ret_t, Option<i64>)> {
+    // SAFETY: see above.
+    match unsafe { pace::take_call(handle, message, request) }? {
+        None => Some((failed, None)),
+        Some(seq) => Some((OK, Some(seq))),
+    }
+}
+
 /// Log a service event; `request` picks the request's type support (else the response's).
 fn event(
     kind: EventKind,
@@ -135,17 +154,14 @@ pub unsafe extern "C" fn rcl_take_request_with_info(
 ) -> rcl_ret_t {
     let entered = Entered::new();
     if entered.paces() {
-        // SAFETY: the caller's request of the service's type.
-        match unsafe { pace::take_call(key(service), request, true) } {
-            None => {}
-            Some(None) => return SERVICE_TAKE_FAILED,
-            Some(Some(seq)) => {
-                // SAFETY: the caller's header, if any.
-                if let Some(h) = unsafe { header.as_mut() } {
-                    h.request_id.sequence_number = seq;
-                }
-                return OK;
+        // SAFETY: the caller's request of the service's type, and its header (or null).
+        let taken = unsafe { paced_take(key(service), request, true, SERVICE_TAKE_FAILED) };
+        if let Some((ret, seq)) = taken {
+            // SAFETY: as above.
+            if let (Some(seq), Some(h)) = (seq, unsafe { header.as_mut() }) {
+                h.request_id.sequence_number = seq;
             }
+            return ret;
         }
     }
     let f = real!(rcl_take_request_with_info: unsafe extern "C" fn(*const rcl_service_t, *mut rmw_service_info_t, *mut c_void) -> rcl_ret_t);
@@ -169,17 +185,14 @@ pub unsafe extern "C" fn rcl_take_request(
 ) -> rcl_ret_t {
     let entered = Entered::new();
     if entered.paces() {
-        // SAFETY: the caller's request of the service's type.
-        match unsafe { pace::take_call(key(service), request, true) } {
-            None => {}
-            Some(None) => return SERVICE_TAKE_FAILED,
-            Some(Some(seq)) => {
-                // SAFETY: the caller's header, if any.
-                if let Some(h) = unsafe { header.as_mut() } {
-                    h.sequence_number = seq;
-                }
-                return OK;
+        // SAFETY: the caller's request of the service's type, and its header (or null).
+        let taken = unsafe { paced_take(key(service), request, true, SERVICE_TAKE_FAILED) };
+        if let Some((ret, seq)) = taken {
+            // SAFETY: as above.
+            if let (Some(seq), Some(h)) = (seq, unsafe { header.as_mut() }) {
+                h.sequence_number = seq;
             }
+            return ret;
         }
     }
     let f = real!(rcl_take_request: unsafe extern "C" fn(*const rcl_service_t, *mut rmw_request_id_t, *mut c_void) -> rcl_ret_t);
@@ -258,17 +271,14 @@ pub unsafe extern "C" fn rcl_take_response_with_info(
 ) -> rcl_ret_t {
     let entered = Entered::new();
     if entered.paces() {
-        // SAFETY: the caller's response of the client's type.
-        match unsafe { pace::take_call(key(client), response, false) } {
-            None => {}
-            Some(None) => return CLIENT_TAKE_FAILED,
-            Some(Some(seq)) => {
-                // SAFETY: the caller's header, if any.
-                if let Some(h) = unsafe { header.as_mut() } {
-                    h.request_id.sequence_number = seq;
-                }
-                return OK;
+        // SAFETY: the caller's response of the client's type, and its header (or null).
+        let taken = unsafe { paced_take(key(client), response, false, CLIENT_TAKE_FAILED) };
+        if let Some((ret, seq)) = taken {
+            // SAFETY: as above.
+            if let (Some(seq), Some(h)) = (seq, unsafe { header.as_mut() }) {
+                h.request_id.sequence_number = seq;
             }
+            return ret;
         }
     }
     let f = real!(rcl_take_response_with_info: unsafe extern "C" fn(*const rcl_client_t, *mut rmw_service_info_t, *mut c_void) -> rcl_ret_t);
@@ -297,17 +307,14 @@ pub unsafe extern "C" fn rcl_take_response(
 ) -> rcl_ret_t {
     let entered = Entered::new();
     if entered.paces() {
-        // SAFETY: the caller's response of the client's type.
-        match unsafe { pace::take_call(key(client), response, false) } {
-            None => {}
-            Some(None) => return CLIENT_TAKE_FAILED,
-            Some(Some(seq)) => {
-                // SAFETY: the caller's header, if any.
-                if let Some(h) = unsafe { header.as_mut() } {
-                    h.sequence_number = seq;
-                }
-                return OK;
+        // SAFETY: the caller's response of the client's type, and its header (or null).
+        let taken = unsafe { paced_take(key(client), response, false, CLIENT_TAKE_FAILED) };
+        if let Some((ret, seq)) = taken {
+            // SAFETY: as above.
+            if let (Some(seq), Some(h)) = (seq, unsafe { header.as_mut() }) {
+                h.sequence_number = seq;
             }
+            return ret;
         }
     }
     let f = real!(rcl_take_response: unsafe extern "C" fn(*const rcl_client_t, *mut rmw_request_id_t, *mut c_void) -> rcl_ret_t);
