@@ -85,7 +85,7 @@ def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False, nam
 
     def wait_for_recorder(predicate, what):
         try:
-            ros.wait_until(predicate, 30, what, proc=recorder)
+            ros.wait_until(predicate, 120, what, proc=recorder)
         except TimeoutError as e:
             raise TimeoutError(f"{e}; the recorder's last counts: {counts()}") from None
 
