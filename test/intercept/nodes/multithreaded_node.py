@@ -1,9 +1,17 @@
 #!/usr/bin/env python3
-"""An unmodified rclpy node spun by a MultiThreadedExecutor with a reentrant callback group: /raw -> /echo."""
+"""An unmodified rclpy node spun by a MultiThreadedExecutor with a reentrant callback group: /raw -> /echo.
+
+SIGINT and SIGTERM only set a flag the spin loop looks at: rclpy's default KeyboardInterrupt can land in the
+main thread while it holds one of the executor's locks, and the worker threads then wait on it forever.
+"""
+import signal
+import threading
+
 import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import Float64
 
 
@@ -17,14 +25,16 @@ class Echo(Node):
 
 
 def main():
-    rclpy.init()
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     node = Echo()
     executor = MultiThreadedExecutor(num_threads=4)
     executor.add_node(node)
-    try:
-        executor.spin()
-    except KeyboardInterrupt:
-        pass
+    while not stop.is_set() and rclpy.ok():
+        executor.spin_once(timeout_sec=0.1)
+    executor.shutdown()
     node.destroy_node()
     rclpy.try_shutdown()
 

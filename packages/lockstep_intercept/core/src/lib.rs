@@ -14,4 +14,5 @@ pub mod events;
 pub mod names;
 pub mod output;
 pub mod pacer;
+pub mod timers;
 pub mod tracker;

@@ -10,7 +10,7 @@ use r2r_rcl::*;
 use crate::key::key;
 use crate::real::real;
 use crate::state::{lock, RosClock};
-use crate::{name_of, Entered, OK};
+use crate::{name_of, thread_id, Entered, OK};
 
 /// The programs this one starts run without the interceptor (it goes only into the program named).
 fn leave_children_alone() {
@@ -204,11 +204,32 @@ pub unsafe extern "C" fn rcl_clock_init(
     let f = real!(rcl_clock_init: unsafe extern "C" fn(rcl_clock_type_t, *mut rcl_clock_t, *mut rcl_allocator_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(clock_type, clock, allocator) };
-    if ret == OK && entered.active() && clock_type == rcl_clock_type_e::RCL_ROS_TIME {
+    if ret == OK && entered.active() {
+        let ros_time = clock_type == rcl_clock_type_e::RCL_ROS_TIME;
+        let mut state = lock();
+        state
+            .timer_clocks
+            .clock_made(thread_id(), clock as usize, ros_time);
         // SAFETY: the clock was just initialised.
-        if let Some(&copy) = unsafe { clock.as_ref() } {
-            lock().ros_clocks.push(RosClock(copy));
+        if let Some(&copy) = unsafe { clock.as_ref() }.filter(|_| ros_time) {
+            state.ros_clocks.push(RosClock(copy));
         }
+    }
+    ret
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn rcl_guard_condition_init(
+    guard_condition: *mut rcl_guard_condition_t,
+    context: *mut rcl_context_t,
+    options: rcl_guard_condition_options_t,
+) -> rcl_ret_t {
+    let entered = Entered::new();
+    let f = real!(rcl_guard_condition_init: unsafe extern "C" fn(*mut rcl_guard_condition_t, *mut rcl_context_t, rcl_guard_condition_options_t) -> rcl_ret_t);
+    // SAFETY: forwarded unchanged.
+    let ret = unsafe { f(guard_condition, context, options) };
+    if ret == OK && entered.active() {
+        lock().timer_clocks.guard_condition_made(thread_id());
     }
     ret
 }
@@ -217,10 +238,12 @@ pub unsafe extern "C" fn rcl_clock_init(
 pub unsafe extern "C" fn rcl_clock_fini(clock: *mut rcl_clock_t) -> rcl_ret_t {
     let entered = Entered::new();
     if entered.active() {
+        let mut state = lock();
         // SAFETY: the caller's clock, still initialised.
         if let Some(data) = unsafe { clock.as_ref() }.map(|c| c.data) {
-            lock().ros_clocks.retain(|c| c.0.data != data);
+            state.ros_clocks.retain(|c| c.0.data != data);
         }
+        state.timer_clocks.clock_gone(clock as usize);
     }
     let f = real!(rcl_clock_fini: unsafe extern "C" fn(*mut rcl_clock_t) -> rcl_ret_t);
     // SAFETY: forwarded unchanged.
@@ -242,7 +265,7 @@ pub unsafe extern "C" fn rcl_timer_init2(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(timer, clock, context, period, callback, allocator, autostart) };
     if ret == OK && entered.active() {
-        lock().tracker.add_timer(key(timer));
+        add_timer(timer, clock);
     }
     ret
 }
@@ -261,9 +284,17 @@ pub unsafe extern "C" fn rcl_timer_init(
     // SAFETY: forwarded unchanged.
     let ret = unsafe { f(timer, clock, context, period, callback, allocator) };
     if ret == OK && entered.active() {
-        lock().tracker.add_timer(key(timer));
+        add_timer(timer, clock);
     }
     ret
+}
+
+/// A node's timer gets the next number; an executor's time-out timer is left alone (see `TimerClocks`).
+fn add_timer(timer: *mut rcl_timer_t, clock: *mut rcl_clock_t) {
+    let mut state = lock();
+    if state.timer_clocks.timer_made(thread_id(), clock as usize) {
+        state.tracker.add_timer(key(timer));
+    }
 }
 
 #[no_mangle]

@@ -11,6 +11,7 @@ use lockstep_intercept::events::MAX_BATCH_EVENTS;
 use lockstep_intercept::names::{events_topic, grant_topics};
 use lockstep_intercept::output::{HeaderStore, Waiting};
 use lockstep_intercept::pacer::Pacer;
+use lockstep_intercept::timers::TimerClocks;
 use lockstep_intercept::tracker::{Handle, Now, Tracker};
 use lockstep_trace::names::{header_topic, topology_topic};
 use r2r_rcl::*;
@@ -56,6 +57,8 @@ pub struct State {
     store: HeaderStore,
     /// ROS clocks created in the process (rcl_clock_t addresses), oldest first.
     pub ros_clocks: Vec<RosClock>,
+    /// Which timers are the nodes' and which an executor's time-outs.
+    pub timer_clocks: TimerClocks,
     last_service: Instant,
     /// Replay mode: the event granted now.
     pub pacer: Pacer,
@@ -86,6 +89,7 @@ impl State {
             waiting: Waiting::default(),
             store: HeaderStore::default(),
             ros_clocks: Vec::new(),
+            timer_clocks: TimerClocks::default(),
             last_service: Instant::now(),
             pacer: Pacer::default(),
             requests: BTreeMap::new(),
