@@ -112,13 +112,18 @@ def record_pipeline(ros, bag, ticks: int = 120, kill_recorder: bool = False, nam
     # Stop the recorder once it wrote every sensor message, every output we saw, and a header for each output.
     # (Missions are left out of the pairing: m3 published before the recorder's subscriptions matched, so the
     # bag may start with a mission whose header, or a header whose mission, it never got.)
+    # m2 publishes on its timer until it is stopped: the command it sent last can reach us and not the recorder
+    # when its process is gone before DDS sends it again (its data, or only its header). The bag may lack that
+    # one command's header, never an earlier one's.
     def recorded_everything():
         now = counts()
         sent = [("/scan_front", n_front), ("/scan_rear", n_rear), ("/odom", n_odom)]
+        commands, command_headers = now.get(ns + "/cmd_vel", 0), now.get(ns + "/cmd_vel/lockstep_header", 0)
         return (all(now.get(ns + t) == n for t, n in sent)
                 and now.get(ns + "/obstacles", 0) >= len(seen["/obstacles"])
-                and now.get(ns + "/cmd_vel/lockstep_header", 0) >= len(seen["/cmd_vel/lockstep_header"])
-                and recorded(paired=("/obstacles", "/cmd_vel")))
+                and command_headers >= len(seen["/cmd_vel/lockstep_header"]) - 1
+                and commands - command_headers in (0, 1)
+                and recorded(paired=("/obstacles",)))
 
     wait_for_recorder(recorded_everything, f"the recorder to write everything sent ({n_front} front, "
                       f"{n_rear} rear, {n_odom} odom, {len(seen['/obstacles'])} obstacles)")
@@ -156,6 +161,8 @@ def test_recorded_pipeline_has_topology_and_exact_headers(ros, tmp_path):
     assert len(recorded["/odom"]) == n_odom and len(recorded["/scan_front"]) == n_front
 
     cmd, cmd_headers = recorded["/cmd_vel"], recorded["/cmd_vel/lockstep_header"]
+    if len(cmd) == len(cmd_headers) + 1:
+        cmd = cmd[:-1]  # the command in flight when m2 stopped, whose header did not reach the recorder
     assert len(cmd) >= 8 and collections.Counter(map(digest, cmd)) == collections.Counter(
         h.payload_digest for h in cmd_headers)
     c3_headers = {h.sequence_num: h for h in recorded["/obstacles/lockstep_header"]}

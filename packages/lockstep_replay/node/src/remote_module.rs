@@ -28,13 +28,15 @@ pub(crate) struct Feeds {
 }
 
 impl Feeds {
-    fn publish(&mut self, input: &StepInput<'_>) -> Result<(), String> {
+    /// Publish a recorded input and its header, once per message unless `again`.
+    fn publish(&mut self, input: &StepInput<'_>, again: bool) -> Result<(), String> {
         let Some((data, header, _)) = self.publishers.get(input.channel) else {
             return Ok(()); // no live reader of it
         };
         if !self
             .published
             .insert((input.channel.to_owned(), input.payload_digest))
+            && !again
         {
             return Ok(());
         }
@@ -84,6 +86,39 @@ impl Module for RemoteModule {
         frames: &[&TraceHeader],
         inputs: &[StepInput<'_>],
     ) -> Result<Vec<Vec<u8>>, String> {
+        let mut attempt = 0;
+        loop {
+            match self.step_once(frames, inputs, attempt > 0) {
+                Err(why) if attempt < INPUT_RESENDS && is_lost_input(&why, inputs) => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    fn last_process_time_ns(&self) -> Option<u32> {
+        self.last_process_time_ns
+    }
+}
+
+/// How often the recorded inputs of a step are published again when the module did not receive them.
+const INPUT_RESENDS: usize = 2;
+
+/// Whether a refusal says that recorded inputs never arrived. A message published right after its reader
+/// matched the replay's publisher can still be lost in DDS (the reader side of the match may not be complete
+/// yet, and a best-effort reader never asks for it again): the replay publishes them again.
+fn is_lost_input(why: &str, inputs: &[StepInput<'_>]) -> bool {
+    why.contains("inputs not received") && inputs.iter().any(|i| !i.simulated)
+}
+
+impl RemoteModule {
+    /// One step request: publish the recorded inputs (`again`: even those published before) and `/clock`,
+    /// grant the step and wait for the answer.
+    fn step_once(
+        &mut self,
+        frames: &[&TraceHeader],
+        inputs: &[StepInput<'_>],
+        again: bool,
+    ) -> Result<Vec<Vec<u8>>, String> {
         let Some((first, more)) = frames.split_first() else {
             return Ok(Vec::new());
         };
@@ -93,7 +128,7 @@ impl Module for RemoteModule {
                 .lock()
                 .map_err(|_| "the feeds lock is poisoned".to_owned())?;
             for input in inputs.iter().filter(|i| !i.simulated) {
-                feeds.publish(input)?;
+                feeds.publish(input, again)?;
             }
             // Each frame's recorded start time goes on /clock before its step is granted, so a module
             // running with `use_sim_time` reads the recorded time from `now()`.
@@ -147,10 +182,6 @@ impl Module for RemoteModule {
         outputs.extend(response.more_outputs.into_iter().map(|o| o.data));
         Ok(outputs)
     }
-
-    fn last_process_time_ns(&self) -> Option<u32> {
-        self.last_process_time_ns
-    }
 }
 
 /// `/clock` at `ns` since the Unix epoch (times before it are clamped to it).
@@ -167,4 +198,29 @@ fn clock_at(ns: i64) -> Clock {
 /// `<channel> #<sequence>`: how messages name a frame.
 fn frame_id(frame: &TraceHeader) -> String {
     format!("{} #{}", frame.channel_name, frame.sequence_num)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(simulated: bool) -> StepInput<'static> {
+        StepInput {
+            channel: "/scan",
+            data: &[],
+            simulated,
+            payload_digest: 1,
+        }
+    }
+
+    #[test]
+    fn only_recorded_inputs_that_never_arrived_are_sent_again() {
+        let lost = "/obstacles #0: inputs not received within 2000 ms: /scan (digest 0000000000000001)";
+        assert!(is_lost_input(lost, &[input(true), input(false)]));
+        assert!(
+            !is_lost_input(lost, &[input(true)]),
+            "a live module's output is not the replay's to send"
+        );
+        assert!(!is_lost_input("no answer within 2000 ms", &[input(false)]));
+    }
 }
