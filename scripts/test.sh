@@ -78,8 +78,14 @@ fi
 # Tests run side by side, one per core (LOCKSTEP_PYTEST_WORKERS to change): each has a ROS_DOMAIN_ID of its
 # own, held by a lock for as long as it runs, so no two tests ever share one.
 workers="${LOCKSTEP_PYTEST_WORKERS:-$(nproc)}"
+# The whole suite, unless the arguments name test paths of their own.
+paths=(test)
+for arg in ${pytest_args[@]+"${pytest_args[@]}"}; do
+    if [ -e "${arg%%::*}" ]; then paths=(); fi
+done
 set +e
-python3 -m pytest -c test/pytest.ini -n "$workers" --dist worksteal --durations=12 test ${pytest_args[@]+"${pytest_args[@]}"}
+python3 -m pytest -c test/pytest.ini -n "$workers" --dist worksteal --durations=12 ${paths[@]+"${paths[@]}"} \
+    ${pytest_args[@]+"${pytest_args[@]}"}
 pytest_rc=$?
 set -e
 for pid in ${load_pids[@]+"${load_pids[@]}"}; do kill "$pid" 2>/dev/null || true; done

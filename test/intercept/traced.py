@@ -10,6 +10,7 @@ from rclpy.serialization import deserialize_message
 from rosbags.typesys import Stores, get_typestore
 
 from lockstep_interfaces.msg import DependencyHeader, ModuleTopology, NodeEvents
+from lockstep_testing.recordings import copy_mcap
 
 NODES = Path(__file__).parent / "nodes"
 TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
@@ -70,26 +71,9 @@ class Recording:
 
 
 def cut(bag: Path, dst: Path, keep) -> Path:
-    """A one-file copy of `bag` (python `mcap`) with the messages `keep(log_time)` accepts and every metadata
-    record: a recording that started later."""
-    from mcap.writer import Writer
-    (src,) = sorted(Path(bag).glob("*.mcap"))
-    with open(src, "rb") as f, open(dst, "wb") as g:
-        reader = make_reader(f)
-        summary = reader.get_summary()
-        writer = Writer(g)
-        writer.start(profile="ros2", library="lockstep-test")
-        schemas = {sid: writer.register_schema(s.name, s.encoding, s.data) for sid, s in summary.schemas.items()}
-        channels = {cid: writer.register_channel(c.topic, c.message_encoding, schemas[c.schema_id], c.metadata)
-                    for cid, c in summary.channels.items()}
-        for _, channel, message in reader.iter_messages(log_time_order=True):
-            if keep(message.log_time):
-                writer.add_message(channels[channel.id], message.log_time, message.data, message.publish_time)
-        f.seek(0)
-        for record in make_reader(f).iter_metadata():
-            writer.add_metadata(record.name, record.metadata)
-        writer.finish()
-    return dst
+    """A one-file copy of `bag` with the messages `keep(log_time)` accepts and every metadata record: a
+    recording that started later."""
+    return copy_mcap(bag, dst, keep=lambda topic, log_time, data: keep(log_time))
 
 
 def log_times(bag: Path) -> list:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mcap.reader import make_reader
 from mcap.writer import Writer
 
 
@@ -19,3 +20,27 @@ def topology_recording(path: Path) -> Path:
             "mission_planner": "reads=;writes=/mission"})
         writer.finish()
     return path
+
+
+def copy_mcap(bag: Path, dst: Path, keep=lambda topic, log_time, data: True, change=lambda topic, data: data,
+              metadata=lambda name, data: data) -> Path:
+    """A one-file copy of `bag` (python `mcap`, independent of our bag library) with the messages `keep`
+    accepts, their data passed through `change`, and every metadata record passed through `metadata`."""
+    (src,) = sorted(Path(bag).glob("*.mcap"))
+    with open(src, "rb") as f, open(dst, "wb") as g:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        writer = Writer(g)
+        writer.start(profile="ros2", library="lockstep-test")
+        schemas = {sid: writer.register_schema(s.name, s.encoding, s.data) for sid, s in summary.schemas.items()}
+        channels = {cid: writer.register_channel(c.topic, c.message_encoding, schemas[c.schema_id], c.metadata)
+                    for cid, c in summary.channels.items()}
+        for _, channel, message in reader.iter_messages(log_time_order=True):
+            if keep(channel.topic, message.log_time, message.data):
+                writer.add_message(channels[channel.id], message.log_time, change(channel.topic, message.data),
+                                   message.publish_time)
+        f.seek(0)
+        for record in make_reader(f).iter_metadata():
+            writer.add_metadata(record.name, metadata(record.name, record.metadata))
+        writer.finish()
+    return dst

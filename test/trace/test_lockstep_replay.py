@@ -8,13 +8,13 @@ import subprocess
 from pathlib import Path
 
 from mcap.reader import make_reader
-from mcap.writer import Writer
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Range
 
 from lockstep_testing import alignment
 from lockstep_testing.png import read_rgb, rows_with_colour
 from lockstep_testing.harness import binary, run_tool
+from lockstep_testing.recordings import copy_mcap
 from test_pipeline import HOLD, M1, M2, M3
 from test_pipeline_recording import bag_hashes, lockstep_replay, record_pipeline
 
@@ -179,30 +179,6 @@ def test_wiring_errors_and_step_timeouts_name_what_is_wrong(ros, tmp_path, tmp_p
     assert "lockstep_step_mode:=true" in run.stderr, run.stderr
     run, _ = replay(ros, bag, tmp_path / "unknown", "--modules", "no_such_module", expect_ok=False)
     assert "--modules no_such_module: not a module of the recording" in run.stderr, run.stderr
-
-
-def copy_mcap(bag: Path, dst: Path, keep=lambda topic, log_time, data: True, change=lambda topic, data: data,
-              metadata=lambda name, data: data) -> Path:
-    """A one-file copy of `bag` (python `mcap`, independent of our bag library) with the messages `keep`
-    accepts, their data passed through `change`, and every metadata record passed through `metadata`."""
-    (src,) = sorted(bag.glob("*.mcap"))
-    with open(src, "rb") as f, open(dst, "wb") as g:
-        reader = make_reader(f)
-        summary = reader.get_summary()
-        writer = Writer(g)
-        writer.start(profile="ros2", library="lockstep-test")
-        schemas = {sid: writer.register_schema(s.name, s.encoding, s.data) for sid, s in summary.schemas.items()}
-        channels = {cid: writer.register_channel(c.topic, c.message_encoding, schemas[c.schema_id], c.metadata)
-                    for cid, c in summary.channels.items()}
-        for _, channel, message in reader.iter_messages(log_time_order=True):
-            if keep(channel.topic, message.log_time, message.data):
-                writer.add_message(channels[channel.id], message.log_time, change(channel.topic, message.data),
-                                   message.publish_time)
-        f.seek(0)
-        for record in make_reader(f).iter_metadata():
-            writer.add_metadata(record.name, metadata(record.name, record.metadata))
-        writer.finish()
-    return dst
 
 
 def rewrite_mcap(bag: Path, dst: Path, keep=lambda log_time: True, topology=None) -> Path:

@@ -13,7 +13,8 @@ from mcap.reader import make_reader
 from rclpy.serialization import deserialize_message, serialize_message
 
 from lockstep_interfaces.msg import DependencyHeader
-from test_lockstep_replay import assert_exact, copy_mcap, recording, replay, start_step_modules, stop
+from lockstep_testing.recordings import copy_mcap
+from test_lockstep_replay import assert_exact, recording, replay, start_step_modules, stop
 from test_pipeline import HOLD, M2, M3, digest
 from test_pipeline_recording import bag_hashes
 

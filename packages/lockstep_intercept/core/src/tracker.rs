@@ -16,6 +16,7 @@ use crate::events::{Event, EventKind, EventLog};
 use crate::names::{is_infrastructure_service, is_infrastructure_topic};
 use crate::output::{PendingInput, PendingOutput, Taken};
 
+mod callbacks;
 pub mod grants;
 
 /// An rcl handle's address: what the interceptor keys nodes, publishers, subscriptions, services, clients
@@ -283,78 +284,6 @@ impl Tracker {
         }
     }
 
-    /// A callback of `node` ran on `thread`: a second thread means a multi-threaded executor.
-    fn callback_on(&mut self, node: Handle, thread: u32) {
-        let Some(n) = self.nodes.get_mut(&node) else {
-            return;
-        };
-        n.callback_threads.insert(thread);
-        if n.callback_threads.len() == 2 {
-            n.log.warn(
-                "callbacks ran on several threads (a multi-threaded executor): the input of an output is \
-                 guessed per thread and may be wrong when two callbacks run at once"
-                    .to_owned(),
-            );
-        }
-    }
-
-    /// The pending timer event of `thread` goes to `node`, or to the process's first node.
-    fn settle_timer(&mut self, thread: u32, node: Option<Handle>) {
-        let Some(t) = self.threads.get_mut(&thread) else {
-            return;
-        };
-        let Some(event) = t.pending_timer.take() else {
-            return;
-        };
-        let reads = std::mem::take(&mut t.pending_clock);
-        let Some(node) = node.or_else(|| self.node_order.first().copied()) else {
-            return;
-        };
-        if let Some(t) = self.threads.get_mut(&thread) {
-            t.callback_node = Some(node);
-        }
-        self.callback_on(node, thread);
-        self.log(node, event);
-        for read in reads {
-            self.log(node, read);
-        }
-    }
-
-    /// The callback running on `thread` read `ros_ns` from a ROS clock: logged for its node (replayed, the
-    /// read returns the same time).
-    pub fn on_clock_read(&mut self, thread: u32, ros_ns: i64) {
-        let Some(t) = self.threads.get_mut(&thread) else {
-            return;
-        };
-        if t.trigger.is_none() {
-            return; // not in a callback
-        }
-        let event = Event {
-            kind: EventKind::Clock,
-            ros_time_ns: ros_ns,
-            thread,
-            name: String::new(),
-            infrastructure: false,
-            gid: Vec::new(),
-            sequence_number: 0,
-            payload_digest: 0,
-        };
-        if t.pending_timer.is_some() {
-            t.pending_clock.push(event);
-        } else if let Some(node) = t.callback_node {
-            self.log(node, event);
-        }
-    }
-
-    /// `rcl_wait` on `thread`: the callback that ran there is over.
-    pub fn on_wait(&mut self, thread: u32) {
-        self.settle_timer(thread, None);
-        if let Some(t) = self.threads.get_mut(&thread) {
-            t.trigger = None;
-            t.callback_node = None;
-        }
-    }
-
     /// A message was taken from `sub` on `thread`.
     pub fn on_take(&mut self, sub: Handle, thread: u32, now: Now, received: Received) {
         self.settle_timer(thread, None);
@@ -393,28 +322,6 @@ impl Tracker {
             t.trigger = Some(trigger);
             t.callback_node = Some(node);
         }
-    }
-
-    /// A timer's callback is called on `thread`.
-    pub fn on_timer(&mut self, timer: Handle, thread: u32, now: Now) {
-        self.settle_timer(thread, None);
-        let number = self.timers.get(&timer).copied().unwrap_or(-1);
-        let t = self.threads.entry(thread).or_default();
-        t.pending_timer = Some(Event {
-            kind: EventKind::Timer,
-            ros_time_ns: now.ros_ns,
-            thread,
-            name: String::new(),
-            infrastructure: false,
-            gid: Vec::new(),
-            sequence_number: number,
-            payload_digest: 0,
-        });
-        t.trigger = Some(Trigger::Other {
-            wall_ns: now.wall_ns,
-            mono: now.mono,
-        });
-        t.callback_node = None;
     }
 
     /// A service or client event on `thread` (`endpoint` is a service for requests taken and responses

@@ -49,6 +49,33 @@ unsafe fn set<T>(array: *mut *const T, size: usize, i: usize, value: *const T) {
     }
 }
 
+/// The addresses of the non-null entries of one of a wait set's arrays.
+///
+/// # Safety
+/// `array` holds `size` entries.
+unsafe fn addresses<T>(array: *mut *const T, size: usize) -> impl Iterator<Item = usize> {
+    // SAFETY: see above.
+    unsafe { entries(array, size) }.into_iter().map(|p| p as usize)
+}
+
+/// In `array` (of `size`), refilled from `entities` in their positions, clear the entries `is_ready` refuses.
+///
+/// # Safety
+/// `array` holds `size` entries.
+unsafe fn keep_only<T>(
+    entities: &[*const T],
+    array: *mut *const T,
+    size: usize,
+    is_ready: impl Fn(*const T) -> bool,
+) {
+    for (i, &p) in entities.iter().enumerate() {
+        if !is_ready(p) {
+            // SAFETY: see above.
+            unsafe { set(array, size, i, std::ptr::null()) };
+        }
+    }
+}
+
 impl Snapshot {
     /// What the caller put into `ws`; `None` for a null wait set.
     ///
@@ -135,28 +162,12 @@ impl Snapshot {
         let mut ready = BTreeSet::new();
         // SAFETY: rcl's arrays with their sizes.
         unsafe {
-            ready.extend(
-                entries(ws.subscriptions, ws.size_of_subscriptions)
-                    .iter()
-                    .map(|&p| p as usize),
-            );
-            ready.extend(
-                entries(ws.guard_conditions, ws.size_of_guard_conditions)
-                    .iter()
-                    .map(|&p| p as usize),
-            );
-            ready.extend(entries(ws.timers, ws.size_of_timers).iter().map(|&p| p as usize));
-            ready.extend(
-                entries(ws.clients, ws.size_of_clients)
-                    .iter()
-                    .map(|&p| p as usize),
-            );
-            ready.extend(
-                entries(ws.services, ws.size_of_services)
-                    .iter()
-                    .map(|&p| p as usize),
-            );
-            ready.extend(entries(ws.events, ws.size_of_events).iter().map(|&p| p as usize));
+            ready.extend(addresses(ws.subscriptions, ws.size_of_subscriptions));
+            ready.extend(addresses(ws.guard_conditions, ws.size_of_guard_conditions));
+            ready.extend(addresses(ws.timers, ws.size_of_timers));
+            ready.extend(addresses(ws.clients, ws.size_of_clients));
+            ready.extend(addresses(ws.services, ws.size_of_services));
+            ready.extend(addresses(ws.events, ws.size_of_events));
         }
         ready.remove(&0);
         ready
@@ -179,41 +190,24 @@ impl Snapshot {
         // SAFETY: the wait set just refilled; positions are those of the snapshot.
         unsafe {
             let Some(w) = ws.as_ref() else { return OK };
-            for (i, &s) in self.subscriptions.iter().enumerate() {
-                if !is_ready(s as usize, Some(key(s))) {
-                    set(w.subscriptions, w.size_of_subscriptions, i, std::ptr::null());
-                }
-            }
-            for (i, &g) in self.guard_conditions.iter().enumerate() {
-                if !is_ready(g as usize, None) {
-                    set(
-                        w.guard_conditions,
-                        w.size_of_guard_conditions,
-                        i,
-                        std::ptr::null(),
-                    );
-                }
-            }
-            for (i, &t) in self.timers.iter().enumerate() {
-                if !is_ready(t as usize, Some(key(t))) {
-                    set(w.timers, w.size_of_timers, i, std::ptr::null());
-                }
-            }
-            for (i, &c) in self.clients.iter().enumerate() {
-                if !is_ready(c as usize, Some(key(c))) {
-                    set(w.clients, w.size_of_clients, i, std::ptr::null());
-                }
-            }
-            for (i, &s) in self.services.iter().enumerate() {
-                if !is_ready(s as usize, Some(key(s))) {
-                    set(w.services, w.size_of_services, i, std::ptr::null());
-                }
-            }
-            for (i, &e) in self.events.iter().enumerate() {
-                if !is_ready(e as usize, None) {
-                    set(w.events, w.size_of_events, i, std::ptr::null());
-                }
-            }
+            let (subs, timers) = (&self.subscriptions, &self.timers);
+            keep_only(subs, w.subscriptions, w.size_of_subscriptions, |p| {
+                is_ready(p as usize, Some(key(p)))
+            });
+            keep_only(timers, w.timers, w.size_of_timers, |p| {
+                is_ready(p as usize, Some(key(p)))
+            });
+            keep_only(&self.clients, w.clients, w.size_of_clients, |p| {
+                is_ready(p as usize, Some(key(p)))
+            });
+            keep_only(&self.services, w.services, w.size_of_services, |p| {
+                is_ready(p as usize, Some(key(p)))
+            });
+            let (guards, events) = (&self.guard_conditions, &self.events);
+            keep_only(guards, w.guard_conditions, w.size_of_guard_conditions, |p| {
+                is_ready(p as usize, None)
+            });
+            keep_only(events, w.events, w.size_of_events, |p| is_ready(p as usize, None));
         }
         OK
     }
