@@ -135,9 +135,9 @@ pub struct SkippedFrame {
     /// Its output channel.
     #[serde(default)]
     pub channel: String,
-    /// Its sequence number.
+    /// Its sequence number (`null`: a recorded output without a dependency header, whose number is unknown).
     #[serde(default)]
-    pub sequence_num: u64,
+    pub sequence_num: Option<u64>,
     /// Why.
     #[serde(default)]
     pub reason: String,

@@ -25,14 +25,15 @@ fn put(dir: &Path, rel: &str, bytes: impl AsRef<[u8]>) {
     fs::write(path, bytes).unwrap();
 }
 
-/// The report.json `lockstep replay` writes (as replay_cli.rs builds it), one channel differing.
+/// The report.json `lockstep replay` writes (as replay_cli.rs builds it), one channel differing, one skipped
+/// frame without a number (a recorded output whose header the recording lacks).
 const REPLAY_JSON: &str = r#"{
   "mode": "in-process",
   "frames_selected": 120,
   "frames_replayed": 118,
   "frames_skipped": [
     {"module": "obstacle_detector", "channel": "/obstacles", "sequence_num": 0, "reason": "its input went out before the recording started"},
-    {"module": "obstacle_detector", "channel": "/obstacles", "sequence_num": 1, "reason": "its input went out before the recording started"}
+    {"module": "obstacle_detector", "channel": "/obstacles", "sequence_num": null, "reason": "its input went out before the recording started"}
   ],
   "modules_not_live": [],
   "channels_published_from_recording": [],
