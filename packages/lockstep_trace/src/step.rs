@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 use crate::model::TraceHeader;
 use crate::pairing::Traced;
 
+/// What a refusal says when a grant's inputs did not arrive before its deadline (the replay looks for it to
+/// publish recorded inputs again; the Python module's refusal says the same).
+pub const INPUTS_NOT_RECEIVED: &str = "inputs not received";
+
 /// How long a module waits for a grant's inputs when the request says 0.
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_millis(2000);
 
@@ -163,7 +167,7 @@ impl StepGrant {
             })
             .collect();
         format!(
-            "{} #{}: inputs not received within {} ms: {}",
+            "{} #{}: {INPUTS_NOT_RECEIVED} within {} ms: {}",
             self.frame.channel_name,
             self.frame.sequence_num,
             self.deadline.saturating_duration_since(self.started).as_millis(),

@@ -107,7 +107,8 @@ const INPUT_RESENDS: usize = 2;
 /// matched the replay's publisher can still be lost in DDS (the reader side of the match may not be complete
 /// yet, and a best-effort reader never asks for it again): the replay publishes them again.
 fn is_lost_input(why: &str, inputs: &[StepInput<'_>]) -> bool {
-    why.contains("inputs not received") && inputs.iter().any(|i| !i.simulated)
+    why.contains(lockstep_trace_ros::lockstep_trace::step::INPUTS_NOT_RECEIVED)
+        && inputs.iter().any(|i| !i.simulated)
 }
 
 impl RemoteModule {
