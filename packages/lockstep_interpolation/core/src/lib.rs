@@ -16,12 +16,17 @@
 //! - [`answers`]: the services' requests and answers without their message types, and how far ahead a
 //!   request is planned.
 //! - [`window`]: a tick's command in the controller's joint order, and when a trajectory window is sent.
+//! - [`trajectory`]: a FollowJointTrajectory goal or `joint_trajectory` message checked, with its standard
+//!   error codes.
+//! - [`follow`]: a checked trajectory sampled from the current state and played as a session.
+//! - [`tolerance`]: path and goal tolerances, as a joint_trajectory_controller resolves and checks them.
 //! - [`preview`]: a session's next commands, from a copy (a trajectory output's window of future points).
 
 pub mod answers;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod file;
+pub mod follow;
 pub mod generate;
 pub mod limits;
 pub mod mock;
@@ -36,6 +41,8 @@ pub mod speed_limit;
 pub mod spline;
 pub mod stream;
 pub mod timing;
+pub mod tolerance;
+pub mod trajectory;
 pub mod validate;
 pub mod window;
 

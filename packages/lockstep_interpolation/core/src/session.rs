@@ -11,6 +11,7 @@ use crate::plan::{self, Plan, Refusal};
 use crate::speed_limit;
 use crate::spline::Interpolation;
 use crate::stream::{Phase, Stream};
+use crate::trajectory::Checked;
 
 /// What went wrong in a session.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -76,7 +77,7 @@ pub struct Session {
 }
 
 /// A change of the motion ahead, as the node's services and the action's cancel ask for it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     /// Stop along the path, within the given seconds (or the shortest feasible).
     Pause { stop_secs: Option<f64> },
@@ -89,6 +90,9 @@ pub enum Request {
     SetSpeed { factor: f64 },
     /// Stop along the path, then end.
     Cancel,
+    /// Replace the rest of the motion with this trajectory, from where the motion is (see
+    /// [`Session::follow`]); `factor`: the speed to start at if nothing moves.
+    Replace { trajectory: Arc<Checked>, factor: f64 },
 }
 
 /// A request planned on a copy of the session a few ticks ahead, ready to take effect at that tick: the
@@ -304,7 +308,46 @@ impl Session {
             Request::Resume { start_secs, factor } => self.resume(start_secs, factor),
             Request::SetSpeed { factor } => self.set_speed(factor),
             Request::Cancel => self.cancel(),
+            Request::Replace { trajectory, factor } => self.replace(&trajectory, factor),
         }
+    }
+
+    /// A session of a trajectory's motion: no alignment (it starts from where the joints are commanded).
+    pub(crate) fn of_trajectory(main: Stream, s_max: f64, options: Options) -> Self {
+        Self {
+            alignment: None,
+            first: main.position().to_vec(),
+            main,
+            s_max,
+            state: State::Playing,
+            settle_ticks: 0,
+            points_played: 0,
+            max_tracking_error: 0.0,
+            cancelled: false,
+            ticks: 0,
+            options,
+        }
+    }
+
+    /// Replace the rest of the motion with `trajectory`, taking over from where it is; the tick count goes on.
+    fn replace(&mut self, trajectory: &Checked, factor: f64) -> Result<Plan, Refusal> {
+        let stream = self.active_stream();
+        let options = Options {
+            factor,
+            ..self.options.clone()
+        };
+        let position = stream.position().to_vec();
+        let mut next = Session::follow(
+            trajectory,
+            stream.limits().to_vec(),
+            options,
+            Some(stream),
+            &position,
+        )
+        .map_err(|e| Refusal::Invalid(e.message))?;
+        next.ticks = self.ticks;
+        *self = next;
+        Ok(Plan::NOTHING)
     }
 
     /// Plan `request` to start `ahead` ticks from now, on a copy: `self` is untouched, so the caller can plan
@@ -319,12 +362,13 @@ impl Session {
         }
         let state_before = copy.state;
         let ahead_secs = ahead as f64 * self.options.period_secs;
+        let given = time_of(&request);
         let shifted = |t: Option<f64>| -> Result<Option<f64>, Refusal> {
             match t {
                 Some(t) if t.is_finite() && t >= ahead_secs => Ok(Some(t - ahead_secs)),
                 // Sooner than the plan can take effect: below the lower bound, which counts the ticks ahead.
                 Some(t) if t.is_finite() && t >= 0.0 => {
-                    let t_min_secs = match copy.clone().apply(with_time(request, Some(0.0))) {
+                    let t_min_secs = match copy.clone().apply(with_time(request.clone(), Some(0.0))) {
                         Err(Refusal::BelowMinimum { t_min_secs, .. }) => t_min_secs,
                         Err(Refusal::TooShort { .. }) | Ok(_) => 0.0,
                         Err(other) => return Err(other),
@@ -338,7 +382,7 @@ impl Session {
                 other => Ok(other),
             }
         };
-        let request = with_time(request, shifted(time_of(request))?);
+        let request = with_time(request.clone(), shifted(given)?);
         let mut plan = copy
             .apply(request)
             .map_err(|refusal| counted_from_now(refusal, ahead_secs))?;
@@ -371,6 +415,8 @@ impl Session {
         let planned = prepared.planned;
         self.alignment = planned.alignment;
         self.main = planned.main;
+        self.s_max = planned.s_max;
+        self.first = planned.first;
         self.options.factor = planned.options.factor;
         self.state = planned.state;
         self.cancelled = planned.cancelled;
@@ -457,11 +503,11 @@ fn counted_from_now(mut refusal: Refusal, secs: f64) -> Refusal {
 }
 
 /// The time a request gives (stop or start time), if any.
-fn time_of(request: Request) -> Option<f64> {
+fn time_of(request: &Request) -> Option<f64> {
     match request {
-        Request::Pause { stop_secs } => stop_secs,
-        Request::Resume { start_secs, .. } => start_secs,
-        Request::SetSpeed { .. } | Request::Cancel => None,
+        Request::Pause { stop_secs } => *stop_secs,
+        Request::Resume { start_secs, .. } => *start_secs,
+        Request::SetSpeed { .. } | Request::Cancel | Request::Replace { .. } => None,
     }
 }
 

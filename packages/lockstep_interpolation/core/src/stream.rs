@@ -212,18 +212,84 @@ impl Stream {
     /// Run a copy through `change` and a few ticks beyond it; the first limit it would break.
     pub(crate) fn try_change(&self, change: Change, phase: Phase) -> Option<Violation> {
         let mut copy = self.clone();
-        copy.alarms = 0;
-        copy.first_alarm = None;
         copy.apply(change, phase, false);
         let steps =
             change.delay_steps as u64 + (change.duration_secs / self.period_secs).ceil() as u64 + TAIL_STEPS;
+        copy.first_violation_within(steps)
+    }
+
+    /// Step this stream (a copy) up to `steps` ticks; the first limit it breaks on the way.
+    pub(crate) fn first_violation_within(mut self, steps: u64) -> Option<Violation> {
+        self.alarms = 0;
+        self.first_alarm = None;
         for _ in 0..steps {
-            copy.step();
-            if copy.first_alarm.is_some() {
+            self.step();
+            if self.first_alarm.is_some() {
                 break;
             }
         }
-        copy.first_alarm
+        self.first_alarm
+    }
+
+    /// Ticks until the change of s planned or under way ends (0 when s is steady).
+    pub(crate) fn change_ticks_left(&self) -> u64 {
+        let ticks = |secs: f64| (secs / self.period_secs).ceil().max(0.0) as u64;
+        match (&self.pending, &self.ramp) {
+            (Some(change), _) => u64::from(change.delay_steps) + ticks(change.duration_secs),
+            (None, Some((ramp, k))) => ticks(ramp.duration_secs - f64::from(*k) * self.period_secs),
+            (None, None) => 0,
+        }
+    }
+
+    /// The speed factor s is heading for: the planned or running change's, else the current one.
+    pub fn target_speed(&self) -> f64 {
+        match (&self.pending, &self.ramp) {
+            (Some(change), _) => change.s1,
+            (None, Some((ramp, _))) => ramp.s1,
+            (None, None) => self.s,
+        }
+    }
+
+    /// Whether the stop under way ends the motion (a cancel) rather than pausing it.
+    pub fn cancelling(&self) -> bool {
+        self.cancelling
+    }
+
+    /// Where the path is at tau, and its first and second derivatives in file time (central differences
+    /// over one file period; at rest once done). What a trajectory replacing this one must start from for
+    /// the commands to go on without a step in position, velocity or acceleration.
+    pub fn path_state(&self) -> [Vec<f64>; 3] {
+        let n = self.position.len();
+        if self.phase == Phase::Done {
+            return [self.position.clone(), vec![0.0; n], vec![0.0; n]];
+        }
+        let h = self.curve.file().period_secs;
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        self.curve.position_at(self.tau - h, &mut before);
+        self.curve.position_at(self.tau + h, &mut after);
+        let p = &self.position;
+        let velocity = (0..n).map(|i| (after[i] - before[i]) / (2.0 * h)).collect();
+        let acceleration = (0..n)
+            .map(|i| (after[i] - 2.0 * p[i] + before[i]) / (h * h))
+            .collect();
+        [p.clone(), velocity, acceleration]
+    }
+
+    /// Take over the speed state of `previous` (s, the change planned or under way, the phase, the factor a
+    /// resume returns to) and its monitor, so the commands go on from its last one: this stream must start
+    /// where `previous` is. The counters (ticks, alarms) go on too.
+    pub(crate) fn continue_from(&mut self, previous: &Stream) {
+        self.s = previous.s;
+        self.pending = previous.pending;
+        self.ramp = previous.ramp;
+        self.phase = previous.phase;
+        self.cancelling = previous.cancelling;
+        self.resume_to = previous.resume_to;
+        self.monitor = previous.monitor.clone();
+        self.alarms = previous.alarms;
+        self.first_alarm = previous.first_alarm;
+        self.steps = previous.steps;
+        self.position = previous.position.clone();
     }
 
     pub fn phase(&self) -> Phase {

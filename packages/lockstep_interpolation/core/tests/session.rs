@@ -125,6 +125,21 @@ fn playing(ticks: u64) -> Session {
     s
 }
 
+/// A trajectory back to the start of the section (all joints at 0) in 3 s, positions only.
+fn back_to_start() -> lockstep_interpolation::trajectory::Checked {
+    let file = quintic_file(0.002, &WAYPOINTS, 0.5, 0.05);
+    let trajectory = lockstep_interpolation::trajectory::JointTrajectory {
+        stamp_secs: 0.0,
+        joint_names: file.joints.clone(),
+        points: vec![lockstep_interpolation::trajectory::TrajectoryPoint {
+            positions: file.points[0].clone(),
+            time_from_start_secs: 3.0,
+            ..Default::default()
+        }],
+    };
+    lockstep_interpolation::trajectory::check(&trajectory, &file.joints, 0.0).unwrap()
+}
+
 /// The commands of the next `n` ticks.
 fn commands(s: &mut Session, n: usize) -> Vec<Vec<f64>> {
     (0..n).map(|_| s.tick(None).unwrap().to_vec()).collect()
@@ -137,10 +152,14 @@ fn a_plan_prepared_ahead_and_installed_at_its_tick_moves_exactly_as_if_asked_the
         Request::Pause { stop_secs: Some(0.4) },
         Request::SetSpeed { factor: 0.5 },
         Request::Cancel,
+        Request::Replace {
+            trajectory: Arc::new(back_to_start()),
+            factor: 1.0,
+        },
     ] {
         let ahead = 7;
         let mut live = playing(150);
-        let prepared = live.prepare(request, ahead).unwrap();
+        let prepared = live.prepare(request.clone(), ahead).unwrap();
         assert_eq!(prepared.at_tick, 150 + ahead);
         // The live session keeps its own plan meanwhile...
         let mut reference = live.clone();
@@ -149,7 +168,7 @@ fn a_plan_prepared_ahead_and_installed_at_its_tick_moves_exactly_as_if_asked_the
         // ...and from the tick the plan starts, moves as a session asked at that tick does.
         let plan = live.install(prepared).unwrap();
         let asked_there = reference
-            .apply(match request {
+            .apply(match request.clone() {
                 Request::Pause { stop_secs: Some(t) } => Request::Pause {
                     stop_secs: Some(t - ahead as f64 * 0.002),
                 },
@@ -161,6 +180,11 @@ fn a_plan_prepared_ahead_and_installed_at_its_tick_moves_exactly_as_if_asked_the
             commands(&mut reference, 400),
             "{request:?}"
         );
+        if matches!(request, Request::Replace { .. }) {
+            // Nothing to answer but the motion: it took over without breaking a limit.
+            assert_eq!(live.alarms(), 0);
+            continue;
+        }
         // The answer counts from when it was asked.
         assert!(
             (plan.total_secs() - (asked_there.total_secs() + ahead as f64 * 0.002)).abs() < 1e-9,
