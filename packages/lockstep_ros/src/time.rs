@@ -40,6 +40,26 @@ pub fn time_to_ns(time: &Time) -> i64 {
     i64::from(time.sec) * NS_PER_SEC + i64::from(time.nanosec)
 }
 
+/// A non-negative number of seconds as a ROS `Duration` (rounded to the nanosecond; negative or NaN
+/// gives 0, a span beyond the message's range its largest value).
+pub fn secs_to_duration(secs: f64) -> r2r::builtin_interfaces::msg::Duration {
+    let nanos = if secs.is_nan() || secs <= 0.0 {
+        0
+    } else {
+        (secs * 1e9).round().min(i64::MAX as f64) as i64
+    };
+    let time = ns_to_time(nanos);
+    r2r::builtin_interfaces::msg::Duration {
+        sec: time.sec,
+        nanosec: time.nanosec,
+    }
+}
+
+/// A ROS `Duration` in seconds.
+pub fn duration_to_secs(d: &r2r::builtin_interfaces::msg::Duration) -> f64 {
+    f64::from(d.sec) + f64::from(d.nanosec) * 1e-9
+}
+
 /// Seconds since the epoch (simulated or wall-clock) as a ROS `Time`, rounded to the nearest nanosecond and
 /// saturating outside the message's range; NaN gives the epoch (`{0, 0}`), since a stamp must be something.
 pub fn secs_to_time(secs: f64) -> Time {

@@ -8,24 +8,17 @@
 //!   cargo bench -p lockstep_interpolation --bench changes [-- --requests N --seed S]
 #![allow(clippy::expect_used)]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Instant;
 
 use lockstep_interpolation::generate::generate;
 use lockstep_interpolation::speed_limit::{self, InterpolationChoice};
-use lockstep_interpolation::{plan, AxisLimits, Phase, Stream};
+use lockstep_interpolation::{plan, AxisLimits, Phase};
 use rand::{Rng, SeedableRng};
 
 const PERIOD: f64 = 0.002;
-
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 enum Request {
     Pause,
@@ -34,8 +27,8 @@ enum Request {
 }
 
 fn main() {
-    let requests = arg("--requests", 100) as usize;
-    let seed = arg("--seed", 7);
+    let requests = common::arg("--requests", 100) as usize;
+    let seed = common::arg("--seed", 7);
     let over = run(requests, seed, false) | run(requests, seed, true);
     if over {
         eprintln!("changes: ours went over a limit");
@@ -145,44 +138,11 @@ fn run(requests: usize, seed: u64, jerk: bool) -> bool {
         s_max
     );
     let slots = if jerk { 3 } else { 2 };
-    let names = ["v", "a", "j"];
-    let header: Vec<String> = ["ours", "baseline"]
-        .iter()
-        .flat_map(|who| names[..slots].iter().map(move |q| format!("{who} peak {q}")))
-        .collect();
-    println!("| joint | {} |", header.join(" | "));
-    println!("|---|{}", "---|".repeat(2 * slots));
-    for (i, joint) in joints.iter().enumerate() {
-        let (o, n) = (ours.peaks()[i], naive.peaks()[i]);
-        let ours_cells = o[..slots].iter().map(|f| format!("{f:.3}"));
-        let naive_cells = n[..slots].iter().enumerate().map(|(q, f)| {
-            if q == 0 {
-                format!("{f:.3}")
-            } else {
-                format!("{f:.1}")
-            }
-        });
-        let cells: Vec<String> = ours_cells.chain(naive_cells).collect();
-        println!("| {joint} | {} |", cells.join(" | "));
-    }
-    let worst = |s: &Stream, slot: usize| s.peaks().iter().map(|p| p[slot]).fold(0.0, f64::max);
-    let worst_cells = |s: &Stream, digits: usize| -> String {
-        (1..slots)
-            .map(|q| format!("worst {}: **{:.digits$}**", names[q], worst(s, q)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    println!(
-        "| **all** | alarms: **{}** | {} | alarms: **{}** | {} |\n",
-        ours.alarms(),
-        worst_cells(&ours, 3),
-        naive.alarms(),
-        worst_cells(&naive, 1),
-    );
+    let over = common::print_peaks(&joints, &ours, &naive, slots);
     println!(
         "Planning one change (release build, simulation search included): median {median:.2} ms, max {max:.2} ms \
          over {} requests.\n",
         plan_times.len()
     );
-    ours.alarms() > 0 || (0..slots).any(|q| worst(&ours, q) > 1.0 + 1e-6)
+    over
 }

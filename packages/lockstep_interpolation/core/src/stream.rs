@@ -331,6 +331,10 @@ impl Stream {
     pub fn velocity(&self) -> &[f64] {
         self.monitor.velocity()
     }
+    /// The commanded acceleration of the last tick, per axis.
+    pub fn acceleration(&self) -> &[f64] {
+        self.monitor.acceleration()
+    }
     /// Ticks sent.
     pub fn steps(&self) -> u64 {
         self.steps
