@@ -40,15 +40,23 @@ else
 fi
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
 
-# The interface package built by setup.sh (its prefix path changes whenever msg/ changes).
-if [ -f "$lockstep_state/interfaces/current" ]; then
-    lockstep_iface="$(cat "$lockstep_state/interfaces/current")"
-    export AMENT_PREFIX_PATH="$lockstep_iface:$AMENT_PREFIX_PATH"
-    export CMAKE_PREFIX_PATH="$lockstep_iface${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-    export LD_LIBRARY_PATH="$lockstep_iface/lib:$LD_LIBRARY_PATH"
-    for lockstep_dir in "$lockstep_iface"/lib/python3*/site-packages "$lockstep_iface"/local/lib/python3*/dist-packages; do
+# Interface packages built by setup.sh (each prefix path changes whenever its sources change): on the prefix
+# paths (so r2r generates their bindings), the library path and PYTHONPATH.
+lockstep_add_prefix() { # <prefix>
+    export AMENT_PREFIX_PATH="$1:$AMENT_PREFIX_PATH"
+    export CMAKE_PREFIX_PATH="$1${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    export LD_LIBRARY_PATH="$1/lib:$LD_LIBRARY_PATH"
+    for lockstep_dir in "$1"/lib/python3*/site-packages "$1"/local/lib/python3*/dist-packages; do
         [ -d "$lockstep_dir" ] && export PYTHONPATH="$lockstep_dir${PYTHONPATH:+:$PYTHONPATH}"
     done
+    return 0
+}
+# msg/control_msgs, built only on a machine without control_msgs of its own.
+if [ -f "$lockstep_state/control_msgs/current" ]; then
+    lockstep_add_prefix "$(cat "$lockstep_state/control_msgs/current")"
+fi
+if [ -f "$lockstep_state/interfaces/current" ]; then
+    lockstep_add_prefix "$(cat "$lockstep_state/interfaces/current")"
 elif [ -z "${LOCKSTEP_SETUP_RUNNING:-}" ]; then
     echo "scripts/env.sh: lockstep_interfaces is not built; run 'bash scripts/setup.sh'" >&2
 fi
@@ -68,9 +76,10 @@ fi
 
 # Only generate Rust bindings for the interface packages Lockstep uses (keeps r2r's build short). r2r itself
 # needs rcl_interfaces, action_msgs, unique_identifier_msgs, builtin_interfaces and rosgraph_msgs.
-export IDL_PACKAGE_FILTER="builtin_interfaces;rcl_interfaces;action_msgs;unique_identifier_msgs;rosgraph_msgs;std_msgs;std_srvs;geometry_msgs;nav_msgs;sensor_msgs;diagnostic_msgs;trajectory_msgs;visualization_msgs;lockstep_interfaces"
+export IDL_PACKAGE_FILTER="builtin_interfaces;rcl_interfaces;action_msgs;unique_identifier_msgs;rosgraph_msgs;std_msgs;std_srvs;geometry_msgs;nav_msgs;sensor_msgs;diagnostic_msgs;trajectory_msgs;visualization_msgs;control_msgs;lockstep_interfaces"
 
 # `lockstep` and the node binaries as cargo builds them (`cargo build --bins`), like a sourced install space.
 export PATH="${CARGO_TARGET_DIR:-$lockstep_root/target}/debug:$lockstep_venv/bin:$PATH"
 export LOCKSTEP_PYTHON="$lockstep_venv/bin/python"
-unset lockstep_dir lockstep_libs lockstep_iface
+unset lockstep_dir lockstep_libs
+unset -f lockstep_add_prefix

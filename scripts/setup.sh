@@ -96,8 +96,10 @@ fi
 LOCKSTEP_SETUP_RUNNING=1 source "$repo/scripts/env.sh"
 build_interfaces() { # <package name> <source dir> <state subdir>
     local name=$1 src=$2 kind=$3 hash prefix build_dir cmake_log
-    hash=$(cd "$src" && find . -type f \( -name '*.msg' -o -name '*.srv' -o -name '*.action' \
-        -o -name CMakeLists.txt -o -name package.xml \) | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+    # msg/control_msgs is a package of its own below msg/: not part of lockstep_interfaces' hash.
+    hash=$(cd "$src" && find . -path ./control_msgs -prune -o -type f \( -name '*.msg' -o -name '*.srv' \
+        -o -name '*.action' -o -name CMakeLists.txt -o -name package.xml \) -print | LC_ALL=C sort \
+        | xargs sha256sum | sha256sum | cut -c1-16)
     prefix="$state/$kind/$ros_mode-$hash"
     if [ ! -f "$prefix/.lockstep-complete" ]; then
         say "building $name into .ros/$kind/$ros_mode-$hash"
@@ -121,6 +123,21 @@ build_interfaces() { # <package name> <source dir> <state subdir>
 }
 build_interfaces lockstep_interfaces "$repo/msg" interfaces
 build_interfaces lockstep_test_msgs "$repo/test/fixtures/lockstep_test_msgs" test_msgs
+#    - msg/control_msgs (a wire-compatible copy of control_msgs, for the player's trajectory-controller mode)
+#      into .ros/control_msgs/, only when the machine has no control_msgs of its own (a ROS install with
+#      ros2_control has it; PyPI and Debian do not).
+machine_control_msgs=""
+IFS=: read -r -a prefixes <<< "${AMENT_PREFIX_PATH:-}"
+for prefix in "${prefixes[@]}"; do
+    case "$prefix" in "$state"/control_msgs/*) continue ;; esac
+    [ -f "$prefix/share/control_msgs/package.xml" ] && machine_control_msgs=$prefix && break
+done
+if [ -n "$machine_control_msgs" ]; then
+    say "control_msgs found in $machine_control_msgs: not building msg/control_msgs"
+    rm -f "$state/control_msgs/current"
+else
+    build_interfaces control_msgs "$repo/msg/control_msgs" control_msgs
+fi
 
 # 5. The Python library lockstep_trace and the Python example module, installed into the venv as a user installs
 #    them (`pip install packages/lockstep_trace_py`), again whenever their sources change.
