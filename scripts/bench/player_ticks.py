@@ -253,14 +253,9 @@ def play(profile: str, burst: bool, args, tmp: Path, root: Path, first: list[flo
                                    "the player's tick timing line").group(1)
         arrivals = ros.wait_until(lambda: re.search(r"command arrivals: (.*)", mock.log()), 10,
                                   "the mock's command arrivals line").group(1)
-        receiver.stdin.close()
-        receiver.wait(timeout=30)
-        stamps = json.loads(stamps_file.read_text())
-        receiver = None
+        stamps, receiver = collect_stamps(receiver, stamps_file), None
     finally:
-        if receiver is not None:
-            receiver.kill()
-            receiver.wait()
+        stop_receiver(receiver)
         ros.close()
 
     source = [s for s, _ in stamps]
@@ -294,6 +289,20 @@ def wait_ready(receiver: subprocess.Popen, timeout: float, log: Path) -> None:
             return
     raise TimeoutError(f"the receiving process did not match the player's publisher within {timeout} s: "
                        f"{log.read_text()}")
+
+
+def collect_stamps(receiver: subprocess.Popen, stamps_file: Path) -> list:
+    """End the receiving process; [source_ns, received_ns] per command it got."""
+    receiver.stdin.close()
+    receiver.wait(timeout=30)
+    return json.loads(stamps_file.read_text())
+
+
+def stop_receiver(receiver: subprocess.Popen | None) -> None:
+    """Kill the receiving process if it is still there (a run that failed)."""
+    if receiver is not None:
+        receiver.kill()
+        receiver.wait()
 
 
 def end_burst(ros, PauseMotion, ResumeMotion, SetSpeed) -> None:

@@ -100,7 +100,7 @@ def setup(binary: str, tmp_path: Path, index: int) -> tuple[list[str], dict]:
         roots.mkdir(exist_ok=True)
         if binary == "lockstep_mock_joints":
             return [], {"joints": "a", "limits_file": str(limits)}
-        return [], {"roots": str(roots), "limits_file": str(limits)}
+        return [], {"roots": str(roots), "limits_file": str(limits), "controller_joints": "a"}
     if binary == "lockstep_task_manager":
         return [], {"config_file": str(REPO_ROOT / "config/tasks/warehouse.yaml")}
     if binary == "lockstep_view":

@@ -12,7 +12,8 @@
 mod common;
 
 use lockstep_interpolation::follow::sample;
-use lockstep_interpolation::session::{Options, Session};
+use lockstep_interpolation::scaling::request_for;
+use lockstep_interpolation::session::{Options, Request, Session};
 use lockstep_interpolation::trajectory::{check, JointTrajectory, TrajectoryPoint};
 use lockstep_interpolation::{plan, AxisLimits, Interpolation, Phase};
 use rand::{Rng, SeedableRng};
@@ -90,12 +91,14 @@ fn main() {
             naive.step();
         }
         // As the node does: 0 pauses, a factor while paused resumes, else a speed change; above s_max clamped.
-        let to = factor.min(s_max);
-        let outcome = match (ours.phase(), *factor == 0.0) {
-            (Phase::Done, _) | (Phase::Paused | Phase::Pausing, true) => Ok(plan::Plan::NOTHING),
-            (_, true) => plan::pause(&mut ours, None),
-            (Phase::Paused | Phase::Pausing, false) => plan::resume(&mut ours, None, Some(to), s_max),
-            (_, false) => plan::set_speed(&mut ours, to, s_max),
+        let outcome = match request_for(&ours, s_max, *factor) {
+            None => Ok(plan::Plan::NOTHING),
+            Some(Request::Pause { stop_secs }) => plan::pause(&mut ours, stop_secs),
+            Some(Request::Resume { start_secs, factor }) => {
+                plan::resume(&mut ours, start_secs, factor, s_max)
+            }
+            Some(Request::SetSpeed { factor }) => plan::set_speed(&mut ours, factor, s_max),
+            Some(other) => unreachable!("speed scaling asked for {other:?}"),
         };
         match outcome {
             Ok(_) => applied += 1,

@@ -8,6 +8,8 @@
 //! point); a point without accelerations gets 0 (a segment's accelerations stay its own: a point given too
 //! soon shows in the segment that leads to it). The first segment starts from the current state with its velocity and
 //! acceleration: a trajectory sent during a motion takes over from where the motion is without a jump. A
+//! way from a moving state to the first point that would break a limit is stretched until it fits (the rest
+//! of the trajectory comes later by as much); from rest, it is the goal's own and is refused. A
 //! first point at time 0 is the start itself: it is replaced by the current state (a planner's first point
 //! is the state it planned from, which the joints have moved on from by the time it arrives).
 
@@ -32,12 +34,16 @@ pub struct StartState {
     pub position: Vec<f64>,
     pub velocity: Vec<f64>,
     pub acceleration: Vec<f64>,
+    /// The path one and two output periods before (the same as `position` at rest): the limit check of the
+    /// samples takes its finite differences from there, as the stream's own monitor does.
+    pub before: [Vec<f64>; 2],
 }
 
 impl StartState {
     pub fn at_rest(position: Vec<f64>) -> Self {
         let n = position.len();
         Self {
+            before: [position.clone(), position.clone()],
             position,
             velocity: vec![0.0; n],
             acceleration: vec![0.0; n],
@@ -46,11 +52,12 @@ impl StartState {
 
     /// Where `stream`'s path is now.
     pub fn of(stream: &Stream) -> Self {
-        let [position, velocity, acceleration] = stream.path_state();
+        let [position, velocity, acceleration, one_back, two_back] = stream.path_state();
         Self {
             position,
             velocity,
             acceleration,
+            before: [one_back, two_back],
         }
     }
 }
@@ -72,13 +79,76 @@ pub fn sample(
     limits: &[AxisLimits],
     period_secs: f64,
 ) -> Result<InterpolationFile, GoalError> {
+    sample_from(trajectory, from, limits, period_secs).map_err(|(e, _)| e)
+}
+
+/// [`sample`] taking over a motion: when the way from the current state to the first point breaks a limit,
+/// it is stretched (by a quarter each try, the rest of the trajectory later by as much) until it fits; how
+/// much later, in seconds, comes with the samples.
+pub fn sample_takeover(
+    trajectory: &Checked,
+    from: &StartState,
+    limits: &[AxisLimits],
+    period_secs: f64,
+) -> Result<(InterpolationFile, f64), GoalError> {
+    let first = (trajectory.knots.iter())
+        .map(|k| k.time_secs)
+        .find(|t| *t > 0.0)
+        .unwrap_or(0.0);
+    let mut later = 0.0;
+    for _ in 0..STRETCHES {
+        let shifted = Checked {
+            joints: trajectory.joints.clone(),
+            knots: (trajectory.knots.iter())
+                .map(|k| Knot {
+                    time_secs: if k.time_secs > 0.0 {
+                        k.time_secs + later
+                    } else {
+                        0.0
+                    },
+                    ..k.clone()
+                })
+                .collect(),
+        };
+        match sample_from(&shifted, from, limits, period_secs) {
+            Ok(file) => return Ok((file, later)),
+            Err((e, false)) => return Err(e),
+            Err((_, true)) => later = (first + later) * 1.25 - first,
+        }
+    }
+    sample(trajectory, from, limits, period_secs).map(|file| (file, 0.0))
+}
+
+/// The most samples a trajectory may become (an hour at 2 ms; a bound on the memory one goal can take).
+pub const MAX_SAMPLES: usize = 1_800_000;
+
+/// Tries at stretching the way to the first point (1.25^24: about 200 times as long).
+const STRETCHES: usize = 24;
+
+/// [`sample`]; an error says whether it is on the way from the current state to the first point.
+fn sample_from(
+    trajectory: &Checked,
+    from: &StartState,
+    limits: &[AxisLimits],
+    period_secs: f64,
+) -> Result<InterpolationFile, (GoalError, bool)> {
     // Goal points with their index in the goal; a point at time 0 is the start itself.
     let points: Vec<(usize, &Knot)> = (trajectory.knots.iter().enumerate())
         .filter(|(_, k)| k.time_secs > 0.0)
         .collect();
     let ends = ends(from, &points);
     let last_t = ends.last().map_or(0.0, |e| e.t);
-    let ticks = (last_t / period_secs - 1e-9).ceil().max(0.0) as usize;
+    let ticks = (last_t / period_secs - 1e-9).ceil().max(0.0);
+    if ticks > MAX_SAMPLES as f64 {
+        let error = GoalError::new(
+            crate::trajectory::ErrorCode::InvalidGoal,
+            format!(
+                "the trajectory lasts {last_t} s: more than {MAX_SAMPLES} output periods of {period_secs} s"
+            ),
+        );
+        return Err((error, false));
+    }
+    let ticks = ticks as usize;
     let mut samples = Vec::with_capacity(ticks + 1);
     let mut segment = 0;
     for k in 0..=ticks {
@@ -97,16 +167,16 @@ pub fn sample(
             last.clone_from(&end.p);
         }
     }
-    let mut monitor = Monitor::new(period_secs, limits.to_vec()).with_state(
-        &from.position,
-        &from.velocity,
-        &from.acceleration,
-    );
+    let mut monitor = Monitor::new(period_secs, limits.to_vec());
+    for position in [&from.before[1], &from.before[0], &from.position] {
+        monitor.push(position);
+    }
     for (k, sample) in samples.iter().enumerate().skip(1) {
         if let Some(v) = monitor.push(sample) {
             let t = k as f64 * period_secs;
             let after = points.iter().find(|(_, knot)| knot.time_secs >= t - 1e-12);
             let before = points.iter().rev().find(|(_, knot)| knot.time_secs < t - 1e-12);
+            let first_segment = before.is_none();
             let place = match (before, after) {
                 (Some((i, a)), Some((j, b))) => format!(
                     "between point {i} ({} s) and point {j} ({} s)",
@@ -117,13 +187,14 @@ pub fn sample(
                 }
                 _ => "at the end".to_owned(),
             };
-            return Err(GoalError::new(
+            let error = GoalError::new(
                 crate::trajectory::ErrorCode::InvalidGoal,
                 format!(
                     "joint `{}` would need {} {:.4}, over its limit {:.4}, {place} at speed 1, {t:.3} s in",
                     trajectory.joints[v.axis], v.quantity, v.value, v.limit
                 ),
-            ));
+            );
+            return Err((error, first_segment));
         }
     }
     Ok(InterpolationFile {
@@ -223,8 +294,18 @@ impl Session {
     ) -> Result<Self, GoalError> {
         let invalid = |m: String| GoalError::new(crate::trajectory::ErrorCode::InvalidGoal, m);
         let moving = previous.filter(|p| p.phase() != Phase::Done);
-        let from = moving.map_or_else(|| StartState::at_rest(at_rest.to_vec()), StartState::of);
-        let file = sample(trajectory, &from, &limits, options.period_secs)?;
+        let file = match moving {
+            Some(previous) => {
+                let from = StartState::of(previous);
+                sample_takeover(trajectory, &from, &limits, options.period_secs)?.0
+            }
+            None => sample(
+                trajectory,
+                &StartState::at_rest(at_rest.to_vec()),
+                &limits,
+                options.period_secs,
+            )?,
+        };
         let last = file.points.len() - 1;
         let mut main = speed_limit::section(
             Arc::new(file),

@@ -20,6 +20,7 @@
 //!   error codes.
 //! - [`follow`]: a checked trajectory sampled from the current state and played as a session.
 //! - [`tolerance`]: path and goal tolerances, as a joint_trajectory_controller resolves and checks them.
+//! - [`scaling`]: a speed scaling factor as the pause, resume or speed change that reaches it.
 //! - [`preview`]: a session's next commands, from a copy (a trajectory output's window of future points).
 
 pub mod answers;
@@ -36,6 +37,7 @@ pub mod plan;
 pub mod preview;
 pub mod ramp;
 pub mod roots;
+pub mod scaling;
 pub mod session;
 pub mod speed_limit;
 pub mod spline;

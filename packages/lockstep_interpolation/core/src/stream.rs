@@ -255,24 +255,28 @@ impl Stream {
         self.cancelling
     }
 
-    /// Where the path is at tau, and its first and second derivatives in file time (central differences
-    /// over one file period; at rest once done). What a trajectory replacing this one must start from for
+    /// Where the path is at tau, its first and second derivatives in file time (central differences over one
+    /// output period; at rest once done), and the path one and two periods back (what a check of the
+    /// commands' finite differences starts from). What a trajectory replacing this one must start from for
     /// the commands to go on without a step in position, velocity or acceleration.
-    pub fn path_state(&self) -> [Vec<f64>; 3] {
+    pub fn path_state(&self) -> [Vec<f64>; 5] {
         let n = self.position.len();
+        let p = self.position.clone();
         if self.phase == Phase::Done {
-            return [self.position.clone(), vec![0.0; n], vec![0.0; n]];
+            return [p.clone(), vec![0.0; n], vec![0.0; n], p.clone(), p];
         }
-        let h = self.curve.file().period_secs;
-        let (mut before, mut after) = (Vec::new(), Vec::new());
-        self.curve.position_at(self.tau - h, &mut before);
-        self.curve.position_at(self.tau + h, &mut after);
-        let p = &self.position;
+        let h = self.period_secs;
+        let at = |tau: f64| {
+            let mut out = Vec::new();
+            self.curve.position_at(tau, &mut out);
+            out
+        };
+        let (before, after, two_back) = (at(self.tau - h), at(self.tau + h), at(self.tau - 2.0 * h));
         let velocity = (0..n).map(|i| (after[i] - before[i]) / (2.0 * h)).collect();
         let acceleration = (0..n)
             .map(|i| (after[i] - 2.0 * p[i] + before[i]) / (h * h))
             .collect();
-        [p.clone(), velocity, acceleration]
+        [p, velocity, acceleration, before, two_back]
     }
 
     /// Take over the speed state of `previous` (s, the change planned or under way, the phase, the factor a

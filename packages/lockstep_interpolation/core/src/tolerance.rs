@@ -186,6 +186,56 @@ impl Tolerances {
     }
 }
 
+/// Where a trajectory goal's motion is after a tick, to judge it by.
+#[derive(Debug, Clone, Copy)]
+pub struct Motion<'a> {
+    /// The motion reached its end, or the stop of a cancel completed.
+    pub done: bool,
+    /// It was a cancel's stop.
+    pub cancelled: bool,
+    /// The last point (where the motion ends).
+    pub last: &'a [f64],
+    /// The command the measurement answers.
+    pub previous: &'a [f64],
+    pub measured: Option<&'a [f64]>,
+    pub velocity: Option<&'a [f64]>,
+    /// Seconds since the motion ended.
+    pub secs_since_end: f64,
+}
+
+/// How a trajectory goal stands after a tick.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Standing {
+    /// Moving within the path tolerances, or done and waiting for the goal tolerances.
+    Going,
+    Reached,
+    Cancelled,
+    /// A path tolerance broken while moving, or the goal tolerances not met in time.
+    Violated(GoalError),
+}
+
+impl Tolerances {
+    /// Judge a goal after a tick: path tolerances while it moves, goal tolerances once it is done.
+    pub fn judge(&self, m: Motion<'_>) -> Standing {
+        if m.done && m.cancelled {
+            return Standing::Cancelled;
+        }
+        let Some(measured) = m.measured else {
+            return Standing::Going;
+        };
+        if !m.done {
+            return self
+                .path_violation(m.previous, measured)
+                .map_or(Standing::Going, Standing::Violated);
+        }
+        match self.at_end(m.last, measured, m.velocity, m.secs_since_end) {
+            AtEnd::Reached => Standing::Reached,
+            AtEnd::Waiting => Standing::Going,
+            AtEnd::Violated(e) => Standing::Violated(e),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -101,6 +101,9 @@ pub struct Checked {
     pub knots: Vec<Knot>,
 }
 
+/// The most points a trajectory may have (a bound on the memory one message can take).
+pub const MAX_POINTS: usize = 100_000;
+
 /// A last point slower than this counts as at rest (rad/s or m/s; a joint_trajectory_controller uses
 /// single-precision epsilon).
 const AT_REST: f64 = f32::EPSILON as f64;
@@ -112,11 +115,16 @@ pub fn check(
     now_secs: f64,
 ) -> Result<Checked, GoalError> {
     let order = joint_order(&trajectory.joint_names, controller_joints)?;
-    let n = order.len();
     let points = &trajectory.points;
     let last = points
         .last()
         .ok_or_else(|| invalid("the trajectory has no points".into()))?;
+    if points.len() > MAX_POINTS {
+        return Err(invalid(format!(
+            "the trajectory has {} points, more than the {MAX_POINTS} this controller takes",
+            points.len()
+        )));
+    }
     let mut knots = Vec::with_capacity(points.len());
     let mut previous: Option<f64> = None;
     for (k, point) in points.iter().enumerate() {
@@ -133,35 +141,7 @@ pub fn check(
             )));
         }
         previous = Some(t);
-        if !point.effort.is_empty() {
-            return Err(invalid(format!(
-                "point {k}: effort is given, but this controller commands positions only"
-            )));
-        }
-        let field = |name: &str, values: &[f64], required: bool| -> Result<Option<Vec<f64>>, GoalError> {
-            if values.is_empty() && !required {
-                return Ok(None);
-            }
-            if values.len() != n {
-                return Err(invalid(format!(
-                    "point {k}: {} {name} for {n} joints",
-                    values.len()
-                )));
-            }
-            if let Some(i) = values.iter().position(|x| !x.is_finite()) {
-                return Err(invalid(format!(
-                    "point {k}: joint `{}` {name} is {}",
-                    trajectory.joint_names[i], values[i]
-                )));
-            }
-            Ok(Some(order.iter().map(|&i| values[i]).collect()))
-        };
-        knots.push(Knot {
-            time_secs: t,
-            positions: field("positions", &point.positions, true)?.unwrap_or_default(),
-            velocities: field("velocities", &point.velocities, false)?,
-            accelerations: field("accelerations", &point.accelerations, false)?,
-        });
+        knots.push(knot(k, point, &trajectory.joint_names, &order)?);
     }
     if let Some(i) = last.velocities.iter().position(|v| v.abs() > AT_REST) {
         return Err(invalid(format!(
@@ -185,6 +165,40 @@ pub fn check(
     Ok(Checked {
         joints: controller_joints.to_vec(),
         knots,
+    })
+}
+
+/// Point `k` in the controller's joint order (`order`: each controller joint's column in the message).
+fn knot(k: usize, point: &TrajectoryPoint, names: &[String], order: &[usize]) -> Result<Knot, GoalError> {
+    let n = order.len();
+    if !point.effort.is_empty() {
+        return Err(invalid(format!(
+            "point {k}: effort is given, but this controller commands positions only"
+        )));
+    }
+    let field = |name: &str, values: &[f64], required: bool| -> Result<Option<Vec<f64>>, GoalError> {
+        if values.is_empty() && !required {
+            return Ok(None);
+        }
+        if values.len() != n {
+            return Err(invalid(format!(
+                "point {k}: {} {name} for {n} joints",
+                values.len()
+            )));
+        }
+        if let Some(i) = values.iter().position(|x| !x.is_finite()) {
+            return Err(invalid(format!(
+                "point {k}: joint `{}` {name} is {}",
+                names[i], values[i]
+            )));
+        }
+        Ok(Some(order.iter().map(|&i| values[i]).collect()))
+    };
+    Ok(Knot {
+        time_secs: point.time_from_start_secs,
+        positions: field("positions", &point.positions, true)?.unwrap_or_default(),
+        velocities: field("velocities", &point.velocities, false)?,
+        accelerations: field("accelerations", &point.accelerations, false)?,
     })
 }
 

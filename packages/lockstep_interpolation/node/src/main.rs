@@ -14,13 +14,18 @@
 //!
 //! The logic (file, limits, planning, alignment) is `lockstep_interpolation`; this file wires it to ROS.
 
+mod context;
 mod engine;
+mod goal;
 mod params;
 mod requests;
+mod results;
+mod scaling;
+mod state;
 mod ticker;
+mod trajectory_controller;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::{future, StreamExt};
@@ -35,6 +40,7 @@ use r2r::std_msgs::msg::Float64MultiArray;
 use r2r::trajectory_msgs::msg::JointTrajectory;
 
 use engine::{Active, Config, Shared};
+use goal::Goal;
 use params::PlayerParams;
 use ticker::{Outputs, Ticker};
 
@@ -71,10 +77,12 @@ fn setup(
         p.controller
     );
     let shared: Shared = Arc::default();
+    let (stops, stop_requests) = tokio::sync::mpsc::unbounded_channel();
     let config = Arc::new(Config {
         params: p.clone(),
         limits,
         logger: logger.clone(),
+        stops,
     });
     let states_task = joint_states_task(&node, &shared)?;
     let goals = lock(&node)?.create_action_server::<MovePlay::Action>("move_play")?;
@@ -87,10 +95,18 @@ fn setup(
     let pause_task = services.pause(&node)?;
     let resume_task = services.resume(&node)?;
     let speed_task = services.set_speed(&node)?;
+    let (state, controller_tasks) = if p.trajectory_controller() {
+        let ctx = (shared.clone(), config.clone(), planner.clone());
+        let (state, tasks) = trajectory_controller::start(&node, ctx, stop_requests)?;
+        (Some(state), Some(tasks))
+    } else {
+        (None, None)
+    };
     let outputs = Outputs {
         output,
         forward,
         trajectory,
+        state,
     };
     let ticker =
         Ticker::start(shared.clone(), config.clone(), outputs).context("starting the output thread")?;
@@ -98,7 +114,19 @@ fn setup(
     Ok(async move {
         // Owned by the node's main future: dropped (thread stopped and joined) when it ends, before the node.
         let _ticker = ticker;
-        tokio::join!(states_task, goals_task, pause_task, resume_task, speed_task);
+        let controller = async move {
+            if let Some(tasks) = controller_tasks {
+                tasks.await;
+            }
+        };
+        tokio::join!(
+            states_task,
+            goals_task,
+            pause_task,
+            resume_task,
+            speed_task,
+            controller
+        );
         Ok(())
     })
 }
@@ -125,6 +153,9 @@ fn joint_states_task(node: &SharedNode, shared: &Shared) -> anyhow::Result<impl 
         if let Ok(mut e) = shared.lock() {
             for (name, position) in msg.name.iter().zip(&msg.position) {
                 e.measured.insert(name.clone(), *position);
+            }
+            for (name, velocity) in msg.name.iter().zip(&msg.velocity) {
+                e.measured_velocity.insert(name.clone(), *velocity);
             }
         }
         future::ready(())
@@ -272,8 +303,9 @@ async fn serve_goals(
                     );
                     e.active = Some(Active {
                         session,
-                        goal,
+                        goal: Goal::MovePlay(goal),
                         joints,
+                        last_command: Vec::new(),
                         ticks: 0,
                         intervals: Intervals::default(),
                         replanned: false,
@@ -283,7 +315,7 @@ async fn serve_goals(
                 }
                 _ => Some((
                     goal,
-                    "another MovePlay goal is playing: cancel it first".to_owned(),
+                    "another goal (MovePlay or a joint trajectory) is playing: cancel it first".to_owned(),
                 )),
             },
             Err(e) => Some((goal, format!("{e:#}"))),
@@ -322,23 +354,17 @@ async fn start_goal(
     validate::check_file(&file, &limits)?;
     let joints = file.joints.clone();
     let current = if p.align {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(p.joint_states_timeout_secs);
-        loop {
-            let got: Option<Vec<f64>> = shared
-                .lock()
-                .ok()
-                .and_then(|e| joints.iter().map(|j| e.measured.get(j).copied()).collect());
-            if let Some(current) = got {
-                break Some(current);
-            }
-            anyhow::ensure!(
-                tokio::time::Instant::now() < deadline,
+        let measured = |e: &engine::Engine| -> Option<Vec<f64>> {
+            joints.iter().map(|j| e.measured.get(j).copied()).collect()
+        };
+        let got = engine::wait_for(shared, p.joint_states_timeout_secs, measured).await;
+        Some(got.ok_or_else(|| {
+            anyhow::anyhow!(
                 "no /joint_states for all of {} within {} s: cannot tell whether an alignment is needed",
                 joints.join(", "),
                 p.joint_states_timeout_secs
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+            )
+        })?)
     } else {
         None
     };

@@ -21,6 +21,15 @@ const RULES: &[ParamRule] = &[
     ParamRule::one_of("interpolation", &["linear", "cubic", "auto"]),
     ParamRule::int("trajectory_window_points", Int::closed(2, 10_000, "points")),
     ParamRule::int("trajectory_resend_ticks", Int::closed(1, 9_999, "ticks")),
+    ParamRule::one_of("mode", &["player", "trajectory_controller"]),
+    ParamRule::real("path_tolerance", Real::closed(0.0, 1e3, "rad or m")),
+    ParamRule::real("goal_tolerance", Real::closed(0.0, 1e3, "rad or m")),
+    ParamRule::real(
+        "stopped_velocity_tolerance",
+        Real::closed(0.0, 1e3, "rad/s or m/s"),
+    ),
+    ParamRule::real("goal_time_tolerance_s", Real::closed(0.0, 3600.0, "s")),
+    ParamRule::real("initial_speed_scaling_factor", Real::closed(0.0, 100.0, "")),
 ];
 
 #[derive(r2r::RosParams, Debug, Clone)]
@@ -53,6 +62,18 @@ pub struct PlayerParams {
     pub trajectory_window_points: i64,
     /// With output:=trajectory: a new window every this many ticks (fewer than trajectory_window_points), and at once when a pause, resume, speed change or cancel changes the motion ahead.
     pub trajectory_resend_ticks: i64,
+    /// `player`: MovePlay goals only; `trajectory_controller`: also what a joint_trajectory_controller offers (~/follow_joint_trajectory, ~/joint_trajectory, ~/controller_state, ~/speed_scaling_input) for controller_joints; run the node under the controller's name (-r __node:=joint_trajectory_controller) so clients find it where they look.
+    pub mode: String,
+    /// Default path tolerance of a trajectory [rad or m], every joint: further from the command while moving aborts with PATH_TOLERANCE_VIOLATED; 0: not checked.
+    pub path_tolerance: f64,
+    /// Default goal tolerance [rad or m], every joint: how close to the last point a trajectory must end; 0: not checked.
+    pub goal_tolerance: f64,
+    /// Largest speed at the end of a trajectory [rad/s or m/s] (checked when joint_states carry velocities); 0: not checked.
+    pub stopped_velocity_tolerance: f64,
+    /// Default time after a trajectory's end to get within the goal tolerance [s], else GOAL_TOLERANCE_VIOLATED; 0: wait as long as it takes.
+    pub goal_time_tolerance_s: f64,
+    /// The speed scaling factor until one arrives on ~/speed_scaling_input (0: trajectories wait, paused).
+    pub initial_speed_scaling_factor: f64,
 }
 
 impl Default for PlayerParams {
@@ -72,6 +93,12 @@ impl Default for PlayerParams {
             interpolation: "auto".into(),
             trajectory_window_points: 50,
             trajectory_resend_ticks: 10,
+            mode: "player".into(),
+            path_tolerance: 0.0,
+            goal_tolerance: 0.0,
+            stopped_velocity_tolerance: 0.01,
+            goal_time_tolerance_s: 0.0,
+            initial_speed_scaling_factor: 1.0,
         }
     }
 }
@@ -123,12 +150,21 @@ impl PlayerParams {
         Ok(interpolation)
     }
 
+    /// Whether the node also acts as a joint_trajectory_controller.
+    pub fn trajectory_controller(&self) -> bool {
+        self.mode == "trajectory_controller"
+    }
+
     /// Check the numbers; an error names the parameter.
     pub fn check(&self) -> anyhow::Result<()> {
         // Each parameter's own range (the table above); then what ties parameters together.
         lockstep_ros::param_rules::check_all(&mut self.clone()).map_err(anyhow::Error::msg)?;
         self.output()?;
         self.interpolation(&[], &[])?;
+        ensure!(
+            !self.trajectory_controller() || !list(&self.controller_joints).is_empty(),
+            "parameter `controller_joints` is empty; mode `trajectory_controller` needs the joints it controls"
+        );
         ensure!(
             self.trajectory_resend_ticks < self.trajectory_window_points,
             "parameter `trajectory_resend_ticks` is {}; it must be less than `trajectory_window_points` ({}): \

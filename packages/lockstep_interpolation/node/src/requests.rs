@@ -15,6 +15,7 @@ use lockstep_interpolation::{Plan, PlanningTimes, Refusal};
 use tokio::sync::{oneshot, Mutex};
 
 use crate::engine::{Engine, Pending, Shared};
+use crate::goal::Goal;
 
 /// Tries before a request is refused because the motion kept moving past its plan.
 const ATTEMPTS: u32 = 4;
@@ -40,6 +41,31 @@ impl Planner {
         period_s: f64,
         request: Request,
     ) -> Result<Plan, Refusal> {
+        self.handle_with(shared, period_s, request, None).await.0
+    }
+
+    /// [`Planner::handle`], and `takeover` becomes the active goal at the tick the plan starts (the goal it
+    /// replaces is told it was preempted); given back if the request was not carried out.
+    pub(crate) async fn handle_with(
+        &self,
+        shared: &Shared,
+        period_s: f64,
+        request: Request,
+        mut takeover: Option<Goal>,
+    ) -> (Result<Plan, Refusal>, Option<Goal>) {
+        let result = self
+            .plan_and_install(shared, period_s, request, &mut takeover)
+            .await;
+        (result, takeover)
+    }
+
+    async fn plan_and_install(
+        &self,
+        shared: &Shared,
+        period_s: f64,
+        request: Request,
+        takeover: &mut Option<Goal>,
+    ) -> Result<Plan, Refusal> {
         // Held for the whole request: the next one plans on top of this one's outcome.
         let mut recent = self.recent.lock().await;
         let mut late = 0;
@@ -50,13 +76,17 @@ impl Planner {
                 if active.session.state() == State::Settling {
                     let plan = active.session.apply(request)?;
                     active.replanned = true;
+                    if let Some(goal) = takeover.take() {
+                        std::mem::replace(&mut active.goal, goal).preempted();
+                    }
                     return Ok(plan);
                 }
                 active.session.clone()
             };
             let ahead = recent.ticks_ahead(period_s, late);
             let started = Instant::now();
-            let prepared = tokio::task::spawn_blocking(move || session.prepare(request, ahead))
+            let asked = request.clone();
+            let prepared = tokio::task::spawn_blocking(move || session.prepare(asked, ahead))
                 .await
                 .map_err(|e| Refusal::Invalid(format!("planning failed: {e}")))??;
             recent.record(started.elapsed());
@@ -64,9 +94,17 @@ impl Planner {
             {
                 let mut engine = lock(shared)?;
                 let active = engine.active.as_mut().ok_or_else(nothing_playing)?;
-                active.pending = Some(Pending { prepared, reply });
+                active.pending = Some(Pending {
+                    prepared,
+                    takeover: takeover.take(),
+                    reply,
+                });
             }
-            match outcome.await {
+            let outcome = outcome.await.map(|(outcome, back)| {
+                *takeover = back;
+                outcome
+            });
+            match outcome {
                 Ok(Ok(plan)) => return Ok(plan),
                 Ok(Err(Stale::Late { .. })) => late += 1,
                 Ok(Err(Stale::StateChanged)) => {}

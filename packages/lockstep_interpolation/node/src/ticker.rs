@@ -17,21 +17,25 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use lockstep_interpolation::preview::preview;
-use lockstep_interpolation::timing::Summary;
 use lockstep_interpolation::window::{JointOrder, Window};
-use r2r::builtin_interfaces::msg::Duration as DurationMsg;
+use r2r::control_msgs::msg::JointTrajectoryControllerState;
 use r2r::lockstep_interfaces::action::MovePlay;
 use r2r::std_msgs::msg::Float64MultiArray;
 use r2r::trajectory_msgs::msg::{JointTrajectory, JointTrajectoryPoint};
 
 use crate::engine::{install_pending, Active, Config, Engine, Shared};
+use crate::goal::Goal;
 use crate::params::{list, Output};
+use crate::results::{finish, judge, Verdict};
+use crate::state::{controller_state, fjt_feedback, wall_stamp};
 
 /// Where each tick's command goes.
 pub struct Outputs {
     pub output: Output,
     pub forward: r2r::Publisher<Float64MultiArray>,
     pub trajectory: r2r::Publisher<JointTrajectory>,
+    /// `~/controller_state`, in the trajectory-controller mode.
+    pub state: Option<r2r::Publisher<JointTrajectoryControllerState>>,
 }
 
 /// The running tick thread; dropping it stops and joins the thread (before the node is torn down).
@@ -100,8 +104,8 @@ fn run(shared: &Shared, config: &Config, outputs: &Outputs, stop: &AtomicBool) {
     }
 }
 
-/// One tick of the goal being played, if any: its command published, feedback now and then, and the result
-/// once it ends.
+/// One tick of the goal being played, if any: its command published, the controller state, feedback now
+/// and then, and the goal judged (its result once it ends).
 fn tick(
     engine: &mut Engine,
     config: &Config,
@@ -111,9 +115,18 @@ fn tick(
     woke: Instant,
     window: &mut Window,
 ) {
-    let Engine { active, measured } = engine;
+    let Engine {
+        active,
+        measured,
+        measured_velocity,
+        commanded,
+        ..
+    } = engine;
     let Some(a) = active.as_mut() else { return };
     let now: Option<Vec<f64>> = a.joints.iter().map(|j| measured.get(j).copied()).collect();
+    let velocity: Option<Vec<f64>> = (a.joints.iter())
+        .map(|j| measured_velocity.get(j).copied())
+        .collect();
     let command = match a.session.tick(now.as_deref()) {
         Ok(positions) => positions.to_vec(),
         Err(e) => {
@@ -121,6 +134,10 @@ fn tick(
             return;
         }
     };
+    for (joint, position) in a.joints.iter().zip(&command) {
+        commanded.insert(joint.clone(), *position);
+    }
+    let previous = std::mem::replace(&mut a.last_command, command.clone());
     a.ticks += 1;
     a.intervals.mark(woke, None);
     let order = JointOrder::new(&a.joints, controller_joints);
@@ -142,17 +159,49 @@ fn tick(
     if let Err(e) = sent {
         r2r::log_error!(&config.logger, "publishing a command: {e}");
     }
-    if a.ticks % feedback_every == 0 {
-        let main = a.session.main();
-        let _ = a.goal.publish_feedback(MovePlay::Feedback {
-            state: a.session.state_name().to_owned(),
-            point_index: main.point_index() as u64,
-            tau_secs: main.tau(),
-            speed_factor: main.speed(),
-        });
+    if let Some(state) = &outputs.state {
+        let _ = state.publish(&controller_state(a, now.as_deref(), velocity.as_deref()));
     }
-    if a.session.finished() {
-        finish(active, config, None);
+    if a.ticks % feedback_every == 0 {
+        feedback(a, now.as_deref(), config);
+    }
+    let previous = if previous.is_empty() {
+        a.last_command.clone()
+    } else {
+        previous
+    };
+    match judge(a, now.as_deref(), velocity.as_deref(), &previous, config) {
+        Verdict::Continue => {}
+        Verdict::Stop => {
+            let _ = config.stops.send(());
+        }
+        Verdict::Finished => finish(active, config, None),
+    }
+}
+
+/// The goal's feedback: MovePlay's state, point, tau and s; FollowJointTrajectory's desired / actual / error.
+fn feedback(a: &Active, measured: Option<&[f64]>, config: &Config) {
+    let main = a.session.main();
+    match &a.goal {
+        Goal::MovePlay(goal) => {
+            let _ = goal.publish_feedback(MovePlay::Feedback {
+                state: a.session.state_name().to_owned(),
+                point_index: main.point_index() as u64,
+                tau_secs: main.tau(),
+                speed_factor: main.speed(),
+            });
+        }
+        Goal::Follow(f) => {
+            let secs = a.ticks as f64 * config.params.period_s;
+            let _ = (f.handle).publish_feedback(fjt_feedback(
+                &a.session,
+                &a.joints,
+                measured,
+                wall_stamp(),
+                secs,
+            ));
+        }
+        Goal::Topic(_) | Goal::Answered => {}
     }
 }
 
@@ -184,64 +233,11 @@ fn send_window(
         points: (window.points.iter().enumerate())
             .map(|(k, p)| JointTrajectoryPoint {
                 positions: order.arrange(p),
-                time_from_start: duration((k + 1) as f64 * config.params.period_s),
+                time_from_start: lockstep_ros::time::secs_to_duration(
+                    (k + 1) as f64 * config.params.period_s,
+                ),
                 ..Default::default()
             })
             .collect(),
     })
-}
-
-/// `secs` as a message duration (rounded to the nanosecond).
-fn duration(secs: f64) -> DurationMsg {
-    let nanos = (secs * 1e9).round() as u64;
-    DurationMsg {
-        sec: (nanos / 1_000_000_000) as i32,
-        nanosec: (nanos % 1_000_000_000) as u32,
-    }
-}
-
-/// The system time as a message stamp (ROS time of a node not on simulated time).
-fn wall_stamp() -> r2r::builtin_interfaces::msg::Time {
-    let ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    lockstep_ros::time::ns_to_time(ns)
-}
-
-/// End the goal being played: its result, succeeded (or cancelled) or aborted with `error`.
-pub fn finish(active: &mut Option<Active>, config: &Config, error: Option<String>) {
-    let Some(mut a) = active.take() else { return };
-    let main = a.session.main();
-    let peaks = main.peaks();
-    let alarms = a.session.alarms();
-    let valid = error.is_none() && alarms == 0 && peaks.iter().all(|p| p.iter().all(|f| *f <= 1.0 + 1e-6));
-    let cancelled = a.session.cancelled();
-    let message = match (&error, cancelled) {
-        (Some(e), _) => e.clone(),
-        (None, true) => "cancelled: stopped along the path".to_owned(),
-        (None, false) => "played to the end".to_owned(),
-    };
-    let result = MovePlay::Result {
-        points_played: a.session.points_played(),
-        alarm_count: alarms as u32,
-        joint_names: a.joints.clone(),
-        peak_velocity_fraction: peaks.iter().map(|p| p[0]).collect(),
-        peak_acceleration_fraction: peaks.iter().map(|p| p[1]).collect(),
-        peak_jerk_fraction: peaks.iter().map(|p| p[2]).collect(),
-        max_tracking_error: a.session.max_tracking_error(),
-        valid,
-        message: message.clone(),
-    };
-    r2r::log_info!(
-        &config.logger,
-        "goal ended: {message} (valid {valid}, {alarms} alarms)"
-    );
-    if let Some(timing) = Summary::of(&a.intervals.secs, config.params.period_s) {
-        r2r::log_info!(&config.logger, "tick timing: {timing}");
-    }
-    let _ = match (error.is_some(), cancelled) {
-        (true, _) => a.goal.abort(result),
-        (false, true) => a.goal.cancel(result),
-        (false, false) => a.goal.succeed(result),
-    };
 }
