@@ -186,3 +186,36 @@ def test_cancel_stops_along_the_path_within_the_limits(ros, tmp_path):
     assert ros.result(handle, timeout=30).status == GoalStatus.STATUS_CANCELED
     assert not alarms, [a.data for a in alarms]
     assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_a_joint_trajectory_message_plays_and_pause_resume_act_on_a_goal(ros, tmp_path):
+    from lockstep_interfaces.srv import PauseMotion, ResumeMotion
+
+    mock, player, alarms, client = start(ros, tmp_path)
+    states = ros.collect(JointState, "/joint_states")
+    topic = ros.publisher(JointTrajectory, f"{NODE}/joint_trajectory")
+    ros.wait_for_subscriber(f"{NODE}/joint_trajectory")
+    ros.wait_for_matched(topic)
+    target = spread(0.4)
+
+    def at(positions) -> bool:
+        if not states:
+            return False
+        last = states[-1]
+        return all(abs(last.position[last.name.index(j)] - p) < 1e-3 for j, p in zip(JOINTS, positions))
+
+    topic.publish(trajectory([(1.0, target)]))
+    ros.wait_until(lambda: at(target), 30, "the joints on the topic trajectory's last point")
+    # The player's pause and resume services act on a FollowJointTrajectory goal too.
+    controller_states = ros.collect(JointTrajectoryControllerState, f"{NODE}/controller_state")
+    feedback: list = []
+    handle = ros.send_goal(client, fjt_goal(trajectory([(2.0, spread(-0.4)), (3.0, spread(0.0))])), feedback)
+    ros.wait_until(lambda: any(any(abs(v) > 0.2 for v in f.desired.velocities) for f in feedback[-1:]), 20,
+                   "the goal moving")
+    assert ros.call(PauseMotion, "/pause", PauseMotion.Request()).success
+    ros.wait_until(lambda: controller_states and controller_states[-1].speed_scaling_factor == 0.0, 20, "paused")
+    assert ros.call(ResumeMotion, "/resume", ResumeMotion.Request(speed_factor=1.0)).success
+    assert result_of(ros, handle).error_code == SUCCESSFUL
+    assert at(spread(0.0)) or ros.wait_until(lambda: at(spread(0.0)), 10, "the joints on the last point")
+    assert not alarms, [a.data for a in alarms]
+    assert player.stop() == 0 and mock.stop() == 0
