@@ -219,3 +219,17 @@ def test_a_joint_trajectory_message_plays_and_pause_resume_act_on_a_goal(ros, tm
     assert at(spread(0.0)) or ros.wait_until(lambda: at(spread(0.0)), 10, "the joints on the last point")
     assert not alarms, [a.data for a in alarms]
     assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_a_drive_too_slow_to_settle_in_the_goal_time_breaks_the_goal_tolerance(ros, tmp_path):
+    mock, player, alarms, client = start(ros, tmp_path, mock_params={"lag_time_constant_s": 0.3})
+    traj = trajectory([(1.0, spread(0.5))])
+    result = result_of(ros, ros.send_goal(client, fjt_goal(traj, goal=0.001, goal_time=0.05)))
+    assert result.error_code == -5, result  # GOAL_TOLERANCE_VIOLATED
+    assert "goal_time_tolerance exceeding by" in result.error_string and "goal tolerance 0.001" in \
+        result.error_string, result
+    # With no goal time tolerance the same goal waits for the drive to settle, as a joint_trajectory_controller.
+    result = result_of(ros, ros.send_goal(client, fjt_goal(trajectory([(1.0, spread(0.0))]), goal=0.001)))
+    assert result.error_code == SUCCESSFUL, result
+    assert not alarms, [a.data for a in alarms]
+    assert player.stop() == 0 and mock.stop() == 0

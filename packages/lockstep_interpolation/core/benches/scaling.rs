@@ -15,7 +15,7 @@ use lockstep_interpolation::follow::sample;
 use lockstep_interpolation::scaling::request_for;
 use lockstep_interpolation::session::{Options, Request, Session};
 use lockstep_interpolation::trajectory::{check, JointTrajectory, TrajectoryPoint};
-use lockstep_interpolation::{plan, AxisLimits, Interpolation, Phase};
+use lockstep_interpolation::{plan, AxisLimits, Interpolation, Phase, Stream};
 use rand::{Rng, SeedableRng};
 
 const PERIOD: f64 = 0.002;
@@ -71,9 +71,7 @@ fn main() {
     };
     let session = Session::follow(&checked, limits.clone(), options, None, &[0.0; 6]).expect("follow");
     let s_max = session.s_max();
-    let mut ours = session.main().clone();
-    let mut naive = ours.clone();
-    naive.set_speed_instantly(1.0);
+    let start = session.main().clone();
     let schedule: Vec<(u32, f64)> = (0..messages)
         .map(|_| {
             let factor = if rng.gen_bool(0.2) {
@@ -84,8 +82,38 @@ fn main() {
             (rng.gen_range(20..400), factor)
         })
         .collect();
+    let (ours, naive, applied, refused) = compare(&start, s_max, &schedule);
+    println!("### Speed scaling: {messages} random SpeedScalingFactor messages (seed {seed}), ours against instant scaling\n");
+    println!(
+        "Trajectory: 6 joints through {} random points, positions only, sampled from rest as a FollowJointTrajectory \
+         goal is ({:.1} s at speed 1, stretched {stretch:.2}x to fit the limits); jerk limits, cubic spline for both; \
+         output period {} ms; s_max {s_max:.3}. A message every 20-400 ticks: 0 (pause) with probability 0.2, else a \
+         factor in [0.1, 1]. Ours: {applied} applied, {refused} refused. Peak |v|, |a|, |j| per joint as a fraction \
+         of its limit; alarms = ticks over any limit.\n",
+        positions.len() - 1,
+        file.duration_secs(),
+        PERIOD * 1e3
+    );
+    let mut over = common::print_peaks(&joints, &ours, &naive, 3);
+    // The sequence of test/interpolation/test_trajectory_controller.py: 1 -> 0.3 -> 0 -> 1, 2 s apart.
+    let sequence = [(1000, 0.3), (1000, 0.0), (1000, 1.0)];
+    let (ours, naive, _, _) = compare(&start, s_max, &sequence);
+    println!("### Speed scaling 1 -> 0.3 -> 0 -> 1 (2 s apart) on the same trajectory\n");
+    over |= common::print_peaks(&joints, &ours, &naive, 3);
+    if over {
+        eprintln!("scaling: ours went over a limit");
+        std::process::exit(1);
+    }
+}
+
+/// Ours and the baseline from `start` through `schedule` (ticks after the last message, factor), played to
+/// the end; with how many messages ours applied and refused.
+fn compare(start: &Stream, s_max: f64, schedule: &[(u32, f64)]) -> (Stream, Stream, usize, usize) {
+    let mut ours = start.clone();
+    let mut naive = start.clone();
+    naive.set_speed_instantly(1.0);
     let (mut applied, mut refused) = (0, 0);
-    for (ticks, factor) in &schedule {
+    for (ticks, factor) in schedule {
         for _ in 0..*ticks {
             ours.step();
             naive.step();
@@ -116,19 +144,5 @@ fn main() {
         ours.step();
         naive.step();
     }
-    println!("### Speed scaling: {messages} random SpeedScalingFactor messages (seed {seed}), ours against instant scaling\n");
-    println!(
-        "Trajectory: 6 joints through {} random points, positions only, sampled from rest as a FollowJointTrajectory \
-         goal is ({:.1} s at speed 1, stretched {stretch:.2}x to fit the limits); jerk limits, cubic spline for both; \
-         output period {} ms; s_max {s_max:.3}. A message every 20-400 ticks: 0 (pause) with probability 0.2, else a \
-         factor in [0.1, 1]. Ours: {applied} applied, {refused} refused. Peak |v|, |a|, |j| per joint as a fraction \
-         of its limit; alarms = ticks over any limit.\n",
-        positions.len() - 1,
-        file.duration_secs(),
-        PERIOD * 1e3
-    );
-    if common::print_peaks(&joints, &ours, &naive, 3) {
-        eprintln!("scaling: ours went over a limit");
-        std::process::exit(1);
-    }
+    (ours, naive, applied, refused)
 }
