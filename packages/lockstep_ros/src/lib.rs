@@ -19,6 +19,7 @@
 //! so node crates need nothing but this dependency.
 
 pub mod action_server;
+mod context;
 mod error;
 pub mod generic;
 pub mod graph;
@@ -67,27 +68,8 @@ pub const SPIN_TIMEOUT: Duration = Duration::from_millis(1);
 /// remappings (`-r __ns:=/robot`, `-r cmd_vel:=/base/cmd_vel`) and `--params-file` work as in any ROS node.
 pub fn create_node(name: &str, namespace: &str) -> Result<r2r::Node> {
     python_link::keep();
-    for file in params_file::files_in(std::env::args()) {
-        params_file::check(&file).map_err(Error::Parameter)?;
-    }
-    let ctx = create_context()?;
+    let ctx = context::create()?;
     r2r::Node::create(ctx, name, namespace).ros_context(format!("creating node `{name}`"))
-}
-
-/// The ROS context. rcl refusing the ROS arguments (a parameter file it cannot read, say) makes r2r panic:
-/// that becomes an error here, without the panic's backtrace.
-fn create_context() -> Result<r2r::Context> {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let created = std::panic::catch_unwind(r2r::Context::create);
-    std::panic::set_hook(hook);
-    match created {
-        Ok(ctx) => ctx.ros_context("creating the ROS context"),
-        Err(_) => Err(Error::Parameter(
-            "rcl refused the ROS arguments (its error is on the line above): check --params-file, -p and -r"
-                .into(),
-        )),
-    }
 }
 
 /// A timer that never fires in practice (once a year), held for as long as the node spins: rcl returns at once
