@@ -22,7 +22,11 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        (any::<bool>(), 0..3i32).prop_map(|(flaky, priority)| Op::Submit { flaky, priority }),
+        (
+            any::<bool>(),
+            prop_oneof![0..3i32, Just(i32::MIN), Just(i32::MAX)]
+        )
+            .prop_map(|(flaky, priority)| Op::Submit { flaky, priority }),
         (0..8usize).prop_map(Op::Cancel),
         (0..8usize).prop_map(Op::Pause),
         (0..8usize).prop_map(Op::Resume),

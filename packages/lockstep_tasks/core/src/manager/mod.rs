@@ -252,7 +252,7 @@ impl<S: Setup> Manager<S> {
     /// ListTasks: running and queued tasks first, then the finished ones; the actuators heard; the robots.
     pub fn listing(&self) -> Listing {
         let mut all: Vec<&Task<S>> = self.tasks.values().collect();
-        all.sort_by_key(|t| (t.is_finished(), -t.priority, t.seq));
+        all.sort_by_key(|t| (t.is_finished(), std::cmp::Reverse(t.priority), t.seq));
         Listing {
             tasks: all.into_iter().map(Task::info).collect(),
             actuators: self.env.actuator_loads(self.now),

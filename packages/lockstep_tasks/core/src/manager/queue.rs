@@ -246,7 +246,7 @@ impl<S: Setup> Manager<S> {
         }
         let next = (self.tasks.values())
             .filter(|t| t.robot == robot && matches!(t.state, State::Queued | State::Preempted))
-            .min_by_key(|t| (-t.priority, t.seq))
+            .min_by_key(|t| (std::cmp::Reverse(t.priority), t.seq))
             .map(|t| t.id.clone());
         let Some(task) = next.and_then(|id| self.tasks.get_mut(&id)) else {
             return;
