@@ -235,10 +235,37 @@ fn row(fields: &[&str], names: &[String]) -> Result<Vec<f64>, String> {
     Ok(point)
 }
 
+/// The text of the regular file at `path`, of at most `max_bytes`: a folder, FIFO, device or socket is refused
+/// before it is opened (opening a FIFO waits for a writer; `/dev/zero` never ends).
+pub fn read_regular(path: &Path, max_bytes: u64) -> Result<String, String> {
+    use std::io::Read as _;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.is_dir() {
+        return Err("is a folder, not a file".into());
+    }
+    if !meta.is_file() {
+        return Err("is not a regular file (a FIFO, device or socket)".into());
+    }
+    if meta.len() > max_bytes {
+        return Err(format!("{} bytes, more than the {max_bytes} read", meta.len()));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max_bytes + 1).read_to_string(&mut text))
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > max_bytes {
+        return Err(format!("more than the {max_bytes} bytes read"));
+    }
+    Ok(text)
+}
+
+/// The largest file read (bytes): hours of points for a few joints.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
 fn read_text(path: &Path) -> Result<String, FileError> {
-    std::fs::read_to_string(path).map_err(|e| FileError::Io {
+    read_regular(path, MAX_FILE_BYTES).map_err(|reason| FileError::Io {
         path: path.display().to_string(),
-        reason: e.to_string(),
+        reason,
     })
 }
 
@@ -257,6 +284,24 @@ mod tests {
         assert_eq!(f.points, [vec![0.0, 1.0], vec![0.5, 1.5]]);
         assert_eq!(f.lines, [4, 6]);
         assert_eq!(parse(&f.to_text()).unwrap().points, f.points);
+    }
+
+    #[test]
+    fn special_files_are_refused_before_they_are_opened() {
+        let dir = std::env::temp_dir().join(format!("lockstep_special_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo.csv");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        for (path, words) in [
+            (fifo.as_path(), "not a regular file"),
+            (Path::new("/dev/zero"), "not a regular file"),
+            (dir.as_path(), "is a folder"),
+        ] {
+            let e = InterpolationFile::read(path).unwrap_err().to_string();
+            assert!(e.contains(words), "{}: {e}", path.display());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -48,12 +48,15 @@ pub enum LimitsError {
     Missing { joint: String, file: String },
 }
 
+/// The largest joint-limits file read (bytes).
+const MAX_LIMITS_BYTES: u64 = 16 << 20;
+
 impl JointLimits {
     /// Read a joint-limits YAML file.
     pub fn read(path: &Path) -> Result<Self, LimitsError> {
-        let text = std::fs::read_to_string(path).map_err(|e| LimitsError::File {
+        let text = crate::file::read_regular(path, MAX_LIMITS_BYTES).map_err(|reason| LimitsError::File {
             file: path.display().to_string(),
-            reason: e.to_string(),
+            reason,
         })?;
         Self::parse(&path.display().to_string(), &text)
     }

@@ -21,6 +21,7 @@ mod params;
 mod requests;
 mod results;
 mod scaling;
+mod services;
 mod state;
 mod ticker;
 mod trajectory_controller;
@@ -31,10 +32,9 @@ use anyhow::Context as _;
 use futures::{future, StreamExt};
 use lockstep_interpolation::session::{Options, Request, Session};
 use lockstep_interpolation::timing::Intervals;
-use lockstep_interpolation::{goal_factor, validate, InterpolationFile, JointLimits, Plan, Refusal};
+use lockstep_interpolation::{goal_factor, validate, InterpolationFile, JointLimits};
 use lockstep_ros::{lock, qos, SharedNode};
 use r2r::lockstep_interfaces::action::MovePlay;
-use r2r::lockstep_interfaces::srv::{PauseMotion, ResumeMotion, SetSpeed};
 use r2r::sensor_msgs::msg::JointState;
 use r2r::std_msgs::msg::Float64MultiArray;
 use r2r::trajectory_msgs::msg::JointTrajectory;
@@ -87,7 +87,7 @@ fn setup(
     let states_task = joint_states_task(&node, &shared)?;
     let goals = lock(&node)?.create_action_server::<MovePlay::Action>("move_play")?;
     let planner = Arc::new(requests::Planner::new());
-    let services = Services {
+    let services = services::Services {
         shared: shared.clone(),
         planner: planner.clone(),
         period_s: p.period_s,
@@ -160,114 +160,6 @@ fn joint_states_task(node: &SharedNode, shared: &Shared) -> anyhow::Result<impl 
         }
         future::ready(())
     }))
-}
-
-/// What the `pause`, `resume` and `set_speed` services need: each request is planned by the planner on the
-/// goal being played.
-struct Services {
-    shared: Shared,
-    planner: Arc<requests::Planner>,
-    period_s: f64,
-}
-
-impl Services {
-    /// Serves `pause` (PauseMotion).
-    fn pause(&self, node: &SharedNode) -> anyhow::Result<impl future::Future<Output = ()>> {
-        let pause = lock(node)?.create_service::<PauseMotion::Service>("pause", qos::reliable(10))?;
-        let (shared, planner, period_s) = (self.shared.clone(), self.planner.clone(), self.period_s);
-        Ok(pause.for_each(move |req| {
-            let (shared, planner) = (shared.clone(), planner.clone());
-            async move {
-                let request = Request::pause(req.message.stop_time_secs);
-                let answer = planner.handle(&shared, period_s, request).await;
-                let _ = req.respond(pause_response(answer));
-            }
-        }))
-    }
-
-    /// Serves `resume` (ResumeMotion).
-    fn resume(&self, node: &SharedNode) -> anyhow::Result<impl future::Future<Output = ()>> {
-        let resume = lock(node)?.create_service::<ResumeMotion::Service>("resume", qos::reliable(10))?;
-        let (shared, planner, period_s) = (self.shared.clone(), self.planner.clone(), self.period_s);
-        Ok(resume.for_each(move |req| {
-            let (shared, planner) = (shared.clone(), planner.clone());
-            async move {
-                let request = Request::resume(req.message.start_time_secs, req.message.speed_factor);
-                let response = match planner.handle(&shared, period_s, request).await {
-                    Ok(plan) => ResumeMotion::Response {
-                        success: true,
-                        message: plan.resume_message(),
-                        ramp_secs: plan.ramp_secs,
-                        delay_secs: plan.delay_secs,
-                        speed_factor: plan.to,
-                    },
-                    Err(refusal) => ResumeMotion::Response {
-                        success: false,
-                        message: refusal.to_string(),
-                        ..Default::default()
-                    },
-                };
-                let _ = req.respond(response);
-            }
-        }))
-    }
-
-    /// Serves `set_speed` (SetSpeed); every answer carries the playing file's s_max (0: nothing plays).
-    fn set_speed(&self, node: &SharedNode) -> anyhow::Result<impl future::Future<Output = ()>> {
-        let set_speed = lock(node)?.create_service::<SetSpeed::Service>("set_speed", qos::reliable(10))?;
-        let (shared, planner, period_s) = (self.shared.clone(), self.planner.clone(), self.period_s);
-        Ok(set_speed.for_each(move |req| {
-            let (shared, planner) = (shared.clone(), planner.clone());
-            async move {
-                let factor = req.message.speed_factor;
-                let s_max = shared
-                    .lock()
-                    .ok()
-                    .and_then(|e| e.active.as_ref().map(|a| a.session.s_max()))
-                    .unwrap_or(0.0);
-                let request = Request::SetSpeed { factor };
-                let response = match planner.handle(&shared, period_s, request).await {
-                    Ok(plan) => SetSpeed::Response {
-                        success: true,
-                        message: plan.speed_message(factor),
-                        ramp_secs: plan.total_secs(),
-                        s_max,
-                    },
-                    Err(refusal) => SetSpeed::Response {
-                        success: false,
-                        message: refusal.to_string(),
-                        ramp_secs: 0.0,
-                        s_max,
-                    },
-                };
-                let _ = req.respond(response);
-            }
-        }))
-    }
-}
-
-/// The answer to a pause request.
-fn pause_response(answer: Result<Plan, Refusal>) -> PauseMotion::Response {
-    match answer {
-        Ok(plan) => PauseMotion::Response {
-            success: true,
-            message: plan.pause_message(),
-            stop_time_secs: plan.total_secs(),
-            t_min_secs: plan.t_min_secs,
-            t_feasible_secs: plan.t_feasible_secs,
-            delay_secs: plan.delay_secs,
-        },
-        Err(refusal) => {
-            let (t_min_secs, t_feasible_secs) = refusal.stop_times();
-            PauseMotion::Response {
-                success: false,
-                message: refusal.to_string(),
-                t_min_secs,
-                t_feasible_secs,
-                ..Default::default()
-            }
-        }
-    }
 }
 
 /// Accept each goal, load its file and start it; a goal that cannot play is aborted with the reason.

@@ -8,6 +8,7 @@
 //! motion passed its tick) is made again further ahead. One request is planned at a time, each on top of the
 //! last one installed.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use lockstep_interpolation::session::{Request, Stale, State};
@@ -20,15 +21,31 @@ use crate::goal::Goal;
 /// Tries before a request is refused because the motion kept moving past its plan.
 const ATTEMPTS: u32 = 4;
 
+/// Requests waiting to be planned beyond which a new one is refused at once ("busy"): each takes a plan
+/// of a few ticks, so a storm queued without end would be answered minutes later, if at all.
+pub(crate) const MAX_WAITING: usize = 8;
+
 /// Serializes requests and learns how long planning takes.
 pub(crate) struct Planner {
     recent: Mutex<PlanningTimes>,
+    /// Requests planned or waiting to be.
+    waiting: AtomicUsize,
+}
+
+/// Counts a request among the waiting ones while it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Planner {
     pub(crate) fn new() -> Self {
         Self {
             recent: Mutex::new(PlanningTimes::default()),
+            waiting: AtomicUsize::new(0),
         }
     }
 
@@ -42,6 +59,24 @@ impl Planner {
         request: Request,
     ) -> Result<Plan, Refusal> {
         self.handle_with(shared, period_s, request, None).await.0
+    }
+
+    /// [`Planner::handle`] for a request from a service (`pause`, `resume`, `set_speed`): refused at once as busy
+    /// when [`MAX_WAITING`] requests are already waiting. Cancels, stops after an abort and speed scaling are
+    /// never refused that way (they go through [`Planner::handle`]).
+    pub(crate) async fn handle_unless_busy(
+        &self,
+        shared: &Shared,
+        period_s: f64,
+        request: Request,
+    ) -> Result<Plan, Refusal> {
+        let waiting = self.waiting.load(Ordering::Relaxed);
+        if waiting >= MAX_WAITING {
+            return Err(Refusal::Invalid(format!(
+                "busy: {waiting} requests are being planned ahead of this one; send it again once they are answered"
+            )));
+        }
+        self.handle(shared, period_s, request).await
     }
 
     /// [`Planner::handle`], and `takeover` becomes the active goal at the tick the plan starts (the goal it
@@ -66,6 +101,8 @@ impl Planner {
         request: Request,
         takeover: &mut Option<Goal>,
     ) -> Result<Plan, Refusal> {
+        let _waiting = Waiting(&self.waiting);
+        self.waiting.fetch_add(1, Ordering::Relaxed);
         // Held for the whole request: the next one plans on top of this one's outcome.
         let mut recent = self.recent.lock().await;
         let mut late = 0;
