@@ -85,6 +85,12 @@ pub fn read(path: &Path) -> Result<Option<State>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(what(&e)),
     };
+    if !meta.is_file() {
+        // A FIFO would block the read for ever, /dev/zero would never end, a folder cannot be replaced.
+        return Err(what(
+            &"not a regular file (a folder, FIFO or device): give a file path",
+        ));
+    }
     if meta.len() > MAX_BYTES {
         return Err(what(&format!(
             "{} bytes, more than the {MAX_BYTES} a state file may have; left as it is",
@@ -165,6 +171,14 @@ mod tests {
         assert_eq!(read(&path), Ok(Some(state)));
         let leftovers: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file left beside it");
+    }
+
+    #[test]
+    fn a_state_file_that_is_no_regular_file_is_refused_unread() {
+        for path in [Path::new("/dev/zero"), Path::new("/tmp")] {
+            let e = read(path).unwrap_err();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
     }
 
     #[test]
