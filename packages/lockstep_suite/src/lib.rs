@@ -12,6 +12,7 @@ pub mod asserts;
 pub mod compare;
 pub mod domain;
 mod error;
+mod paths;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -317,12 +317,10 @@ fn parse_recordings(node: &Node<'_>, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out: Vec<PathBuf> = Vec::new();
     for item in node.list()? {
         let pattern = item.text()?;
-        let full = dir.join(&pattern);
-        let full_text = full.to_string_lossy().into_owned();
-        let paths = glob::glob(&full_text)
-            .map_err(|e| item.err(format!("{pattern}: not a valid glob: {}", e.msg)))?;
+        let paths =
+            crate::paths::expand(&dir.join(&pattern)).map_err(|e| item.err(format!("{pattern}: {e}")))?;
         let mut found: Vec<PathBuf> = paths
-            .filter_map(|p| p.ok())
+            .into_iter()
             .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "mcap" || e == "db3"))
             .collect();
         if found.is_empty() {
