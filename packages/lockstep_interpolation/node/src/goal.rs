@@ -53,6 +53,15 @@ impl Goal {
         }
     }
 
+    /// Whether this is the action goal with this id.
+    pub(crate) fn is(&self, uuid: &r2r::uuid::Uuid) -> bool {
+        match self {
+            Self::MovePlay(g) => g.uuid == *uuid,
+            Self::Follow(f) => f.handle.uuid == *uuid,
+            Self::Topic(_) | Self::Answered => false,
+        }
+    }
+
     /// Whether this goal is a trajectory one (FollowJointTrajectory or the topic), which a new trajectory
     /// may replace.
     pub(crate) fn is_trajectory(&self) -> bool {

@@ -183,6 +183,7 @@ async fn serve_goals(
                 continue;
             }
         };
+        let uuid = goal.uuid;
         let started = start_goal(&wanted, &shared, &config).await;
         let refused = match started {
             Ok((session, joints)) => match shared.lock() {
@@ -224,6 +225,13 @@ async fn serve_goals(
         let period_s = config.params.period_s;
         tokio::spawn(async move {
             while let Some(cancel) = cancels.next().await {
+                // A goal that ended (or was replaced) has nothing left to cancel: the motion is another's.
+                let playing =
+                    (shared.lock().ok()).is_some_and(|e| e.active.as_ref().is_some_and(|a| a.goal.is(&uuid)));
+                if !playing {
+                    cancel.reject();
+                    continue;
+                }
                 cancel.accept();
                 if let Err(refusal) = planner.handle(&shared, period_s, Request::Cancel).await {
                     r2r::log_warn!(&logger, "cancel: {refusal}");

@@ -168,9 +168,8 @@ async fn serve_cancels(
     mut cancels: impl futures::Stream<Item = r2r::ActionServerCancelRequest> + Unpin,
 ) {
     while let Some(cancel) = cancels.next().await {
-        let playing = ctx.shared.lock().ok().is_some_and(
-            |e| matches!(e.active.as_ref().map(|a| &a.goal), Some(Goal::Follow(f)) if f.handle.uuid == uuid),
-        );
+        let playing =
+            (ctx.shared.lock().ok()).is_some_and(|e| e.active.as_ref().is_some_and(|a| a.goal.is(&uuid)));
         if !playing {
             cancel.reject();
             continue;
