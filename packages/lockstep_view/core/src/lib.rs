@@ -32,6 +32,7 @@ mod state;
 mod stats;
 mod subscriptions;
 pub mod tls;
+pub mod upgrade;
 
 pub use access::{AccessError, Allowlist, Kind, Token};
 pub use bag_play::BagOptions;

@@ -336,8 +336,12 @@ impl Server {
         // The refusal is tungstenite's own HTTP response type.
         #[allow(clippy::result_large_err)]
         let check = move |request: &Request, response: Response| handshake(token.as_ref(), request, response);
-        let accepting = tokio_tungstenite::accept_hdr_async(stream, check);
-        let Ok(Ok(ws)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, accepting).await else {
+        // The version first: tungstenite would drop a request for another one without an answer.
+        let accepting = async {
+            let stream = crate::upgrade::check_version(stream).await?;
+            tokio_tungstenite::accept_hdr_async(stream, check).await.ok()
+        };
+        let Ok(Some(ws)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, accepting).await else {
             return;
         };
         let io = Arc::new(ClientIo::new(

@@ -295,3 +295,31 @@ fn a_certificate_or_key_that_cannot_be_used_is_named() {
     let no_key = Tls::from_pem_files(&data("cert.pem"), &data("cert.pem")).unwrap_err();
     assert!(no_key.to_string().starts_with("--tls-key "), "{no_key}");
 }
+
+#[tokio::test]
+async fn a_websocket_version_other_than_13_is_answered_426_with_the_version_spoken() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (server, _events) = start(ServerOptions::default()).await;
+    let mut tcp = TcpStream::connect(server.address()).await.unwrap();
+    let upgrade = format!(
+        "GET / HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 99\r\n\
+         Sec-WebSocket-Protocol: foxglove.websocket.v1\r\n\r\n",
+        server.address()
+    );
+    tcp.write_all(upgrade.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, tcp.read_to_end(&mut answer))
+        .await
+        .expect("an answer within 10 s")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer).to_lowercase();
+    assert!(answer.starts_with("http/1.1 426"), "{answer}");
+    assert!(answer.contains("sec-websocket-version: 13"), "{answer}");
+    // A client speaking 13 still connects.
+    let url = format!("ws://{}", server.address());
+    let (mut ws, _) = tokio_tungstenite::connect_async(request(&url, None))
+        .await
+        .unwrap();
+    assert_eq!(next_json(&mut ws).await["op"], "serverInfo");
+}
