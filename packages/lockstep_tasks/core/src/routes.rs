@@ -71,6 +71,10 @@ pub enum RouteSpecError {
     },
 }
 
+/// The fastest drive speed a task may ask for (m/s): far above any warehouse robot, far below a number that
+/// overflows a travel-time estimate.
+pub const MAX_SPEED_MPS: f64 = 1000.0;
+
 /// Plan every `route: {from: <station>, to: <station>}` parameter of a decomposed task.
 ///
 /// Each such value (templated already, so both are station names) becomes the planned route's points, a
@@ -94,6 +98,16 @@ pub fn plan_routes(tree: &mut Tree, planner: &dyn Planner, speed_param: &str) ->
             param: ROUTE.into(),
             reason,
         })?;
+        // A drive's speed is a finite number > 0 (a negative or huge one would reach the drive as it is).
+        if let Some(v) = node.params.get(speed_param).and_then(Value::as_f64) {
+            if !(v.is_finite() && v > 0.0 && v <= MAX_SPEED_MPS) {
+                return Err(RouteSpecError::Malformed {
+                    path: node.path.clone(),
+                    param: speed_param.into(),
+                    reason: format!("{v} m/s is not a speed: it must be in (0, {MAX_SPEED_MPS}] m/s"),
+                });
+            }
+        }
         if !planned.contains_key(&key) {
             let route = planner
                 .plan(&key.0, &key.1)
@@ -313,6 +327,18 @@ lanes:
 
     fn params<'a>(tree: &'a Tree, path: &str) -> &'a Params {
         &tree.nodes[tree.find(path).unwrap()].params
+    }
+
+    #[test]
+    fn a_speed_that_is_no_speed_is_refused_naming_the_subtask() {
+        for speed in [-1e308, 0.0, 1e308] {
+            let mut tree = tree(json!({"from": "A", "to": "B", "speed": speed}));
+            let e = plan_routes(&mut tree, &map(), "speed").unwrap_err().to_string();
+            assert!(
+                e.contains("speed") && e.contains("is not a speed"),
+                "{speed}: {e}"
+            );
+        }
     }
 
     #[test]
