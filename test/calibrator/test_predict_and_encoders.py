@@ -37,6 +37,8 @@ def test_predict_answers_poses_and_refuses_bad_requests_with_the_field(ros):
          "they have 1, 2 and 1"),
         (dict(command_v_mps=[math.nan], command_w_radps=[0.0], command_duration_s=[1.0]),
          "command_v_mps[0]: NaN is not finite"),
+        (dict(command_v_mps=[1e308], command_w_radps=[0.0], command_duration_s=[1.0]),
+         "command_v_mps[0]: 1e308 is beyond +-1000"),
         (dict(command_v_mps=[0.1], command_w_radps=[0.0], command_duration_s=[3600.0], sample_period_s=0.001),
          "more than 100000"),
     ]:

@@ -65,6 +65,14 @@ pub enum PredictError {
         /// The poses it would make.
         samples: f64,
     },
+    /// A velocity no robot is commanded to (beyond [`MAX_COMMAND`]).
+    #[error("{field}: {value:?} is beyond +-{MAX_COMMAND}, not a velocity a base is commanded")]
+    OutOfRange {
+        /// The field, with its index.
+        field: String,
+        /// Its value.
+        value: f64,
+    },
     /// The model's parameters cannot move a robot (a radius or track width not above zero).
     #[error("{which} parameters: {field} is {value}; it must be finite and > 0")]
     BadParams {
@@ -76,6 +84,9 @@ pub enum PredictError {
         value: f64,
     },
 }
+
+/// The largest |v| (m/s) or |w| (rad/s) of a command to predict.
+pub const MAX_COMMAND: f64 = 1000.0;
 
 /// The commands `(v m/s, w rad/s, duration s)` of three parallel arrays, checked: equal lengths, finite
 /// values, durations not negative.
@@ -115,6 +126,14 @@ fn check_commands(commands: &[(f64, f64, f64)]) -> Result<f64, PredictError> {
         finite(|| format!("command_v_mps[{i}]"), v)?;
         finite(|| format!("command_w_radps[{i}]"), w)?;
         finite(|| format!("command_duration_s[{i}]"), d)?;
+        for (field, value) in [("command_v_mps", v), ("command_w_radps", w)] {
+            if value.abs() > MAX_COMMAND {
+                return Err(PredictError::OutOfRange {
+                    field: format!("{field}[{i}]"),
+                    value,
+                });
+            }
+        }
         if d < 0.0 {
             return Err(PredictError::Negative {
                 field: format!("command_duration_s[{i}]"),
@@ -237,6 +256,21 @@ mod tests {
         assert!(
             close(end.x_m, 5.25, 1e-9) && close(end.y_m, 0.0, 1e-12),
             "{end:?}"
+        );
+    }
+
+    #[test]
+    fn a_velocity_no_base_takes_is_refused_naming_the_field() {
+        let p = ModelParams::default();
+        let e = predict_commands(&p, &p, Pose::default(), &[(1e308, 0.0, 1.0)], 0.0).unwrap_err();
+        assert!(
+            e.to_string().starts_with("command_v_mps[0]: 1e308 is beyond"),
+            "{e}"
+        );
+        let e = predict_commands(&p, &p, Pose::default(), &[(1.0, -2e3, 1.0)], 0.0).unwrap_err();
+        assert!(
+            e.to_string().starts_with("command_w_radps[0]: -2000.0 is beyond"),
+            "{e}"
         );
     }
 
