@@ -69,6 +69,7 @@ def cases(f: dict[str, Path]) -> list[tuple[str, list[str], str, str]]:
         ("calibrate-sigma-yaw", ["calibrate", bag, "--output", str(out / "cal5")], "--pose-sigma-yaw-rad",
          "ends"),
         ("rules-max-tuples", ["rules", "eval", str(f["rules"])], "--max-tuples", "ends"),
+        ("rules-max-seconds", ["rules", "eval", str(f["rules"])], "--max-seconds", "ends"),
         ("echo-limit", ["bag", "echo", bag, "/topic"], "--limit", "ends"),
         ("echo-start-offset", ["bag", "echo", bag, "/topic"], "--start-offset", "ends"),
         ("convert-size", ["bag", "convert", bag, str(out / "conv-size")], "--max-bag-size-bytes", "ends"),

@@ -40,3 +40,17 @@ def test_deeply_nested_and_long_fact_messages_are_dropped_and_the_simulator_keep
     answer = sim.call(Trigger, f"/{NODE}/reload", Trigger.Request())
     assert answer.success, answer.message
     assert sim.proc.alive()
+
+
+def test_a_program_without_a_fixpoint_stops_at_its_time_limit_naming_the_file(tmp_path):
+    """`n(X + 1) :- n(X).` adds one row per round: the tuple limit would take hours to reach. `--max-seconds`
+    (60 s by default) stops it with one line naming the rule file."""
+    import os
+    import subprocess
+    rules = tmp_path / "forever.dl"
+    rules.write_text("n(0).\nn(X + 1) :- n(X).\n")
+    run = subprocess.run([os.environ["LOCKSTEP_BIN"], "rules", "eval", str(rules), "--max-seconds", "1"],
+                         capture_output=True, text=True, timeout=120, env=dict(os.environ, RUST_BACKTRACE="0"))
+    assert run.returncode == 1, run
+    assert str(rules) in run.stderr and "without reaching a fixpoint" in run.stderr, run.stderr
+    assert len([line for line in run.stderr.splitlines() if line.strip()]) <= 2, run.stderr

@@ -57,6 +57,9 @@ pub enum RulesCommand {
         /// Stop with an error once evaluation holds more tuples than this.
         #[arg(long, default_value_t = crate::DEFAULT_MAX_TUPLES)]
         max_tuples: usize,
+        /// Stop with an error once evaluation has run this many seconds without reaching a fixpoint.
+        #[arg(long, default_value_t = crate::DEFAULT_MAX_SECONDS, value_parser = max_seconds)]
+        max_seconds: f64,
     },
     /// Parse and check rule files; print every diagnostic, then the warnings (variables used once, predicates
     /// nothing defines).
@@ -69,6 +72,17 @@ pub enum RulesCommand {
         #[arg(long = "input", value_name = "PRED", value_delimiter = ',')]
         inputs: Vec<String>,
     },
+}
+
+/// `--max-seconds`: a finite number of seconds > 0 (at most a day).
+fn max_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!(
+            "`{}` is not a number of seconds in (0, 86400]",
+            text.chars().take(40).collect::<String>()
+        )),
+    }
 }
 
 /// Runs `lockstep rules ...`.
@@ -84,11 +98,14 @@ pub fn run(args: RulesArgs) -> anyhow::Result<()> {
             count,
             time,
             max_tuples,
+            max_seconds,
         } => {
             let start = Instant::now();
             let mut engine = load_engine(&files, facts.as_deref(), facts_dir.as_deref(), max_tuples)?;
+            engine.set_max_seconds(max_seconds);
             let loaded = start.elapsed();
-            engine.evaluate().context("evaluation failed")?;
+            let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+            (engine.evaluate()).with_context(|| format!("evaluating {}", names.join(", ")))?;
             let evaluated = start.elapsed() - loaded;
             if time {
                 eprintln!(

@@ -242,6 +242,9 @@ impl Facts {
     }
 }
 
+/// Default for [`Engine::set_max_seconds`].
+pub const DEFAULT_MAX_SECONDS: f64 = 60.0;
+
 /// Default for [`Engine::set_max_tuples`].
 pub const DEFAULT_MAX_TUPLES: usize = 50_000_000;
 
@@ -261,6 +264,8 @@ pub struct Engine {
     /// Result of the last evaluation for `extra` predicates.
     extra_result: BTreeMap<String, Vec<Tuple>>,
     max_tuples: usize,
+    /// Seconds one evaluation may take (infinite: no limit).
+    max_secs: f64,
     evaluated: bool,
 }
 
@@ -275,6 +280,7 @@ impl Engine {
             extra: BTreeMap::new(),
             extra_result: BTreeMap::new(),
             max_tuples: DEFAULT_MAX_TUPLES,
+            max_secs: DEFAULT_MAX_SECONDS,
             evaluated: false,
         }
     }
@@ -323,6 +329,13 @@ impl Engine {
     /// fails with [`Error::TupleLimit`] instead of exhausting memory.
     pub fn set_max_tuples(&mut self, max_tuples: usize) {
         self.max_tuples = max_tuples;
+    }
+
+    /// Caps the time one evaluation may take, so that a rule deriving one new row per round without end fails
+    /// with [`Error::TimeLimit`] instead of running for ever (the tuple cap would take hours to reach);
+    /// infinity: no limit.
+    pub fn set_max_seconds(&mut self, secs: f64) {
+        self.max_secs = secs;
     }
 
     /// Adds facts for the coming evaluation. The batch is checked first: on an arity error nothing is added.
@@ -405,7 +418,16 @@ impl Engine {
             self.db.rels[pred].insert(&tuple);
         }
         self.extra_result = std::mem::take(&mut self.extra);
-        let result = self.db.evaluate(&program, self.max_tuples);
+        let bounds = crate::eval::Bounds {
+            max_tuples: self.max_tuples,
+            deadline: (self.max_secs.is_finite() && self.max_secs > 0.0).then(|| {
+                (
+                    std::time::Instant::now() + std::time::Duration::from_secs_f64(self.max_secs),
+                    self.max_secs,
+                )
+            }),
+        };
+        let result = self.db.evaluate(&program, bounds);
         if result.is_err() {
             self.db.clear();
         }

@@ -168,6 +168,15 @@ pub enum Error {
         /// The limit in force.
         limit: usize,
     },
+    /// The evaluation ran longer than its time limit (a rule deriving without end, one row per round).
+    #[error(
+        "evaluation stopped after {secs} s without reaching a fixpoint: a rule probably derives values without \
+         bound (like `p(N + 1) :- p(N).`); raise the time limit if the program is only slow"
+    )]
+    TimeLimit {
+        /// The limit in force (s).
+        secs: f64,
+    },
     /// Several diagnostics, each on its own line, in source order.
     #[error("{}", display_lines(errors))]
     Multiple {

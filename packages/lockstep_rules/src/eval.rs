@@ -24,6 +24,13 @@ pub(crate) struct Database {
     memo: Memo,
 }
 
+/// What one evaluation may take: tuples held, and time (the deadline, and the seconds it was set from).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    pub(crate) max_tuples: usize,
+    pub(crate) deadline: Option<(std::time::Instant, f64)>,
+}
+
 impl Database {
     pub(crate) fn new(program: &Program) -> Self {
         let rels: Vec<Relation> = program
@@ -52,20 +59,20 @@ impl Database {
     }
 
     /// Evaluates every stratum in order; the relations must already hold the input facts.
-    pub(crate) fn evaluate(&mut self, program: &Program, max_tuples: usize) -> Result<()> {
+    pub(crate) fn evaluate(&mut self, program: &Program, bounds: Bounds) -> Result<()> {
         for stratum in &program.strata {
-            self.eval_stratum(stratum, max_tuples)?;
+            self.eval_stratum(stratum, bounds)?;
         }
         Ok(())
     }
 
-    fn eval_stratum(&mut self, stratum: &Stratum, max_tuples: usize) -> Result<()> {
+    fn eval_stratum(&mut self, stratum: &Stratum, bounds: Bounds) -> Result<()> {
         // First round: every rule over everything known so far.
         self.begin_round(&stratum.full_indexes);
         for rule in &stratum.rules {
             self.run(rule, &rule.full);
         }
-        let mut grew = self.commit(stratum, max_tuples)?;
+        let mut grew = self.commit(stratum, bounds)?;
         if !stratum.recursive {
             return Ok(());
         }
@@ -80,7 +87,7 @@ impl Database {
                     }
                 }
             }
-            grew = self.commit(stratum, max_tuples)?;
+            grew = self.commit(stratum, bounds)?;
         }
         Ok(())
     }
@@ -96,15 +103,22 @@ impl Database {
     }
 
     /// Ends a round: its new rows become the delta of the next; true when any relation of the stratum grew.
-    fn commit(&mut self, stratum: &Stratum, max_tuples: usize) -> Result<bool> {
+    fn commit(&mut self, stratum: &Stratum, bounds: Bounds) -> Result<bool> {
         let mut grew = false;
         for &p in &stratum.preds {
             let bound = &mut self.bounds[p];
             grew |= self.rels[p].len() > bound.1;
             bound.0 = bound.1;
         }
-        if grew && self.total_rows() > max_tuples {
-            return Err(Error::TupleLimit { limit: max_tuples });
+        if grew && self.total_rows() > bounds.max_tuples {
+            return Err(Error::TupleLimit {
+                limit: bounds.max_tuples,
+            });
+        }
+        if let Some((deadline, secs)) = bounds.deadline {
+            if grew && std::time::Instant::now() > deadline {
+                return Err(Error::TimeLimit { secs });
+            }
         }
         Ok(grew)
     }

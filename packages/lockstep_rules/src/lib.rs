@@ -66,7 +66,7 @@ pub mod cli;
 #[cfg(feature = "cli")]
 pub mod tsv;
 
-pub use engine::{Engine, Facts, RuleSet, Tuple, DEFAULT_MAX_TUPLES};
+pub use engine::{Engine, Facts, RuleSet, Tuple, DEFAULT_MAX_SECONDS, DEFAULT_MAX_TUPLES};
 pub use error::{Error, Location, Result, VariableContext};
 pub use lint::Warning;
 pub use value::{Float, Symbol, Value, ValueTypeError};

@@ -350,6 +350,18 @@ fn unbounded_generation_hits_the_tuple_limit() {
 }
 
 #[test]
+fn unbounded_generation_one_row_per_round_hits_the_time_limit() {
+    let mut engine = Engine::new(rules("n(0).\nn(M) :- n(N), M = N + 1."));
+    engine.set_max_seconds(0.3);
+    let started = std::time::Instant::now();
+    let e = engine.evaluate().unwrap_err();
+    assert!(matches!(e, Error::TimeLimit { .. }), "{e}");
+    // Generous: the limit is checked after each round, and a round here is one row.
+    assert!(started.elapsed().as_secs_f64() < 30.0);
+    assert_eq!(engine.count("n").unwrap(), 0);
+}
+
+#[test]
 fn several_sources_form_one_program() {
     let rules = RuleSet::parse_sources(&[
         ("a(1).\nb(X) :- a(X).", "one.dl"),
