@@ -50,7 +50,7 @@ def assert_refused(ros, node, proc, name, bad, expected_reason):
     assert get_one(ros, node, name) == before, (name, "the value in force must stay")
 
 
-def test_the_simulator_refuses_nan_and_out_of_range_parameters_with_the_range(ros):
+def test_the_simulator_refuses_nan_and_out_of_range_parameters_with_the_range(ros, tmp_path):
     sim = ros.start(SIM, params={
         "scene_file": str(REPO_ROOT / "config/scenes/floor.scene"),
         "rule_files": str(REPO_ROOT / "config/rules/surface.dl"),
@@ -70,6 +70,13 @@ def test_the_simulator_refuses_nan_and_out_of_range_parameters_with_the_range(ro
         ("map_frame", "", "must not be empty"),
     ]:
         assert_refused(ros, SIM, sim, name, bad, reason)
+    # A drive script that does not parse is refused in the answer with its file and line (it used to be
+    # accepted, then quietly set back to the script in force).
+    garbage = tmp_path / "garbage.drive"
+    garbage.write_text("not a drive script at all\n")
+    result = set_one(ros, SIM, "drive_script", str(garbage), sim)
+    assert not result.successful and f"{garbage}:1" in result.reason, result
+    assert get_one(ros, SIM, "drive_script") == ""
     # A good value of a run-time parameter is still taken.
     assert set_one(ros, SIM, "time_scale", 2.0, sim).successful
     assert get_one(ros, SIM, "time_scale") == 2.0

@@ -324,6 +324,13 @@ fn one_line(text: &str) -> String {
 pub fn parameter_guard(shared: SharedSim, reloader: Arc<Reloader>, logger: String) -> Guard<SimParams> {
     Box::new(move |name: &str, value: &ParameterValue, current: &SimParams| {
         let applied: Result<String, String> = match (name, value) {
+            // A script is loaded here too, so a file that does not parse is refused in the answer (with
+            // `file:line`) instead of accepted and then quietly set back; the run starts it at its next tick.
+            ("drive_script", ParameterValue::String(path)) => {
+                return RunningDrive::start(path, &current.mode, current.drive_repeat, 0.0)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string());
+            }
             ("time_scale" | "drive_script" | "drive_repeat", _) => return Ok(()),
             (n, _) if n.starts_with("nominal_vehicle.") || n.starts_with("true_vehicle.") => return Ok(()),
             ("min_step_m", ParameterValue::Double(v)) => match shared.lock() {
