@@ -88,7 +88,10 @@ fn run_inner(args: TestArgs) -> Result<ExitCode, Failure> {
         .map_err(usage)?;
     let mut suite = Suite::load(&suite_path).map_err(usage)?;
     if let Some(dir) = &args.baseline {
-        suite.baseline = Baseline::Run(baseline_dir(dir)?);
+        suite.baseline = Baseline::Run(baseline_dir(dir, "--baseline")?);
+    } else if let Baseline::Run(dir) = &suite.baseline {
+        // The suite file's `baseline:` is checked as the option is, before any case runs (or is listed).
+        baseline_dir(dir, &format!("{}: baseline", suite_path.display()))?;
     }
     let mut all = cases(&suite);
     if let Some(pattern) = &args.filter {
@@ -160,14 +163,14 @@ struct Cases<'a> {
     lockstep: &'a Path,
 }
 
-/// `--baseline`: the output folder of an earlier run, absolute.
-fn baseline_dir(dir: &Path) -> Result<PathBuf, Failure> {
+/// A baseline (`what`: the option or the suite file's key): the output folder of an earlier run, absolute.
+fn baseline_dir(dir: &Path, what: &str) -> Result<PathBuf, Failure> {
     let dir = std::path::absolute(dir)
-        .with_context(|| format!("{}", dir.display()))
+        .with_context(|| format!("{what} {}", dir.display()))
         .map_err(usage)?;
     if !dir.join("summary.json").is_file() && !dir.join("cases").is_dir() {
         return Err(usage(anyhow::anyhow!(
-            "--baseline {}: not the output folder of a `lockstep test` run (no cases/ in it)",
+            "{what} {}: not the output folder of a `lockstep test` run (no summary.json nor cases/ in it)",
             dir.display()
         )));
     }
