@@ -85,18 +85,25 @@ pub fn check_text(text: &str) -> Result<(), String> {
     }
 }
 
-/// The first YAML anchor (`&name`) or alias (`*name`) outside quotes and comments: line, column, token.
+/// The first YAML anchor (`&name`) or alias (`*name`) outside quotes and comments: line, column, token. Only
+/// where a node starts (a line's first value, after `key:`, `-`, `[`, `{` or `,`): inside a plain scalar
+/// (`a &b`) the characters are text.
 fn anchor(text: &str) -> Option<(usize, usize, String)> {
     for (number, line) in text.lines().enumerate() {
         let mut quote: Option<char> = None;
         let mut previous = ' ';
+        // The last character that is not a space, outside quotes ('\n': none yet on this line).
+        let mut last_solid = '\n';
         for (column, c) in line.char_indices() {
             match quote {
                 Some(q) if c == q => quote = None,
                 Some(_) => {}
                 None if c == '#' && previous.is_whitespace() => break,
                 None if c == '"' || c == '\'' => quote = Some(c),
-                None if (c == '&' || c == '*') && " \t[{,:-".contains(previous) => {
+                None if (c == '&' || c == '*')
+                    && (previous.is_whitespace() || "[{,".contains(previous))
+                    && "\n:-[{,".contains(last_solid) =>
+                {
                     let token: String = line[column..]
                         .chars()
                         .take_while(|c| !c.is_whitespace())
@@ -106,6 +113,9 @@ fn anchor(text: &str) -> Option<(usize, usize, String)> {
                     }
                 }
                 None => {}
+            }
+            if !c.is_whitespace() {
+                last_solid = c;
             }
             previous = c;
         }
@@ -229,6 +239,7 @@ mod tests {
             "",
             "/**:\n  ros__parameters:\n    a: 1\n    b: [1, 2]\n    c: {d: 'x#y &z'}\n    e: []\n",
             "/ns:\n  node:\n    ros__parameters:\n      x: 2.5 # a comment with &amp\n",
+            "/**:\n  ros__parameters:\n    who: Tom &Jerry\n    glob: a *b\n    dash: b-&c\n",
         ] {
             assert_eq!(check_text(text), Ok(()), "{text}");
         }
