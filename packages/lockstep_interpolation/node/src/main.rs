@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use futures::{future, StreamExt};
-use lockstep_interpolation::session::{Options, Request, Session};
+use lockstep_interpolation::session::{Options, Session};
 use lockstep_interpolation::timing::Intervals;
 use lockstep_interpolation::{goal_factor, validate, InterpolationFile, JointLimits};
 use lockstep_ros::{lock, qos, SharedNode};
@@ -171,7 +171,7 @@ async fn serve_goals(
 ) {
     while let Some(request) = goals.next().await {
         let wanted = request.goal.clone();
-        let (goal, mut cancels) = match request.accept() {
+        let (goal, cancels) = match request.accept() {
             Ok(accepted) => accepted,
             Err(e) => {
                 // RCL_RET_TIMEOUT here: the client's response reader is not discovered yet. The goal is
@@ -223,21 +223,9 @@ async fn serve_goals(
         }
         let (shared, planner, logger) = (shared.clone(), planner.clone(), config.logger.clone());
         let period_s = config.params.period_s;
-        tokio::spawn(async move {
-            while let Some(cancel) = cancels.next().await {
-                // A goal that ended (or was replaced) has nothing left to cancel: the motion is another's.
-                let playing =
-                    (shared.lock().ok()).is_some_and(|e| e.active.as_ref().is_some_and(|a| a.goal.is(&uuid)));
-                if !playing {
-                    cancel.reject();
-                    continue;
-                }
-                cancel.accept();
-                if let Err(refusal) = planner.handle(&shared, period_s, Request::Cancel).await {
-                    r2r::log_warn!(&logger, "cancel: {refusal}");
-                }
-            }
-        });
+        tokio::spawn(requests::serve_cancels(
+            planner, shared, period_s, logger, uuid, cancels,
+        ));
     }
 }
 

@@ -9,6 +9,7 @@
 //! last one installed.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use lockstep_interpolation::session::{Request, Stale, State};
@@ -166,4 +167,30 @@ fn lock(shared: &Shared) -> Result<std::sync::MutexGuard<'_, Engine>, Refusal> {
 
 fn nothing_playing() -> Refusal {
     Refusal::Invalid("nothing is playing: send a MovePlay goal first".into())
+}
+
+/// Serves the cancel requests of the action goal `uuid`: while it is the goal being played, a cancel is
+/// accepted and stops the motion along its path within every limit; a goal that ended or was replaced has
+/// nothing left to cancel (the motion is another's), so its cancel is rejected.
+pub(crate) async fn serve_cancels(
+    planner: Arc<Planner>,
+    shared: Shared,
+    period_s: f64,
+    logger: String,
+    uuid: r2r::uuid::Uuid,
+    mut cancels: impl futures::Stream<Item = r2r::ActionServerCancelRequest> + Unpin,
+) {
+    use futures::StreamExt as _;
+    while let Some(cancel) = cancels.next().await {
+        let playing =
+            (shared.lock().ok()).is_some_and(|e| e.active.as_ref().is_some_and(|a| a.goal.is(&uuid)));
+        if !playing {
+            cancel.reject();
+            continue;
+        }
+        cancel.accept();
+        if let Err(refusal) = planner.handle(&shared, period_s, Request::Cancel).await {
+            r2r::log_warn!(&logger, "cancel: {refusal}");
+        }
+    }
 }

@@ -19,7 +19,7 @@ use crate::context::Context;
 use crate::engine::{Active, Config, Shared};
 use crate::goal::{fjt_result, FollowGoal, Goal};
 use crate::params::list;
-use crate::requests::Planner;
+use crate::requests::{self, Planner};
 
 /// The `~/controller_state` publisher and the tasks of the trajectory-controller mode, on the engine, config
 /// and planner the player shares; `stops`: the receiving end of `Config::stops`.
@@ -151,33 +151,19 @@ async fn serve_goals(
             tolerances,
             ended_ticks: 0,
         }));
-        let ctx2 = ctx.clone();
-        tokio::spawn(async move { serve_cancels(ctx2, uuid, cancels).await });
+        let (period_s, logger) = (ctx.config.params.period_s, ctx.config.logger.clone());
+        let serve = requests::serve_cancels(
+            ctx.planner.clone(),
+            ctx.shared.clone(),
+            period_s,
+            logger,
+            uuid,
+            cancels,
+        );
+        tokio::spawn(serve);
         if let Err((_, e)) = take(&ctx, &wanted.trajectory, goal).await {
             r2r::log_warn!(&ctx.config.logger, "trajectory goal aborted: {e}");
             let _ = handle.abort(fjt_result(e.code, e.message));
-        }
-    }
-}
-
-/// A cancel of the goal being played stops the motion along its path within every limit; the goal then ends
-/// CANCELED. A goal that is no longer played (ended or replaced) cannot be cancelled.
-async fn serve_cancels(
-    ctx: Context,
-    uuid: r2r::uuid::Uuid,
-    mut cancels: impl futures::Stream<Item = r2r::ActionServerCancelRequest> + Unpin,
-) {
-    while let Some(cancel) = cancels.next().await {
-        let playing =
-            (ctx.shared.lock().ok()).is_some_and(|e| e.active.as_ref().is_some_and(|a| a.goal.is(&uuid)));
-        if !playing {
-            cancel.reject();
-            continue;
-        }
-        cancel.accept();
-        let period_s = ctx.config.params.period_s;
-        if let Err(refusal) = ctx.planner.handle(&ctx.shared, period_s, Request::Cancel).await {
-            r2r::log_warn!(&ctx.config.logger, "cancel: {refusal}");
         }
     }
 }
