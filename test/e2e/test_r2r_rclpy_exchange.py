@@ -88,7 +88,7 @@ def test_rclpy_drives_r2r_action_with_feedback_and_result(ros):
     result = ros.result(handle)
     assert result.status == GoalStatus.STATUS_SUCCEEDED
     assert result.result.steps_done == 4 and not result.result.cancelled
-    ros.wait_until(lambda: len(feedback) >= 4, 5, "4 feedback messages")
+    ros.wait_until(lambda: len(feedback) >= 4, 30, "4 feedback messages")
     assert [f.remaining for f in feedback] == [3, 2, 1, 0]
 
 

@@ -100,7 +100,7 @@ def test_an_occupied_actuator_reports_busy_and_rejects_goals_until_it_frees(ros)
     seen = len(states)
     answer = ros.call(Occupy, "/loader/occupy", Occupy.Request(duration_s=2.0))
     assert answer.success, answer
-    busy = ros.wait_until(lambda: [s for s in list(states)[seen:] if s.busy], 5, "a busy state")[0]
+    busy = ros.wait_until(lambda: [s for s in list(states)[seen:] if s.busy], 30, "a busy state")[0]
     assert busy.server == "/load"
     assert abs(busy.busy_remaining_s - 2.0) <= 0.3, busy
 
@@ -114,12 +114,12 @@ def test_an_occupied_actuator_reports_busy_and_rejects_goals_until_it_frees(ros)
         assert ros.result(rejected, timeout=10).result.success
 
     seen = len(states)
-    ros.wait_until(lambda: any(not s.busy for s in list(states)[seen:]), 5, "the actuator free again")
+    ros.wait_until(lambda: any(not s.busy for s in list(states)[seen:]), 30, "the actuator free again")
     seen = len(states)
     handle = ros.send_goal(client, Load.Goal(station="A"))
     assert handle.accepted
     # While the goal runs the actuator is busy for about its duration.
-    running = ros.wait_until(lambda: [s for s in list(states)[seen:] if s.busy], 5, "busy while running")[0]
+    running = ros.wait_until(lambda: [s for s in list(states)[seen:] if s.busy], 30, "busy while running")[0]
     assert 0.0 < running.busy_remaining_s <= 0.5 + 0.05, running
     assert ros.result(handle, timeout=10).result.success
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from lockstep_interfaces.action import ExecuteTask
-from lockstep_interfaces.msg import ActuatorState, TaskEvent
+from lockstep_interfaces.msg import TaskEvent
 from lockstep_interfaces.srv import AddAttribute, ListTasks, Occupy, ResumeTask
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
@@ -127,14 +127,18 @@ def test_an_actuator_failure_ends_the_task_with_the_failing_path(ros, tmp_path):
 
 def test_a_busy_actuator_delays_the_action_by_its_busy_time(ros, tmp_path):
     m = start(ros, tmp_path)
-    states = ros.collect(ActuatorState, "/actuator_states", reliable(depth=100))
-    answer = ros.call(Occupy, "/loader/occupy", Occupy.Request(duration_s=2.0))
+
+    def load_state():
+        return [a for a in ros.call(ListTasks, "/list_tasks", ListTasks.Request()).actuators if a.server == "/load"]
+
+    # The manager hears the loader before it is occupied (its subscription may match later than ours does), so
+    # the occupation below is known to it from its first state on.
+    ros.wait_until(load_state, 60, "/list_tasks listing /load", proc=m.proc)
+    occupy_s = 4.0
+    answer = ros.call(Occupy, "/loader/occupy", Occupy.Request(duration_s=occupy_s))
     occupied_at = time.time()
     assert answer.success, answer.message
-    ros.wait_until(lambda: [s for s in states if s.server == "/load" and s.busy], 5, "/load reporting busy")
-    # The manager has heard it too (its subscription may match the actuator later than ours does).
-    ros.wait_until(lambda: [a for a in ros.call(ListTasks, "/list_tasks", ListTasks.Request()).actuators
-                            if a.server == "/load" and a.busy and 1.0 < a.busy_remaining_s <= 2.0], 5,
+    ros.wait_until(lambda: [a for a in load_state() if a.busy and 0.0 < a.busy_remaining_s <= occupy_s], 60,
                    "/list_tasks reporting /load busy", proc=m.proc)
     handle = m.send("shuttle", {"from": "A", "to": "B"})
     leaf = "task/duty[0]/message[0]/action[0]"
@@ -142,7 +146,7 @@ def test_a_busy_actuator_delays_the_action_by_its_busy_time(ros, tmp_path):
     running = m.wait_status(leaf, "running")
     # The delay was the busy time left: the load went when the loader became free, not before.
     assert secs(running.stamp) > secs(delayed.stamp)
-    assert 2.0 - 0.1 < secs(running.stamp) - occupied_at < 3.0, secs(running.stamp) - occupied_at
+    assert occupy_s - 0.1 < secs(running.stamp) - occupied_at < occupy_s + 2.5, secs(running.stamp) - occupied_at
     assert m.result(handle).success
 
 
