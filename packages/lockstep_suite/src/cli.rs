@@ -375,11 +375,19 @@ impl Progress {
             ),
             Some(why) => format!("[{n}/{}] {} FAILED: {why}", self.total, report.case),
         };
+        // A case that could not run is an error of the tool (a bad recording, a launch that would not
+        // start): said on stderr; a verdict, passed or failed, on stdout.
+        let to_stderr = report.error.is_some();
         match &self.bar {
             Some(bar) => {
-                bar.println(line);
+                if to_stderr {
+                    bar.suspend(|| eprintln!("{line}"));
+                } else {
+                    bar.println(line);
+                }
                 bar.inc(1);
             }
+            None if to_stderr => eprintln!("{line}"),
             None => println!("{line}"),
         }
     }

@@ -101,3 +101,51 @@ mod tests {
         assert!(expand(&maze.join("[")).unwrap_err().contains("not a valid glob"));
     }
 }
+
+/// The most entries looked at in a folder to tell whether it is a bag folder.
+const MAX_BAG_DIR_ENTRIES: usize = 10_000;
+
+/// What a path a `recordings` pattern matched is to a suite.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Found {
+    /// A bag: a regular `.mcap` / `.db3` file, or a folder holding `metadata.yaml` or such a file.
+    Bag,
+    /// Not a recording (another file, a folder without a bag): left out of the suite.
+    Other,
+    /// A `.mcap` / `.db3` name that is no regular file (a FIFO, a device): refused, with why.
+    Refused(String),
+}
+
+/// Sorts a matched path: a bag, something else, or a bag name on a special file (reading a FIFO or
+/// `/dev/zero` would block or never end).
+pub fn classify(path: &Path) -> Found {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Found::Other;
+    };
+    if meta.is_dir() {
+        return if is_bag_dir(path) {
+            Found::Bag
+        } else {
+            Found::Other
+        };
+    }
+    if !path.extension().is_some_and(|e| e == "mcap" || e == "db3") {
+        return Found::Other;
+    }
+    if meta.is_file() {
+        Found::Bag
+    } else {
+        Found::Refused(format!("{} is not a regular file", path.display()))
+    }
+}
+
+fn is_bag_dir(path: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return false;
+    };
+    entries.take(MAX_BAG_DIR_ENTRIES).flatten().any(|e| {
+        let name = e.path();
+        name.file_name().is_some_and(|n| n == "metadata.yaml")
+            || name.extension().is_some_and(|x| x == "mcap" || x == "db3")
+    })
+}

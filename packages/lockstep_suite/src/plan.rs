@@ -93,6 +93,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for d in ["a/run", "b/run", "c/x y"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
+            std::fs::write(dir.path().join(d).join("metadata.yaml"), "").unwrap();
         }
         std::fs::write(dir.path().join("l.launch.xml"), "<launch/>").unwrap();
         let file = dir.path().join("s.yaml");

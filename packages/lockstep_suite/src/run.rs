@@ -73,12 +73,17 @@ pub fn run_case(
 }
 
 fn open_recording(path: &Path) -> Result<Recording> {
+    // The reasons mostly name the bag already: said once.
+    let prefix = format!("{}: ", path.display());
     let fail = |reason: String| Error::Recording {
         path: path.to_owned(),
-        reason,
+        reason: reason
+            .strip_prefix(&prefix)
+            .map_or_else(|| reason.clone(), str::to_owned),
     };
     let reader = BagReader::open(path).map_err(|e| fail(e.to_string()))?;
-    Recording::open_indexed(reader, IN_MEMORY_BYTES).map_err(|e| fail(e.to_string()))
+    let damage = reader.damage_note();
+    Recording::open_indexed(reader, IN_MEMORY_BYTES).map_err(|e| fail(format!("{e}{damage}")))
 }
 
 /// Runs the case in `dir`: starts its modules on a domain of their own, replays the recording

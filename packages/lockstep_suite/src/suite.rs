@@ -9,6 +9,7 @@ use lockstep_replay::lockstep::fold_indices;
 use serde_norway::Value;
 
 use crate::error::{Error, Result};
+use crate::paths::Found;
 
 /// Longest suite file read: a suite is a page of YAML, not a data file.
 pub const MAX_SUITE_BYTES: u64 = 1 << 20;
@@ -319,13 +320,17 @@ fn parse_recordings(node: &Node<'_>, dir: &Path) -> Result<Vec<PathBuf>> {
         let pattern = item.text()?;
         let paths =
             crate::paths::expand(&dir.join(&pattern)).map_err(|e| item.err(format!("{pattern}: {e}")))?;
-        let mut found: Vec<PathBuf> = paths
-            .into_iter()
-            .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "mcap" || e == "db3"))
-            .collect();
+        let mut found = Vec::new();
+        for path in paths {
+            match crate::paths::classify(&path) {
+                Found::Bag => found.push(path),
+                Found::Other => {}
+                Found::Refused(why) => return Err(item.err(format!("{pattern}: {why}"))),
+            }
+        }
         if found.is_empty() {
             return Err(item.err(format!(
-                "{pattern}: matches no recording (bag directory or .mcap file)"
+                "{pattern}: matches no recording (a bag folder, .mcap or .db3 file)"
             )));
         }
         found.sort();
@@ -379,11 +384,14 @@ fn parse_modules(node: &Node<'_>, dir: &Path) -> Result<Modules> {
     let mut variants = Vec::new();
     for (name, v) in variant_nodes {
         if name.is_empty()
+            || name.chars().all(|c| c == '.')
             || !name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
         {
-            return Err(v.err("a variant's name is letters, digits, '_', '-' and '.' (it names files)"));
+            return Err(v.err(
+                "a variant's name is letters, digits, '_', '-' and '.', not dots alone (it names files)",
+            ));
         }
         let mut variant = Variant {
             name,
@@ -428,7 +436,16 @@ fn parse_replay(node: &Node<'_>, mut settings: ReplaySettings) -> Result<ReplayS
             "timeout_ms" => settings.timeout_ms = child.number((1.0, 3_600_000.0))? as u64,
             "repeat" => settings.repeat = child.runs()?,
             "discovery_s" => settings.discovery_ms = (child.number((0.0, 3600.0))? * 1000.0) as u64,
-            _ => settings.frames = child.text()?,
+            _ => {
+                let frames = child.text()?;
+                if frames != "all" && !is_node_name(&frames) {
+                    return Err(child.err(format!(
+                        "`{frames}` is neither `all` nor a module's node name (letters, digits, '_', '/', \
+                         not starting with a digit)"
+                    )));
+                }
+                settings.frames = frames;
+            }
         }
     }
     Ok(settings)
@@ -472,6 +489,12 @@ fn parse_expect(node: &Node<'_>) -> Result<BTreeMap<String, ChannelExpect>> {
                 "max_differing_fraction" => expect.max_differing_fraction = grand.number((0.0, 1.0))?,
                 "fields" => {
                     for (field, spec) in grand.mapping(&[])? {
+                        if !is_field_path(&field) {
+                            return Err(spec.err(format!(
+                                "`{field}` is not a field path: names joined by '.', an array's elements \
+                                 written `[]` (`poses[].position.x`)"
+                            )));
+                        }
                         let mut t = Tolerance::default();
                         if spec.value != &Value::String("exact".into()) {
                             spec.mapping(&["exact", "abs_tol", "rel_tol"])?;
@@ -514,4 +537,29 @@ fn parse_assert(node: &Node<'_>, dir: &Path) -> Result<Vec<(String, String)>> {
         return Err(node.err("the rules derive no `violation`: write e.g. `violation(T) :- cmd_vel(T, \"linear.x\", V), V > 1.0.`"));
     }
     Ok(sources)
+}
+
+/// A ROS node name as a module is named in a recording's topology, optionally with its namespace.
+fn is_node_name(text: &str) -> bool {
+    let base = text.rsplit('/').next().unwrap_or_default();
+    !base.is_empty()
+        && !base.starts_with(|c: char| c.is_ascii_digit())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '/')
+}
+
+/// `poses[].position.x`, `data`, `a[3].b`: names joined by '.', each with optional `[]` / `[N]` suffixes.
+fn is_field_path(text: &str) -> bool {
+    text.split('.').all(|segment| {
+        let name = segment.split('[').next().unwrap_or_default();
+        let indices = &segment[name.len()..];
+        !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && indices.split_inclusive(']').all(|index| {
+                index.starts_with('[')
+                    && index.ends_with(']')
+                    && index[1..index.len() - 1].chars().all(|c| c.is_ascii_digit())
+            })
+    })
 }

@@ -13,8 +13,13 @@ fn workspace() -> (tempfile::TempDir, PathBuf) {
     std::fs::create_dir_all(root.join("launch")).unwrap();
     std::fs::write(root.join("launch/replay_system.launch.xml"), "<launch/>").unwrap();
     for run in ["run_1", "run_2"] {
-        std::fs::create_dir_all(root.join("config/suites/recordings").join(run)).unwrap();
+        let bag = root.join("config/suites/recordings").join(run);
+        std::fs::create_dir_all(&bag).unwrap();
+        std::fs::write(bag.join(format!("{run}_0.mcap")), "").unwrap();
     }
+    // Neither a bag folder nor a bag file: not a recording.
+    std::fs::create_dir_all(root.join("config/suites/recordings/plots")).unwrap();
+    std::fs::write(root.join("config/suites/recordings/notes.txt"), "").unwrap();
     let file = root.join("config/suites/s.yaml");
     (dir, file)
 }
@@ -133,6 +138,27 @@ fn mistakes_name_the_key_path() {
             "modules.unmodified: expected true or false",
         ),
         ("recordings: [a\n  b: [".into(), "line "),
+        (
+            "recordings: [recordings/plots]\nmodules: {launch: ../../launch/replay_system.launch.xml}\n".into(),
+            "recordings[0]: recordings/plots: matches no recording",
+        ),
+        (
+            format!("{MINIMAL}replay: {{frames: 5}}\n"),
+            "replay.frames: `5` is neither `all` nor a module's node name",
+        ),
+        (
+            format!("{MINIMAL}expect: {{/cmd_vel: {{fields: {{\"\": exact}}}}}}\n"),
+            "expect./cmd_vel.fields.: `` is not a field path",
+        ),
+        (
+            format!("{MINIMAL}expect: {{/cmd_vel: {{fields: {{\"a..b\": exact}}}}}}\n"),
+            "expect./cmd_vel.fields.a..b: `a..b` is not a field path",
+        ),
+        (
+            "recordings: [recordings/*]\nmodules: {launch: ../../launch/replay_system.launch.xml, variants: {\"..\": {}}}\n"
+                .into(),
+            "modules.variants...: a variant's name is",
+        ),
     ];
     for (text, expected) in cases {
         let got = error(&text);

@@ -227,6 +227,17 @@ impl BagReader {
             .collect()
     }
 
+    /// [`damage`](Self::damage) as the tail of an error that it may explain (a bag cut short that yields no
+    /// messages or no topology): `" (the bag is damaged: ...)"`, or empty for an intact bag.
+    pub fn damage_note(&self) -> String {
+        let damage = self.damage();
+        if damage.is_empty() {
+            String::new()
+        } else {
+            format!(" (the bag is damaged: {})", damage.join("; "))
+        }
+    }
+
     /// Total size of the storage files in bytes.
     pub fn size_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()

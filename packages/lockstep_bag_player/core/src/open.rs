@@ -18,8 +18,8 @@ pub enum OpenError {
         #[source]
         source: lockstep_bag::Error,
     },
-    #[error("bag {} has no messages", path.display())]
-    Empty { path: PathBuf },
+    #[error("bag {} has no messages{damage}", path.display())]
+    Empty { path: PathBuf, damage: String },
     #[error("reading {}", path.display())]
     Read {
         path: PathBuf,
@@ -62,9 +62,10 @@ impl OpenBag {
             path: path.clone(),
             source,
         })?;
-        let (bag_start_ns, bag_end_ns) = reader
-            .time_range()
-            .ok_or_else(|| OpenError::Empty { path: path.clone() })?;
+        let (bag_start_ns, bag_end_ns) = reader.time_range().ok_or_else(|| OpenError::Empty {
+            path: path.clone(),
+            damage: reader.damage_note(),
+        })?;
         let selection = TopicSelection::new(&config.topics, &config.regex, &config.exclude_regex)?;
         let selected = selection.select(reader.topics().iter().map(|t| t.metadata.name.as_str()))?;
         let remaps = parse_remaps(&config.remaps)?;

@@ -105,7 +105,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let records = reader
         .metadata_records()
         .context("cannot read the recording's metadata")?;
-    let recording = Recording::open_indexed(reader, IN_MEMORY_BYTES).context("cannot read the recording")?;
+    let damage = reader.damage_note();
+    let recording = Recording::open_indexed(reader, IN_MEMORY_BYTES)
+        .map_err(|e| anyhow::anyhow!("{e}{damage}"))
+        .context("cannot read the recording")?;
     let mut options = ReplayOptions {
         frames: match args.frames.as_str() {
             "all" => FrameSelection::All,
