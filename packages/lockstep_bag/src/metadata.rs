@@ -13,6 +13,8 @@ pub const METADATA_VERSION: u32 = 9;
 
 /// Name of the metadata file inside a bag directory.
 pub const METADATA_FILE: &str = "metadata.yaml";
+/// The largest `metadata.yaml` read: room for tens of thousands of files and topics.
+pub const MAX_METADATA_BYTES: u64 = 64 << 20;
 
 /// Description of one topic of a bag.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -279,7 +281,8 @@ fn parse_custom_data(ctx: &Ctx<'_>, info: &Value) -> Result<BTreeMap<String, Str
 impl BagMetadata {
     /// Reads and parses `metadata.yaml` (or any file holding that document).
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = lockstep_ranges::file::read_text(path, MAX_METADATA_BYTES)
+            .map_err(|e| Error::io(path, std::io::Error::other(e)))?;
         Self::parse(&text, path)
     }
 

@@ -37,27 +37,11 @@ pub fn files_in(args: impl IntoIterator<Item = String>) -> Vec<PathBuf> {
 /// Check the parameter file at `path`; the reason it cannot be used, naming the file.
 pub fn check(path: &Path) -> Result<(), String> {
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("parameter file {shown}: {e}"))?;
-    if meta.is_dir() {
-        return Err(format!("parameter file {shown}: is a folder, not a file"));
-    }
-    if !meta.is_file() {
-        return Err(format!(
-            "parameter file {shown}: is not a regular file (a FIFO, device or socket)"
-        ));
-    }
-    if meta.len() > MAX_BYTES {
-        return Err(format!(
-            "parameter file {shown}: {} bytes, more than the {MAX_BYTES} a parameter file may have",
-            meta.len()
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("parameter file {shown}: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "parameter file {shown}: not UTF-8 text (byte {})",
-            e.utf8_error().valid_up_to()
-        )
+    let text = lockstep_ranges::file::read_text(path, MAX_BYTES).map_err(|e| match e {
+        lockstep_ranges::file::FileError::TooLarge { size, .. } => format!(
+            "parameter file {shown}: {size} bytes, more than the {MAX_BYTES} a parameter file may have"
+        ),
+        e => format!("parameter file {shown}: {e}"),
     })?;
     check_text(&text).map_err(|why| format!("parameter file {shown}:{why}"))
 }

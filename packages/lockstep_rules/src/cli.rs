@@ -221,7 +221,8 @@ fn to_json(v: Value) -> Json {
 
 /// Reads `{"pred": [[args...], ...]}`, naming the offending `pred[row][column]` on a bad value.
 pub fn read_facts(path: &Path) -> anyhow::Result<Facts> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = lockstep_ranges::file::read_text(path, crate::limits::MAX_TEXT_BYTES as u64)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let json: Json =
         serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))?;
     let Json::Object(map) = json else {

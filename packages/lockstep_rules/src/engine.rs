@@ -176,6 +176,8 @@ impl RuleSet {
 /// longer text with the limit), and a byte that is not UTF-8 is named by its offset.
 fn read_text(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
+    // A FIFO would block the open for ever, `/dev/zero` never end: only a regular file is read.
+    lockstep_ranges::file::check_regular(path, u64::MAX).map_err(std::io::Error::other)?;
     let mut bytes = Vec::new();
     let limit = u64::try_from(MAX_TEXT_BYTES)
         .unwrap_or(u64::MAX)

@@ -19,8 +19,8 @@ pub fn read_inputs(rules: &RuleSet, dir: &Path) -> anyhow::Result<Facts> {
     let mut facts = Facts::new();
     for name in &directives.inputs {
         let path = dir.join(format!("{name}.facts"));
-        let text =
-            std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let text = lockstep_ranges::file::read_text(&path, crate::limits::MAX_TEXT_BYTES as u64)
+            .with_context(|| format!("cannot read {}", path.display()))?;
         let types: Option<Vec<ColumnType>> = directives
             .decl(name)
             .map(|d| d.columns.iter().map(|(_, t)| *t).collect());

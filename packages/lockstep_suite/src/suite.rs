@@ -230,15 +230,8 @@ fn scalar_text(v: &Value) -> Option<String> {
 impl Suite {
     /// Reads and checks the suite file `path` (paths in it are relative to its folder).
     pub fn load(path: &Path) -> Result<Suite> {
-        let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
-        if size > MAX_SUITE_BYTES {
-            return Err(Error::suite(
-                path,
-                "(file)",
-                format!("{size} bytes, more than a suite file may hold ({MAX_SUITE_BYTES})"),
-            ));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = lockstep_ranges::file::read_text(path, MAX_SUITE_BYTES)
+            .map_err(|e| Error::io(path, std::io::Error::other(e)))?;
         Suite::parse(&text, path)
     }
 
@@ -526,7 +519,8 @@ fn parse_assert(node: &Node<'_>, dir: &Path) -> Result<Vec<(String, String)>> {
             }
             for item in child.list()? {
                 let path = existing_file(&item, dir)?;
-                let text = std::fs::read_to_string(&path).map_err(|e| item.err(e.to_string()))?;
+                let text = lockstep_ranges::file::read_text(&path, MAX_SUITE_BYTES)
+                    .map_err(|e| item.err(format!("{}: {e}", path.display())))?;
                 sources.push((text, path.display().to_string()));
             }
         }

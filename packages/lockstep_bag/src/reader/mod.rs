@@ -22,6 +22,8 @@ mod sqlite_file;
 mod storage;
 mod types;
 
+pub(crate) use storage::bag_path_metadata;
+
 pub use bag::BagReader;
 pub use compressed::BagCompression;
 pub use iter::MessageIter;
@@ -54,7 +56,7 @@ impl BagReader {
     /// [`Error::UnsupportedCompression`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        let meta = storage::bag_path_metadata(&path)?;
         if !meta.is_dir() {
             let storage = storage_by_magic(&path, None)?;
             return Self::from_parts(path.clone(), storage, vec![path], None, BagCompression::None);

@@ -17,6 +17,19 @@ pub(super) fn storage_of(path: &Path) -> Option<StorageKind> {
     }
 }
 
+/// What the bag path a user gave is: a folder or a regular file. Anything else is refused before it is
+/// opened (opening a FIFO waits for a writer for ever; a device never ends).
+pub(crate) fn bag_path_metadata(path: &Path) -> Result<std::fs::Metadata> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.is_file() || meta.is_dir() {
+        return Ok(meta);
+    }
+    Err(Error::NotABag {
+        path: path.to_path_buf(),
+        reason: "not a regular file or folder (a FIFO, device or socket)".into(),
+    })
+}
+
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
 /// The storage a file holds, from the magic number at its start (not from its name). `expected`

@@ -55,7 +55,7 @@ pub fn default_output(input: &Path) -> PathBuf {
 /// What [`reindex_with`] would salvage from the bag directory or MCAP file `input`, without writing
 /// anything: per file what is readable, and the metadata (per-topic message counts) of that.
 pub fn survey(input: &Path) -> Result<ReindexReport> {
-    let meta = std::fs::metadata(input).map_err(|e| Error::io(input, e))?;
+    let meta = crate::reader::bag_path_metadata(input)?;
     let files = if meta.is_dir() {
         storage_files_in(input)?
             .into_iter()
@@ -92,7 +92,7 @@ pub fn reindex(dir: &Path) -> Result<ReindexReport> {
 /// topic order, `ros_distro` and `custom_data` of an existing readable metadata.yaml. Fails, writing
 /// nothing, when a storage file is not MCAP or the output exists.
 pub fn reindex_with(input: &Path, target: &ReindexTarget) -> Result<ReindexReport> {
-    let meta = std::fs::metadata(input).map_err(|e| Error::io(input, e))?;
+    let meta = crate::reader::bag_path_metadata(input)?;
     if let ReindexTarget::NewOutput(out) = target {
         check_new_output(out, meta.is_dir())?;
     }

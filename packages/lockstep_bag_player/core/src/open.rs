@@ -9,6 +9,9 @@ use lockstep_bag::{BagReader, QosProfile};
 
 use crate::{parse_qos_overrides, parse_remaps, playback_qos, PlayConfig, TopicSelection, Window};
 
+/// The largest QoS overrides file read.
+const MAX_QOS_OVERRIDES_BYTES: u64 = 1 << 20;
+
 /// Why the bag of a play cannot be opened (a file named each time).
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -71,9 +74,11 @@ impl OpenBag {
         let remaps = parse_remaps(&config.remaps)?;
         let overrides = match &config.qos_overrides_path {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| OpenError::Read {
-                    path: path.clone(),
-                    source,
+                let text = lockstep_ranges::file::read_text(path, MAX_QOS_OVERRIDES_BYTES).map_err(|e| {
+                    OpenError::Read {
+                        path: path.clone(),
+                        source: std::io::Error::other(e),
+                    }
                 })?;
                 parse_qos_overrides(&text, path)?
             }

@@ -23,10 +23,13 @@ pub fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
     Some((w, h))
 }
 
+/// The largest file of an output folder read into a report (a plot, a JSON report).
+const MAX_READ_BYTES: u64 = 256 << 20;
+
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| ReportError::Read {
+    lockstep_ranges::file::read_bytes(path, MAX_READ_BYTES).map_err(|e| ReportError::Read {
         path: path.to_owned(),
-        source,
+        source: std::io::Error::other(e),
     })
 }
 

@@ -238,25 +238,7 @@ fn row(fields: &[&str], names: &[String]) -> Result<Vec<f64>, String> {
 /// The text of the regular file at `path`, of at most `max_bytes`: a folder, FIFO, device or socket is refused
 /// before it is opened (opening a FIFO waits for a writer; `/dev/zero` never ends).
 pub fn read_regular(path: &Path, max_bytes: u64) -> Result<String, String> {
-    use std::io::Read as _;
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if meta.is_dir() {
-        return Err("is a folder, not a file".into());
-    }
-    if !meta.is_file() {
-        return Err("is not a regular file (a FIFO, device or socket)".into());
-    }
-    if meta.len() > max_bytes {
-        return Err(format!("{} bytes, more than the {max_bytes} read", meta.len()));
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max_bytes + 1).read_to_string(&mut text))
-        .map_err(|e| e.to_string())?;
-    if text.len() as u64 > max_bytes {
-        return Err(format!("more than the {max_bytes} bytes read"));
-    }
-    Ok(text)
+    lockstep_ranges::file::read_text(path, max_bytes).map_err(|e| e.to_string())
 }
 
 /// The largest file read (bytes): hours of points for a few joints.

@@ -42,6 +42,8 @@ impl Walker<'_> {
             path: path.to_path_buf(),
             source,
         };
+        // A FIFO would block the open for ever, `/dev/zero` never end: only a regular file is read.
+        lockstep_ranges::file::check_regular(path, u64::MAX).map_err(|e| io(std::io::Error::other(e)))?;
         let mut bytes = Vec::new();
         std::fs::File::open(path)
             .map_err(io)?

@@ -1,4 +1,5 @@
-//! Ranges of numbers, for parameters and command-line options, without ROS.
+//! Ranges of numbers, for parameters and command-line options, without ROS; and files a user names,
+//! read as regular files within a size cap ([`file`]).
 //!
 //! A [`Real`] is a finite interval with a unit; an [`Int`] an integer interval. Both check a value and say
 //! what was expected in one line (`must be finite and in [0.05, 5] m`). The same ranges serve a node's
@@ -19,6 +20,8 @@
 //! real_arg(PERIOD_S))]` needs no clap in this crate.
 
 use std::fmt;
+
+pub mod file;
 
 /// A finite interval of real numbers, closed or open at its lower end, with the unit its values are in.
 #[derive(Debug, Clone, Copy, PartialEq)]

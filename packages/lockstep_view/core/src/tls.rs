@@ -28,6 +28,9 @@ pub enum TlsError {
     },
 }
 
+/// The largest certificate chain or key file read.
+const MAX_PEM_BYTES: u64 = 1 << 20;
+
 /// A TLS server configuration (cheap to clone).
 #[derive(Clone)]
 pub struct Tls {
@@ -48,6 +51,11 @@ impl Tls {
             path: path.to_owned(),
             reason,
         };
+        // A FIFO or device would block or never end: only regular files of a sane size are read.
+        for (flag, path) in [("--tls-cert", cert), ("--tls-key", key)] {
+            lockstep_ranges::file::check_regular(path, MAX_PEM_BYTES)
+                .map_err(|e| file_error(flag, path, e.to_string()))?;
+        }
         let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
             .map_err(|e| file_error("--tls-cert", cert, e.to_string()))?
             .collect::<Result<_, _>>()

@@ -13,13 +13,16 @@ use crate::args::ViewArgs;
 /// The environment variable a token may come from (it does not show in `ps`, unlike `--token`).
 pub const TOKEN_ENV: &str = "LOCKSTEP_VIEW_TOKEN";
 
+/// The largest token file read.
+const MAX_TOKEN_FILE_BYTES: u64 = 64 << 10;
+
 /// The access settings of these arguments; errors name the argument.
 pub fn access(args: &ViewArgs) -> anyhow::Result<Access> {
     let allow_services = allowed_services(&args.allow_services, args.bag.is_some());
     let token = match (&args.token, &args.token_file) {
         (Some(text), _) => Some(Token::new(text).context("--token")?),
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
+            let text = lockstep_ranges::file::read_text(path, MAX_TOKEN_FILE_BYTES)
                 .with_context(|| format!("--token-file {}: cannot read it", path.display()))?;
             Some(token_of_file(&text).with_context(|| format!("--token-file {}", path.display()))?)
         }
