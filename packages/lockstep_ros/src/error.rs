@@ -48,3 +48,19 @@ impl<T> RosContext<T> for std::result::Result<T, r2r::Error> {
         })
     }
 }
+
+/// r2r's name of a parameter type (`ParameterValue::Integer`) in a user's words.
+pub(crate) fn type_words(ty: &str) -> &str {
+    match ty.rsplit("::").next().unwrap_or(ty) {
+        "Bool" => "true or false",
+        "Integer" => "an integer",
+        "Double" => "a real number",
+        "String" => "a string",
+        "ByteArray" => "a list of bytes",
+        "BoolArray" => "a list of true / false",
+        "IntegerArray" => "a list of integers",
+        "DoubleArray" => "a list of real numbers",
+        "StringArray" => "a list of strings",
+        other => other,
+    }
+}

@@ -300,7 +300,16 @@ where
         make_values.clear_poison();
         let handler = n
             .make_derived_parameter_handler(make_values.clone())
-            .ros_context("declaring parameters")?;
+            .map_err(|e| match e {
+                r2r::Error::InvalidParameterType { name, ty } => Error::Parameter(format!(
+                    "parameter '{name}': the value given (with -p or in a parameter file) is not {}",
+                    error::type_words(ty)
+                )),
+                e => Error::Ros {
+                    action: "declaring parameters".into(),
+                    source: e,
+                },
+            })?;
         check_sim_time(&n)?;
         Ok(handler)
     };
@@ -386,4 +395,23 @@ where
 /// The node's logger name, for `r2r::log_*!` macros.
 pub fn logger_name(node: &SharedNode) -> Result<String> {
     Ok(lock(node)?.logger().to_owned())
+}
+
+/// A node binary's outcome as the process's: success, or one line on stderr, `<node>: <what>: <cause>`, each
+/// cause said once, and failure. Not `{:?}` of the error (what `main` returning an error prints): that is a
+/// multi-line "Caused by:" list, and a backtrace whenever RUST_BACKTRACE is set.
+pub fn exit_status<E>(node: &str, result: std::result::Result<(), E>) -> std::process::ExitCode
+where
+    E: std::ops::Deref<Target = dyn std::error::Error + Send + Sync + 'static>,
+{
+    let Err(error) = result else {
+        return std::process::ExitCode::SUCCESS;
+    };
+    let text = lockstep_bag::error_chain(&*error);
+    if text.starts_with(node) {
+        eprintln!("{text}");
+    } else {
+        eprintln!("{node}: {text}");
+    }
+    std::process::ExitCode::FAILURE
 }

@@ -45,7 +45,11 @@ use params::CalibratorParams;
 use state::{Shared, State};
 use stepping::{step_loop, Outputs, Push};
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_calibrator", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_calibrator",
         about: "calibrates a differential-drive motion model online (wheel radius, track width, command delay, centripetal factor) from cmd_vel, odom and a SLAM pose, and republishes the parameters once they are validated on held-out data.",

@@ -44,7 +44,11 @@ use goal::Goal;
 use params::PlayerParams;
 use ticker::{Outputs, Ticker};
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_interpolation_player", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_interpolation_player",
         about: "plays interpolation files (per-joint positions at a fixed period) to ros2_control through the move_play action, with alignment to /joint_states, and pause / resume / speed changes kept within every joint's limits.",

@@ -2,7 +2,11 @@
 
 use lockstep_recorder_node::RecorderParams;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_recorder", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_recorder",
         about: "records topics of any installed message type into a rosbag2-compatible MCAP bag, like `ros2 bag record`, with the dependency headers of traced nodes and the module topology learnt from them. `lockstep bag record` runs the same recorder from the command line.",

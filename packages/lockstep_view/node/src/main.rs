@@ -90,7 +90,11 @@ fn path(text: String) -> Option<std::path::PathBuf> {
     (!text.is_empty()).then(|| text.into())
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_view", run_view())
+}
+
+fn run_view() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_view",
         about: "live view for Foxglove: a Foxglove WebSocket server relaying every topic of the graph as raw CDR with its message definition.",

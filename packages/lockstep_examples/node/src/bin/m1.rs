@@ -44,7 +44,11 @@ impl Default for Params {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_module_m1", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_m1",
         about: "example module `obstacle_fusion`: fuses the front and rear range sensors into obstacles and publishes a dependency header beside each output.",

@@ -71,7 +71,11 @@ impl Default for Params {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_module_m2", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_m2",
         about: "example module `motion_controller`: computes cmd_vel from obstacles, the mission goal and odometry, with a dependency header naming the inputs it used.",

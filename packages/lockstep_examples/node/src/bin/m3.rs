@@ -41,7 +41,11 @@ impl Default for Params {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_module_m3", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_m3",
         about: "example module `mission_planner`: publishes the current patrol goal on its own timer, with a dependency header.",

@@ -67,7 +67,11 @@ fn publish_granted(
     Ok(published)
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_module_split", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_module_split",
         about: "example module `range_splitter`: from each front range reading computes the clamped reading and the margin to a stop distance, published on two channels by one computation.",

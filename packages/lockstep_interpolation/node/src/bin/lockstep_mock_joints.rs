@@ -88,7 +88,11 @@ fn seconds_since(stamp: &r2r::builtin_interfaces::msg::Time) -> f64 {
 
 type Shared = Arc<Mutex<MockJoints>>;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_mock_joints", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_mock_joints",
         about: "position-controlled mock joints for tests and demos without hardware (like ros2_control's mock_components): takes a forward position controller's commands or a JointTrajectory, publishes /joint_states, and raises an overspeed alarm when a command needs more than a joint's limits.",

@@ -40,7 +40,11 @@ impl Default for LoadParams {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_loadgen", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_loadgen",
         about: "benchmark load for the recorder: publishes `count` messages of `size_bytes` on `topic` (std_msgs/UInt8MultiArray) at `rate_hz`, each carrying its index in its first 8 bytes.",
