@@ -64,3 +64,22 @@ pub(crate) fn type_words(ty: &str) -> &str {
         other => other,
     }
 }
+
+/// A node binary's outcome as the process's: success, or one line on stderr, `<node>: <what>: <cause>`, each
+/// cause said once, and failure. Not `{:?}` of the error (what `main` returning an error prints): that is a
+/// multi-line "Caused by:" list, and a backtrace whenever RUST_BACKTRACE is set.
+pub fn exit_status<E>(node: &str, result: std::result::Result<(), E>) -> std::process::ExitCode
+where
+    E: std::ops::Deref<Target = dyn std::error::Error + Send + Sync + 'static>,
+{
+    let Err(error) = result else {
+        return std::process::ExitCode::SUCCESS;
+    };
+    let text = lockstep_bag::error_chain(&*error);
+    if text.starts_with(node) {
+        eprintln!("{text}");
+    } else {
+        eprintln!("{node}: {text}");
+    }
+    std::process::ExitCode::FAILURE
+}

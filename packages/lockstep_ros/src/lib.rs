@@ -37,7 +37,7 @@ mod shared_node;
 pub mod time;
 pub mod typesupport;
 
-pub use error::{BoxError, Error, Result, RosContext};
+pub use error::{exit_status, BoxError, Error, Result, RosContext};
 pub use guarded::{start_only, Guard, Guarded, OnRefused};
 pub use param_rules::{Check, Int, ParamRule, ParamRules, Real};
 pub use rcl_node::RclError;
@@ -395,23 +395,4 @@ where
 /// The node's logger name, for `r2r::log_*!` macros.
 pub fn logger_name(node: &SharedNode) -> Result<String> {
     Ok(lock(node)?.logger().to_owned())
-}
-
-/// A node binary's outcome as the process's: success, or one line on stderr, `<node>: <what>: <cause>`, each
-/// cause said once, and failure. Not `{:?}` of the error (what `main` returning an error prints): that is a
-/// multi-line "Caused by:" list, and a backtrace whenever RUST_BACKTRACE is set.
-pub fn exit_status<E>(node: &str, result: std::result::Result<(), E>) -> std::process::ExitCode
-where
-    E: std::ops::Deref<Target = dyn std::error::Error + Send + Sync + 'static>,
-{
-    let Err(error) = result else {
-        return std::process::ExitCode::SUCCESS;
-    };
-    let text = lockstep_bag::error_chain(&*error);
-    if text.starts_with(node) {
-        eprintln!("{text}");
-    } else {
-        eprintln!("{node}: {text}");
-    }
-    std::process::ExitCode::FAILURE
 }

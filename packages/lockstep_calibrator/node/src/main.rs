@@ -23,6 +23,8 @@ mod inputs;
 mod messages;
 mod params;
 mod push;
+#[cfg(test)]
+mod request_numbers;
 mod services;
 mod state;
 mod stepping;

@@ -8,9 +8,9 @@ use std::time::Duration;
 use crate::plan::{Plan, Refusal};
 use crate::session::Request;
 
-/// A value of a request field, where 0 (or less) means "not given".
+/// A value of a request field, where 0 (or less) means "not given". NaN is kept: the plan refuses it.
 fn given(value: f64) -> Option<f64> {
-    (value > 0.0).then_some(value)
+    (value > 0.0 || value.is_nan()).then_some(value)
 }
 
 impl Request {
@@ -31,7 +31,7 @@ impl Request {
     }
 }
 
-/// The speed factor a goal asks for: 0 (or less) plays at 1.
+/// The speed factor a goal asks for: 0 (or less) plays at 1; NaN stays NaN, which the session refuses.
 pub fn goal_factor(speed_factor: f64) -> f64 {
     given(speed_factor).unwrap_or(1.0)
 }
@@ -135,6 +135,7 @@ mod tests {
         assert_eq!(goal_factor(0.0), 1.0);
         assert_eq!(goal_factor(-1.0), 1.0);
         assert_eq!(goal_factor(0.5), 0.5);
+        assert!(goal_factor(f64::NAN).is_nan());
     }
 
     #[test]

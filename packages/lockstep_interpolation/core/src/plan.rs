@@ -193,6 +193,13 @@ fn change(
                 "time {r} s is not a non-negative number of seconds"
             )))
         }
+        // Checking a longer ramp would step a copy of the motion through all of it (1e9 s: hours; 1e308 s:
+        // more ticks than a u64 counts).
+        Some(r) if r > MAX_RAMP_SECS => {
+            return Err(Refusal::Invalid(format!(
+                "time {r} s is longer than the longest ramp planned ({MAX_RAMP_SECS} s)"
+            )))
+        }
         Some(r) if r < tmin => {
             return Err(Refusal::BelowMinimum {
                 requested_secs: r,

@@ -166,6 +166,8 @@ impl Session {
             options.interpolation,
         );
         let s_max = speed_limit::s_max(&main);
+        // Refused now rather than once an alignment is over.
+        plan::valid_factor(options.factor, s_max).map_err(SessionError::Start)?;
         let away = current.filter(|c| max_difference(c, &first) > options.tolerance);
         let mut session = Self {
             alignment: None,
@@ -273,6 +275,7 @@ impl Session {
         if self.state == State::Aligning {
             // The alignment resumes at its own speed; a factor applies to the section.
             if let Some(f) = factor {
+                plan::valid_factor(f, self.s_max)?;
                 self.options.factor = f;
             }
             return plan::resume(self.active(), start_secs, Some(1.0), f64::INFINITY);

@@ -22,6 +22,8 @@
 use std::fmt;
 
 pub mod file;
+#[cfg(feature = "proptest")]
+pub mod hostile;
 
 /// A finite interval of real numbers, closed or open at its lower end, with the unit its values are in.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -33,7 +33,7 @@ pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
 /// A lane's given length may be this much shorter than the straight line (rounding in a hand-written map).
 const LENGTH_SLACK_M: f64 = 1e-3;
 /// Positions beyond this (m) are refused: surely a typo, and distances stay finite.
-const MAX_COORDINATE_M: f64 = 1e7;
+pub(crate) const MAX_COORDINATE_M: f64 = 1e7;
 
 /// A station map that cannot be used, and where.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

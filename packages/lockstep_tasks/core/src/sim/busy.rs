@@ -1,7 +1,7 @@
 //! Whether a simulated actuator is busy: occupied (the `~/occupy` service) until some time, or holding a
 //! goal from its request until it ends, with that goal's estimated end. The caller passes the time in.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The busy state of one actuator.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,14 +46,18 @@ impl Busy {
         self.goal = None;
     }
 
-    /// Busy for `duration_s` from `now` (0: not occupied any more): the answer's message, or why not.
+    /// Busy for `duration_s` from `now` (0: not occupied any more): the answer's message, or why not (also
+    /// for a span longer than the clock can count ahead).
     pub fn occupy(&mut self, now: Instant, duration_s: f64) -> Result<String, String> {
         if !duration_s.is_finite() || duration_s < 0.0 {
             return Err(format!(
                 "duration_s is {duration_s}; it must be a finite number >= 0"
             ));
         }
-        self.occupied_until = Some(now + Duration::from_secs_f64(duration_s));
+        let until = super::secs_after(now, duration_s).ok_or_else(|| {
+            format!("duration_s is {duration_s}; it is longer than the clock can count ahead")
+        })?;
+        self.occupied_until = Some(until);
         Ok(if duration_s > 0.0 {
             format!("busy for {duration_s} s from now: goals are rejected until then")
         } else {
@@ -80,6 +84,7 @@ impl Busy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn occupied_or_running_means_busy() {

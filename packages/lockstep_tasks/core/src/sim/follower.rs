@@ -4,6 +4,8 @@
 
 use std::f64::consts::PI;
 
+use crate::map::MAX_COORDINATE_M;
+
 /// Beyond this heading error the vehicle turns on the spot (no linear command).
 pub const MAX_DRIVING_HEADING_ERROR: f64 = PI / 3.0;
 
@@ -53,7 +55,8 @@ pub struct Step {
     pub arrived: bool,
 }
 
-/// Check a Navigate goal: the route (x, y) or the bad field and why.
+/// Check a Navigate goal: the route (x, y) or the bad field and why. Coordinates beyond +-1e7 m are
+/// refused, as in a station map: surely a typo, and distances along the route stay finite.
 pub fn check_goal(route: &[(f64, f64, f64)], speed_mps: f64) -> Result<Vec<(f64, f64)>, String> {
     if !speed_mps.is_finite() || speed_mps <= 0.0 {
         return Err(format!(
@@ -63,13 +66,14 @@ pub fn check_goal(route: &[(f64, f64, f64)], speed_mps: f64) -> Result<Vec<(f64,
     if route.is_empty() {
         return Err("route is empty; it needs at least one waypoint".to_owned());
     }
+    let bounded = |c: f64| c.is_finite() && c.abs() <= MAX_COORDINATE_M;
     if let Some((i, p)) = route
         .iter()
         .enumerate()
-        .find(|(_, p)| !(p.0.is_finite() && p.1.is_finite() && p.2.is_finite()))
+        .find(|(_, p)| !(bounded(p.0) && bounded(p.1) && bounded(p.2)))
     {
         return Err(format!(
-            "route[{i}] is ({}, {}, {}); every coordinate must be finite",
+            "route[{i}] is ({}, {}, {}); every coordinate must be finite and within +-{MAX_COORDINATE_M} m",
             p.0, p.1, p.2
         ));
     }

@@ -16,8 +16,19 @@ pub mod pacer;
 pub mod prompt;
 pub mod timed;
 
+use std::time::{Duration, Instant};
+
 /// The message of every goal ended by parameter `fail`.
 pub const SIMULATED_FAILURE: &str = "simulated failure (parameter fail)";
 
 /// The message of every cancelled goal.
 pub const CANCELLED: &str = "cancelled";
+
+/// `secs` after `t`, if the clock can count that far: `None` for NaN, a negative number, or a span beyond
+/// what `Duration` or `Instant` hold (about 1.8e19 and 9.2e18 s), where `t + Duration::from_secs_f64(secs)`
+/// would panic.
+pub fn secs_after(t: Instant, secs: f64) -> Option<Instant> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .and_then(|d| t.checked_add(d))
+}

@@ -28,11 +28,14 @@ pub struct PromptWait {
 }
 
 impl PromptWait {
-    /// A prompt started at `started`; `timeout_s` > 0 sets a deadline (checked by [`check_timeout`]).
+    /// A prompt started at `started`; `timeout_s` > 0 sets a deadline (checked by [`check_timeout`]). A
+    /// deadline beyond what the clock can count (about 9e18 s) never comes: no deadline, as for 0.
     pub fn new(started: Instant, timeout_s: f64) -> Self {
         Self {
             started,
-            deadline: (timeout_s > 0.0).then(|| started + Duration::from_secs_f64(timeout_s)),
+            deadline: (timeout_s > 0.0)
+                .then(|| super::secs_after(started, timeout_s))
+                .flatten(),
             feedback: Pacer::new(started, FEEDBACK_PERIOD),
         }
     }
