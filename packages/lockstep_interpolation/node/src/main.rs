@@ -66,7 +66,8 @@ fn setup(
     // with "restart the node") rather than taken and ignored.
     let p = lockstep_ros::declare_start_only_parameters(&node, PlayerParams::default())?;
     p.check()?;
-    let limits = JointLimits::read(std::path::Path::new(&p.limits_file))?;
+    let limits =
+        JointLimits::read(std::path::Path::new(&p.limits_file)).context("parameter 'limits_file'")?;
     let output = p.output()?;
     let logger = lockstep_ros::logger_name(&node)?;
     let (forward, trajectory) = make_publishers(&node, &p.controller)?;

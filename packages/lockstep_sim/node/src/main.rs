@@ -58,7 +58,11 @@ use publish::Publishers;
 use shared::{Shared, SharedSim};
 use watch::Reloader;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    lockstep_ros::exit_status("lockstep_sim_node", run())
+}
+
+fn run() -> anyhow::Result<()> {
     lockstep_ros::help::exit_if_requested(&lockstep_ros::help::NodeHelp {
         binary: "lockstep_sim_node",
         about: "the rule-driven differential-drive vehicle simulator, a stand-in for Gazebo: cmd_vel in; odom, a noisy SLAM pose, joint_states, /clock and rviz markers out; behaviour and road surfaces from Datalog rule files reloaded while it runs.",

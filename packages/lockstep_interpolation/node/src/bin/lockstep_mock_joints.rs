@@ -112,7 +112,7 @@ fn setup(
         (!p.initial_positions.trim().is_empty()).then(|| lockstep_ros::param_list(&p.initial_positions));
     let positions = mock::initial_positions(values.as_deref(), names.len()).map_err(anyhow::Error::msg)?;
     let command_period_s = mock::command_period(p.command_period_s, p.period_s);
-    let all = JointLimits::read(std::path::Path::new(&p.limits_file))?;
+    let all = JointLimits::read(std::path::Path::new(&p.limits_file)).context("parameter 'limits_file'")?;
     let limits = all.for_joints(&names, &p.limits_file)?;
     let lagless = p.lag_time_constant_s == 0.0;
     let joints = MockJoints::new(names, positions, limits, command_period_s, lagless);
