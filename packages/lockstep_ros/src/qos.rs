@@ -7,6 +7,16 @@ pub fn reliable(depth: usize) -> QosProfile {
     QosProfile::default().reliable().volatile().keep_last(depth)
 }
 
+/// Requests a service keeps until the node takes them. rcl's default history (10) drops all but the last 10
+/// of a burst that arrives faster than the node takes them: those clients never get an answer. With room for
+/// a burst, a node answers each request (at once with "busy" when it cannot plan more).
+pub const REQUEST_DEPTH: usize = 1000;
+
+/// A service's QoS: reliable, volatile, room for a burst of [`REQUEST_DEPTH`] requests.
+pub fn requests() -> QosProfile {
+    reliable(REQUEST_DEPTH)
+}
+
 /// Reliable and transient-local with depth 1: a "latched" topic whose last value reaches late joiners
 /// (model parameters, topology, maps).
 pub fn latched() -> QosProfile {

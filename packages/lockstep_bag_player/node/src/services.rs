@@ -35,7 +35,7 @@ fn serve_clock(
     control: &Arc<Control>,
 ) -> anyhow::Result<impl std::future::Future<Output = ()>> {
     let mut n = lock(node)?;
-    let q = || qos::reliable(10);
+    let q = qos::requests;
     let pause = n.create_service::<Pause::Service>("~/pause", q())?;
     let resume = n.create_service::<Resume::Service>("~/resume", q())?;
     let toggle = n.create_service::<TogglePaused::Service>("~/toggle_paused", q())?;
@@ -84,7 +84,7 @@ fn serve_play(
     control: &Arc<Control>,
 ) -> anyhow::Result<impl std::future::Future<Output = ()>> {
     let mut n = lock(node)?;
-    let q = || qos::reliable(10);
+    let q = qos::requests;
     let play_next = n.create_service::<PlayNext::Service>("~/play_next", q())?;
     let burst = n.create_service::<Burst::Service>("~/burst", q())?;
     let seek = n.create_service::<Seek::Service>("~/seek", q())?;

@@ -80,9 +80,9 @@ fn setup(
     let node_name = n.name()?;
     let inputs_task = subscriptions::subscribe(&mut n, &p, &shared, &logger)?;
     let outputs = Rc::new(outputs(&mut n, &p, node_name, &logger)?);
-    let calibrate_srv = n.create_service::<Trigger::Service>("~/calibrate", qos::reliable(10))?;
-    let reset_srv = n.create_service::<Trigger::Service>("~/reset", qos::reliable(10))?;
-    let predict_srv = n.create_service::<PredictMotion::Service>("~/predict", qos::reliable(10))?;
+    let calibrate_srv = n.create_service::<Trigger::Service>("~/calibrate", qos::requests())?;
+    let reset_srv = n.create_service::<Trigger::Service>("~/reset", qos::requests())?;
+    let predict_srv = n.create_service::<PredictMotion::Service>("~/predict", qos::requests())?;
     let drive = Rc::new(drive_out(&mut n, &p, shared.clone(), targets, &logger)?);
     let goals = create_action_server::<DrivePattern::Action>(&mut n, "~/drive_pattern")?;
     drop(n);

@@ -12,10 +12,6 @@ use r2r::lockstep_interfaces::srv::{PauseMotion, ResumeMotion, SetSpeed};
 use crate::engine::Shared;
 use crate::requests;
 
-/// Requests a service's reader keeps until the node takes them: a burst of requests is taken, and answered,
-/// rather than overwritten in the reader's history.
-const REQUEST_DEPTH: usize = 1000;
-
 /// What the `pause`, `resume` and `set_speed` services need: each request is planned by the planner on the
 /// goal being played.
 pub(crate) struct Services {
@@ -27,8 +23,7 @@ pub(crate) struct Services {
 impl Services {
     /// Serves `pause` (PauseMotion).
     pub(crate) fn pause(&self, node: &SharedNode) -> anyhow::Result<impl future::Future<Output = ()>> {
-        let pause =
-            lock(node)?.create_service::<PauseMotion::Service>("pause", qos::reliable(REQUEST_DEPTH))?;
+        let pause = lock(node)?.create_service::<PauseMotion::Service>("pause", qos::requests())?;
         let (shared, planner, period_s) = (self.shared.clone(), self.planner.clone(), self.period_s);
         Ok(pause.for_each(move |req| {
             let (shared, planner) = (shared.clone(), planner.clone());
@@ -45,8 +40,7 @@ impl Services {
 
     /// Serves `resume` (ResumeMotion).
     pub(crate) fn resume(&self, node: &SharedNode) -> anyhow::Result<impl future::Future<Output = ()>> {
-        let resume =
-            lock(node)?.create_service::<ResumeMotion::Service>("resume", qos::reliable(REQUEST_DEPTH))?;
+        let resume = lock(node)?.create_service::<ResumeMotion::Service>("resume", qos::requests())?;
         let (shared, planner, period_s) = (self.shared.clone(), self.planner.clone(), self.period_s);
         Ok(resume.for_each(move |req| {
             let (shared, planner) = (shared.clone(), planner.clone());
@@ -76,8 +70,7 @@ impl Services {
 
     /// Serves `set_speed` (SetSpeed); every answer carries the playing file's s_max (0: nothing plays).
     pub(crate) fn set_speed(&self, node: &SharedNode) -> anyhow::Result<impl future::Future<Output = ()>> {
-        let set_speed =
-            lock(node)?.create_service::<SetSpeed::Service>("set_speed", qos::reliable(REQUEST_DEPTH))?;
+        let set_speed = lock(node)?.create_service::<SetSpeed::Service>("set_speed", qos::requests())?;
         let (shared, planner, period_s) = (self.shared.clone(), self.planner.clone(), self.period_s);
         Ok(set_speed.for_each(move |req| {
             let (shared, planner) = (shared.clone(), planner.clone());

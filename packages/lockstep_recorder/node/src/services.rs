@@ -24,11 +24,11 @@ pub fn serve(
     commands: &Sender<Command>,
 ) -> anyhow::Result<impl Future<Output = ()>> {
     let mut n = lock(node)?;
-    let pause = n.create_service::<Trigger::Service>("~/pause", qos::reliable(10))?;
-    let resume = n.create_service::<Trigger::Service>("~/resume", qos::reliable(10))?;
-    let split = n.create_service::<Trigger::Service>("~/split_bagfile", qos::reliable(10))?;
-    let is_paused = n.create_service::<IsPaused::Service>("~/is_paused", qos::reliable(10))?;
-    let get_topology = n.create_service::<GetTopology::Service>("~/get_topology", qos::reliable(10))?;
+    let pause = n.create_service::<Trigger::Service>("~/pause", qos::requests())?;
+    let resume = n.create_service::<Trigger::Service>("~/resume", qos::requests())?;
+    let split = n.create_service::<Trigger::Service>("~/split_bagfile", qos::requests())?;
+    let is_paused = n.create_service::<IsPaused::Service>("~/is_paused", qos::requests())?;
+    let get_topology = n.create_service::<GetTopology::Service>("~/get_topology", qos::requests())?;
     drop(n);
     let (r1, r2, r3, r4) = (
         recording.clone(),

@@ -224,9 +224,9 @@ fn service_inputs(
     logger: &str,
 ) -> anyhow::Result<impl future::Future<Output = ()>> {
     let mut n = lock(node)?;
-    let reload = n.create_service::<Trigger::Service>("~/reload", qos::reliable(10))?;
+    let reload = n.create_service::<Trigger::Service>("~/reload", qos::requests())?;
     let set_destination =
-        n.create_service::<SetDestination::Service>("~/set_destination", qos::reliable(10))?;
+        n.create_service::<SetDestination::Service>("~/set_destination", qos::requests())?;
     let reload_task = inputs::reload_service(reload, reloader.clone(), logger.to_owned());
     let dest_task = inputs::set_destination_service(set_destination, shared.clone(), logger.to_owned());
     Ok(async move {

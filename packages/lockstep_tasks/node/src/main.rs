@@ -215,11 +215,11 @@ fn interfaces(node: &SharedNode, robots: &BTreeMap<String, Robot>) -> anyhow::Re
         facts: Box::new(n.subscribe::<StringMsg>("task_facts", qos::reliable(10))?),
         states,
         services: Services {
-            list: Box::new(n.create_service::<ListTasks::Service>("list_tasks", qos::reliable(10))?),
-            pause: Box::new(n.create_service::<PauseTask::Service>("pause_task", qos::reliable(10))?),
-            resume: Box::new(n.create_service::<ResumeTask::Service>("resume_task", qos::reliable(10))?),
-            add: Box::new(n.create_service::<AddAttribute::Service>("add_attribute", qos::reliable(10))?),
-            reload: Box::new(n.create_service::<Trigger::Service>("~/reload", qos::reliable(10))?),
+            list: Box::new(n.create_service::<ListTasks::Service>("list_tasks", qos::requests())?),
+            pause: Box::new(n.create_service::<PauseTask::Service>("pause_task", qos::requests())?),
+            resume: Box::new(n.create_service::<ResumeTask::Service>("resume_task", qos::requests())?),
+            add: Box::new(n.create_service::<AddAttribute::Service>("add_attribute", qos::requests())?),
+            reload: Box::new(n.create_service::<Trigger::Service>("~/reload", qos::requests())?),
         },
     })
 }
