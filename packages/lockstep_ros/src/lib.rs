@@ -12,6 +12,7 @@
 //! - [`generic`]: subscriptions and publishers of any installed message type, as serialized CDR.
 //! - [`graph`]: who subscribes to a topic (r2r has only the publishers' side).
 //! - [`typesupport`]: a message type's C type support loaded at run time (types not compiled in).
+//! - [`text`]: request text echoed into a log line or an answer, clipped to its first 200 characters.
 //! - [`time`]: conversions between ROS `builtin_interfaces/Time` and nanoseconds or seconds.
 //! - Logging goes through the ROS logger: use `r2r::log_info!(node_logger, ...)` etc., re-exported here.
 //!
@@ -34,6 +35,7 @@ mod python_link;
 pub mod qos;
 mod rcl_node;
 mod shared_node;
+pub mod text;
 pub mod time;
 pub mod typesupport;
 

@@ -37,7 +37,7 @@ pub use goal::{ActionServerGoal, ActionServerGoalRequest};
 pub use goal_id::GoalId;
 pub use table::{Action, MAX_FINISHED, RESULT_TIMEOUT};
 
-/// The services' QoS and the status topic's, as rcl's action server has them.
+/// The status topic's QoS, as rcl's action server has it.
 fn status_qos() -> QosProfile {
     QosProfile::default().reliable().transient_local().keep_last(1)
 }
@@ -51,7 +51,9 @@ pub fn create_action_server<T>(
 where
     T: Action,
 {
-    let services = QosProfile::services_default;
+    // Unlike rcl's (a history of 10), the protocol's services keep a burst of requests (one is taken per
+    // service and spin): of 300 goals sent at once by one client, most were never seen, so never answered.
+    let services = crate::qos::requests;
     let mut send_goal =
         node.create_service::<T::SendGoal>(&format!("{name}/_action/send_goal"), services())?;
     let mut cancel_goal =

@@ -77,7 +77,16 @@ pub struct SimConfig {
     pub path_max_points: usize,
     /// Most entries the state history keeps (>= 1): the oldest go first.
     pub state_history_depth: usize,
+    /// Wall seconds one evaluation of the rules may take (> 0). One runs every step (in milliseconds for
+    /// real rules); a rule that never reaches a fixpoint is stopped after this long and the step goes on
+    /// without it, with a warning naming the rule files and the limit.
+    pub rules_max_seconds: f64,
 }
+
+/// The default of [`SimConfig::rules_max_seconds`]: a step's evaluation takes milliseconds, and a scene's
+/// decoding at start or on a reload well under a second even on a loaded machine; a rule that runs away
+/// stalls a step for at most this long.
+pub const DEFAULT_RULES_MAX_SECONDS: f64 = 1.0;
 
 impl Default for SimConfig {
     fn default() -> Self {
@@ -104,6 +113,7 @@ impl Default for SimConfig {
             destination: None,
             path_max_points: 2000,
             state_history_depth: 1000,
+            rules_max_seconds: DEFAULT_RULES_MAX_SECONDS,
         }
     }
 }
@@ -124,6 +134,7 @@ impl SimConfig {
         check_finite("slam_sigma_xy_m", self.slam_sigma_xy_m, false)?;
         check_finite("slam_sigma_yaw_rad", self.slam_sigma_yaw_rad, false)?;
         check_finite("slam_period_secs", self.slam_period_secs, false)?;
+        check_finite("rules_max_seconds", self.rules_max_seconds, true)?;
         if !self.start_yaw_rad.is_finite() {
             return Err(Error::BadParameter {
                 name: "start_yaw_rad",
@@ -154,7 +165,7 @@ mod tests {
     fn every_number_is_checked_and_named() {
         assert!(SimConfig::default().validate().is_ok());
         type Spoil = fn(&mut SimConfig);
-        let cases: [(&str, Spoil); 6] = [
+        let cases: [(&str, Spoil); 7] = [
             ("max_linear_mps", |c| c.limits.max_linear_mps = f64::INFINITY),
             ("lateral_slip_s", |c| {
                 c.slip = SlipModel::Lateral {
@@ -166,6 +177,7 @@ mod tests {
             ("vehicle_radius_m", |c| c.vehicle_radius_m = f64::NAN),
             ("path_max_points", |c| c.path_max_points = 1),
             ("state_history_depth", |c| c.state_history_depth = 0),
+            ("rules_max_seconds", |c| c.rules_max_seconds = 0.0),
         ];
         for (name, spoil) in cases {
             let mut config = SimConfig::default();

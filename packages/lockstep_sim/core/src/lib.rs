@@ -56,7 +56,7 @@ mod surface;
 mod vehicle;
 mod watched;
 
-pub use config::{Mode, SimConfig};
+pub use config::{Mode, SimConfig, DEFAULT_RULES_MAX_SECONDS};
 pub use drive::{DriveScript, DriveSegment, DriveStep, RunningDrive};
 pub use error::{Error, Result};
 pub use history::{PathHistory, Recent};

@@ -139,6 +139,8 @@ pub struct SimParams {
     pub drive_script: String,
     /// Start the drive script over when it ends (otherwise the vehicle stops).
     pub drive_repeat: bool,
+    /// Wall seconds one evaluation of the rules may take, in (0, 3600]. The rules are evaluated every step, in milliseconds for real rules; 1 s leaves room for decoding a large scene on a loaded machine while a rule that never reaches a fixpoint (`n(X + 1) :- n(X).`) stalls a step for at most that long: the step goes on without the rules (the vehicle holds still) and a warning names the rule files and the limit.
+    pub rules_max_seconds: f64,
 }
 
 impl Default for SimParams {
@@ -186,6 +188,7 @@ impl Default for SimParams {
             state_history_depth: c.state_history_depth as i64,
             drive_script: String::new(),
             drive_repeat: false,
+            rules_max_seconds: c.rules_max_seconds,
         }
     }
 }
@@ -245,6 +248,7 @@ const RULES: &[ParamRule] = &[
     ParamRule::real("marker_rate_hz", Real::above(0.0, 1e3, "Hz")),
     ParamRule::int("path_max_points", Int::closed(2, 10_000_000, "points")),
     ParamRule::int("state_history_depth", Int::closed(1, 1_000_000, "states")),
+    ParamRule::real("rules_max_seconds", Real::above(0.0, 3600.0, "s")),
 ];
 
 impl ParamRules for SimParams {
@@ -309,6 +313,7 @@ impl SimParams {
             destination: cell_setting(self.destination_column, self.destination_row, "destination")?,
             path_max_points: count_setting("path_max_points", self.path_max_points, 2)?,
             state_history_depth: count_setting("state_history_depth", self.state_history_depth, 1)?,
+            rules_max_seconds: self.rules_max_seconds,
         })
     }
 }
@@ -422,6 +427,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("'time_scale' = 1e308: must be finite and in [0, 10000]"));
+        for bad in [0.0, -1.0, 3600.5, f64::INFINITY] {
+            let p = SimParams {
+                rules_max_seconds: bad,
+                ..SimParams::default()
+            };
+            let e = p.config().unwrap_err().to_string();
+            assert!(
+                e.contains("'rules_max_seconds'") && e.contains("(0, 3600] s"),
+                "{e}"
+            );
+        }
+        let p = SimParams {
+            rules_max_seconds: 0.5,
+            ..SimParams::default()
+        };
+        assert_eq!(p.config().unwrap().rules_max_seconds, 0.5);
     }
 
     #[test]

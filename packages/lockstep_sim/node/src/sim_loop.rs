@@ -57,7 +57,11 @@ pub async fn run(
             return;
         };
         for _ in 0..tick.steps {
-            looping.step(&mut s, &mut pacer, now);
+            // A step whose rules ran into rules_max_seconds took that long: the node answers its services
+            // and topics before the next one (the steps not run now are made up later, or dropped as lag).
+            if looping.step(&mut s, &mut pacer, now) {
+                break;
+            }
         }
         looping.publish_due(&mut s, tick.republish, now);
     }
@@ -76,7 +80,8 @@ struct Loop {
 
 impl Loop {
     /// One simulation step, and what it makes due: warnings, transitions, SLAM, state, command and motion.
-    fn step(&mut self, s: &mut Shared, pacer: &mut Pacer, now: f64) {
+    /// Whether an evaluation of the rules stopped at its time limit.
+    fn step(&mut self, s: &mut Shared, pacer: &mut Pacer, now: f64) -> bool {
         let (pubs, st, logger) = (&self.pubs, &self.st, self.logger.as_str());
         drive(s, logger);
         let report = s.sim.step(pacer.step_secs());
@@ -105,6 +110,7 @@ impl Loop {
         if motion_due {
             pubs.motion(&s.sim, st);
         }
+        report.over_time
     }
 
     /// After the steps of a tick: the repeated motion while paused, a changed state or grid, the markers, and

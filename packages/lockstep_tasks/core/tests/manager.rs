@@ -4,7 +4,7 @@
 #[path = "common/world.rs"]
 mod world;
 
-use lockstep_tasks::manager::{Command, Event, EventKind, State};
+use lockstep_tasks::manager::{AttributeRequest, Command, Environment, Event, EventKind, GoalRequest, State};
 use lockstep_tasks::Outcome;
 use world::World;
 
@@ -202,4 +202,117 @@ fn a_goal_that_cannot_run_is_rejected() {
         .iter()
         .any(|c| matches!(c, Command::RejectGoal { request: 1 })));
     assert!(w.manager.tasks.is_empty());
+}
+
+/// The log lines the manager gave.
+fn logged(w: &World) -> Vec<String> {
+    (w.log.iter())
+        .filter_map(|c| match c {
+            Command::Log(_, text) => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn beyond_max_unfinished_tasks_a_goal_is_rejected_as_busy() {
+    let mut w = World::new();
+    w.manager.max_unfinished = 2;
+    let first = w.submit("job", 0).unwrap();
+    w.submit("job", 0).unwrap();
+    assert_eq!(w.submit("job", 0), None);
+    let busy = logged(&w)
+        .into_iter()
+        .find(|l| l.contains("busy: 2 tasks are unfinished (at most 2)"));
+    assert!(busy.is_some(), "{:?}", logged(&w));
+    // Once one has ended, a new goal is taken again.
+    w.run("arm", true);
+    w.tick(0.1);
+    w.run("nav", true);
+    assert_eq!(w.finished(), [(first, Outcome::Completed)]);
+    assert!(w.submit("job", 0).is_some());
+}
+
+#[test]
+fn ten_megabyte_request_text_is_refused_or_clipped_in_the_log_and_the_answers() {
+    let mut w = World::new();
+    let task = w.submit("job", 0).unwrap();
+    let big = "x".repeat(10 * 1024 * 1024);
+    for (task_type, parameters_json, robot) in [
+        (big.as_str(), "{}", ""),
+        ("job", big.as_str(), ""),
+        ("job", "{}", big.as_str()),
+    ] {
+        w.next_request += 1;
+        let goal = GoalRequest {
+            uuid: "goal".into(),
+            task_type: task_type.into(),
+            parameters_json: parameters_json.into(),
+            robot: robot.into(),
+            ..GoalRequest::default()
+        };
+        w.event(Event::Goal {
+            request: w.next_request,
+            goal,
+        });
+    }
+    w.event(Event::Pause {
+        request: 100,
+        task: big.clone(),
+        reason: String::new(),
+    });
+    w.event(Event::Pause {
+        request: 101,
+        task: task.clone(),
+        reason: big.clone(),
+    });
+    let text: usize = logged(&w).iter().map(String::len).sum::<usize>()
+        + w.replies()
+            .iter()
+            .map(|r| r.as_ref().map_or_else(String::len, String::len))
+            .sum::<usize>();
+    assert!(text < 4096, "{text} bytes of log and answers");
+    assert_eq!(w.manager.tasks.len(), 1, "no oversized goal was taken");
+    let replies = w.replies();
+    assert!(
+        replies[0].as_ref().is_err_and(|e| e.contains("longer than 256")),
+        "{replies:?}"
+    );
+    assert!(replies[1].is_ok(), "the task pauses; its reason is clipped");
+}
+
+#[test]
+fn a_condition_whose_evaluation_overruns_the_limit_is_refused() {
+    let mut w = World::new();
+    let mut env = Environment::new(vec![(
+        "count.dl".into(),
+        "n(0).\nn(N + 1) :- n(N), N < 500.".into(),
+    )]);
+    env.set_facts(String::new()).unwrap();
+    env.servers = w.manager.env.servers.clone();
+    env.drain_timeout_s = 1e9;
+    env.max_seconds = 1e-9;
+    w.manager.env = env;
+    let task = w.submit("job", 0).unwrap();
+    let drive = (w.manager.tasks[&task].sched.tree().nodes.iter())
+        .find(|n| n.actuator.as_deref() == Some("nav"))
+        .map(|n| n.path.clone())
+        .unwrap();
+    w.event(Event::AddAttribute {
+        request: 7,
+        task,
+        path: drive,
+        attribute: AttributeRequest {
+            kind: "condition".into(),
+            query: "n(500)".into(),
+            ..AttributeRequest::default()
+        },
+    });
+    let replies = w.replies();
+    assert!(
+        replies[0]
+            .as_ref()
+            .is_err_and(|e| e.contains("count.dl") && e.contains("(rules_max_seconds)")),
+        "{replies:?}"
+    );
 }

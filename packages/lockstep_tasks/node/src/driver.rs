@@ -64,22 +64,48 @@ impl Driver {
         }
     }
 
-    /// Handle one input: as an event of the state machine, then every command it gives.
-    pub fn handle(&mut self, input: Input) {
-        let event = self.pending.event(input, &mut self.reload);
-        self.run(event);
+    /// Handle the inputs at hand: each as an event of the state machine, then every command they gave, in
+    /// order, with the state file written once for all of them before anything else. A burst of goals
+    /// (hundreds at once) is then one state file write, not one per goal, each with every task queued so far.
+    pub fn handle_all(&mut self, inputs: impl IntoIterator<Item = Input>) {
+        let mut commands = Vec::new();
+        for input in inputs {
+            let event = self.pending.event(input, &mut self.reload);
+            let now = self.epoch.elapsed().as_secs_f64();
+            commands.extend(self.manager.handle(now, event));
+        }
+        self.carry_out(commands);
     }
 
     /// Hand `event` to the state machine and carry out what it says (and what that leads to).
     pub fn run(&mut self, event: Event<Loaded>) {
-        let mut queue = VecDeque::from([event]);
-        while let Some(event) = queue.pop_front() {
-            let now = self.epoch.elapsed().as_secs_f64();
-            for command in self.manager.handle(now, event) {
+        let now = self.epoch.elapsed().as_secs_f64();
+        let commands = self.manager.handle(now, event);
+        self.carry_out(commands);
+    }
+
+    /// Carry out `commands`, then the events they lead to. Of the state file writes only the last is made
+    /// (it holds what every earlier one did), and first: whoever sees an answer, a goal or an event of these
+    /// and then kills the node finds at least that much in the state file after the restart.
+    fn carry_out(&mut self, mut commands: Vec<Command<Loaded>>) {
+        let mut queue = VecDeque::new();
+        loop {
+            let journal = |c: &Command<Loaded>| matches!(c, Command::WriteJournal(_));
+            if let Some(last) = commands.iter().rposition(journal) {
+                let state = commands.remove(last);
+                commands.retain(|c| !journal(c));
+                commands.insert(0, state);
+            }
+            for command in commands {
                 if let Some(next) = self.command(command) {
                     queue.push_back(next);
                 }
             }
+            let Some(event) = queue.pop_front() else {
+                return;
+            };
+            let now = self.epoch.elapsed().as_secs_f64();
+            commands = self.manager.handle(now, event);
         }
     }
 

@@ -29,6 +29,7 @@ mod convert;
 mod driver;
 mod inputs;
 mod loaded;
+mod params;
 mod services;
 
 use std::collections::BTreeMap;
@@ -38,7 +39,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::{future, Stream, StreamExt as _};
-use lockstep_ros::{lock, qos, Int, ParamRule, ParamRules, Real, SharedNode};
+use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_tasks::manager::{AttributeRequest, Environment, Event, Manager};
 use lockstep_tasks::map::StationMap;
 use lockstep_tasks::robots::{self, Robot};
@@ -53,63 +54,11 @@ use driver::{Driver, Events};
 use inputs::Input;
 use loaded::Loaded;
 use lockstep_tasks_node::action_server::{create_action_server, ActionServerGoalRequest};
+use params::ManagerParams;
 use services::serve;
 
-/// Parameters of the task manager; each doc string is what `ros2 param describe` shows.
-#[derive(r2r::RosParams, Debug, Clone)]
-struct ManagerParams {
-    /// The task configuration (YAML): levels, templates, parameter rules, attributes, actuators.
-    config_file: String,
-    /// Comma-separated Datalog rule files the condition attributes are evaluated over (with task_facts).
-    rules_files: String,
-    /// Seconds between two scheduling steps (delays, conditions and time-outs are checked this often;
-    /// actuator outcomes are handled at once).
-    step_period_s: f64,
-    /// How long an action waits for its actuator's action server before it fails [s].
-    server_wait_s: f64,
-    /// Finished tasks `list_tasks` keeps listing (the most recent ones; older ones are forgotten).
-    keep_finished: i64,
-    /// The station map (YAML: stations, lanes with length and speed limit); "" for none. Routes given as
-    /// {from, to} stations are planned on it, shortest by time.
-    map_file: String,
-    /// Comma-separated robot names, each a namespace holding its actuators (robot1,robot2); "" for one
-    /// robot whose actuators are in the manager's own namespace.
-    robots: String,
-    /// Comma-separated stations the robots start at, in the order of `robots`; "" if unknown.
-    start_stations: String,
-    /// Where unfinished tasks are kept across restarts (JSON, rewritten atomically); "" to keep none.
-    state_file: String,
-}
-
-/// What each parameter may hold (`lockstep_ros::ParamRules`).
-const RULES: &[ParamRule] = &[
-    ParamRule::non_empty("config_file"),
-    ParamRule::real("step_period_s", Real::closed(0.001, 60.0, "s")),
-    ParamRule::real("server_wait_s", Real::closed(0.0, 3600.0, "s")),
-    ParamRule::int("keep_finished", Int::closed(0, 1_000_000, "tasks")),
-];
-
-impl ParamRules for ManagerParams {
-    fn param_rules() -> &'static [ParamRule] {
-        RULES
-    }
-}
-
-impl Default for ManagerParams {
-    fn default() -> Self {
-        Self {
-            config_file: "config/tasks/warehouse.yaml".into(),
-            rules_files: String::new(),
-            step_period_s: 0.01,
-            server_wait_s: 5.0,
-            keep_finished: 100,
-            map_file: String::new(),
-            robots: String::new(),
-            start_stations: String::new(),
-            state_file: String::new(),
-        }
-    }
-}
+/// Inputs the manager's loop handles together at most, before it answers them (and lets the node spin).
+const INPUTS_AT_ONCE: usize = 100;
 
 fn main() -> std::process::ExitCode {
     lockstep_ros::exit_status("lockstep_task_manager", run())
@@ -168,6 +117,7 @@ fn start(node: &SharedNode) -> anyhow::Result<Start> {
         rules.push((file, text));
     }
     let mut env = Environment::new(rules);
+    env.max_seconds = p.rules_max_seconds;
     env.set_facts(String::new())
         .map_err(|e| anyhow::anyhow!("rules_files: {e}"))?;
     // In range (RULES), so this conversion cannot panic.
@@ -242,6 +192,7 @@ fn driver(
     manager.robots = start.robots.clone();
     manager.map = start.map;
     manager.journal = start.state_file.is_some();
+    manager.echo = lockstep_ros::text::echo;
     let mut driver = Driver::new(manager, events, tx, logger);
     driver.server_wait = Duration::from_secs_f64(start.p.server_wait_s);
     driver.state_file = start.state_file;
@@ -379,48 +330,20 @@ fn setup(
     let topics = forward_topics(i.goals, i.facts, i.states, tx.clone(), step_period);
     let services = forward_services(i.services, tx);
     let run = async move {
-        while let Some(input) = rx.recv().await {
-            driver.handle(input);
+        // The inputs at hand are handled together (at most INPUTS_AT_ONCE): see Driver::handle_all.
+        while let Some(first) = rx.recv().await {
+            let mut inputs = vec![first];
+            while inputs.len() < INPUTS_AT_ONCE {
+                match rx.try_recv() {
+                    Ok(input) => inputs.push(input),
+                    Err(_) => break,
+                }
+            }
+            driver.handle_all(inputs);
         }
     };
     Ok(async move {
         tokio::join!(run, topics, services);
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use lockstep_ros::param_rules::check_all;
-
-    #[test]
-    fn the_defaults_pass_the_rules_and_bad_values_are_refused_with_the_range() {
-        assert_eq!(check_all(&mut ManagerParams::default()), Ok(()));
-        for (p, reason) in [
-            (
-                ManagerParams {
-                    step_period_s: 1e-300,
-                    ..ManagerParams::default()
-                },
-                "parameter 'step_period_s' = 1e-300: must be finite and in [0.001, 60] s",
-            ),
-            (
-                ManagerParams {
-                    server_wait_s: f64::NAN,
-                    ..ManagerParams::default()
-                },
-                "parameter 'server_wait_s' = NaN: must be finite and in [0, 3600] s",
-            ),
-            (
-                ManagerParams {
-                    keep_finished: -1,
-                    ..ManagerParams::default()
-                },
-                "parameter 'keep_finished' = -1: must be an integer in [0, 1000000] tasks",
-            ),
-        ] {
-            assert_eq!(check_all(&mut p.clone()).err().as_deref(), Some(reason));
-        }
-    }
 }

@@ -144,9 +144,11 @@ impl Simulator {
             facts.flag("bumped");
         }
         if let Err(e) = self.engine.tick(&facts) {
+            report.over_time |= matches!(e, lockstep_rules::Error::TimeLimit { .. });
             report.warnings.push(format!(
-                "behaviour rules failed in state `{}`: {e}; holding still",
-                self.state
+                "behaviour rules failed in state `{}`: {}; holding still",
+                self.state,
+                self.rules_failure(&e)
             ));
             return (0.0, 0.0);
         }

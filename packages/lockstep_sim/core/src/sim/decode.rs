@@ -92,9 +92,11 @@ impl Simulator {
         facts.add("typecode", [code]);
         self.env_facts(&mut facts);
         if let Err(e) = self.engine.tick(&facts) {
+            report.over_time |= matches!(e, lockstep_rules::Error::TimeLimit { .. });
+            let why = self.rules_failure(&e);
             report
                 .warnings
-                .push(format!("surface rules failed on typecode {code}: {e}"));
+                .push(format!("surface rules failed on typecode {code}: {why}"));
             return;
         }
         self.read_ground(code, report);
@@ -111,6 +113,11 @@ impl Simulator {
         self.env_facts(&mut extra);
         match SurfaceTable::decode_with(&mut self.decoder, &self.scene, &extra) {
             Ok(table) => self.surfaces = table,
+            Err(crate::Error::Rules(e)) if matches!(e, lockstep_rules::Error::TimeLimit { .. }) => {
+                report.over_time = true;
+                let why = self.rules_failure(&e);
+                report.warnings.push(format!("decoding the scene failed: {why}"));
+            }
             Err(e) => report.warnings.push(format!(
                 "decoding the scene at t={:.2} s failed: {e}",
                 self.time_secs
@@ -186,10 +193,26 @@ impl Simulator {
         Ok(())
     }
 
-    /// A decoder engine for `rules`, and whether they read the simulated time.
-    pub(super) fn decoder_for(rules: &lockstep_rules::RuleSet) -> (Engine, bool) {
+    /// A decoder engine for `rules` (one evaluation stopped after `max_seconds`), and whether they read the
+    /// simulated time.
+    pub(super) fn decoder_for(rules: &lockstep_rules::RuleSet, max_seconds: f64) -> (Engine, bool) {
         let reads_time = rules.predicates().iter().any(|(p, _)| *p == SIM_TIME);
-        (Engine::new(rules.clone()), reads_time)
+        let mut decoder = Engine::new(rules.clone());
+        decoder.set_max_seconds(max_seconds);
+        (decoder, reads_time)
+    }
+
+    /// What a failed evaluation says in a warning: the rule files and the error; for one stopped at its
+    /// time limit, the limit and the setting that sets it.
+    pub(super) fn rules_failure(&self, e: &lockstep_rules::Error) -> String {
+        let files = self.engine.rules().origins().join(", ");
+        match e {
+            lockstep_rules::Error::TimeLimit { secs } => format!(
+                "{files}: evaluation stopped at its time limit of {secs} s (rules_max_seconds) without reaching \
+                 a fixpoint: a rule probably derives values without bound (like `p(N + 1) :- p(N).`)"
+            ),
+            other => format!("{files}: {other}"),
+        }
     }
 }
 

@@ -118,7 +118,7 @@ impl Simulator {
     pub fn new(scene: Scene, rules: RuleSet, config: SimConfig) -> Result<Self> {
         config.validate()?;
         let PreparedWorld { scene, rules } = PreparedWorld::new(scene, rules, config.mode)?;
-        let (mut decoder, reads_time) = Simulator::decoder_for(&rules);
+        let (mut decoder, reads_time) = Simulator::decoder_for(&rules, config.rules_max_seconds);
         let mut at_start = Facts::new();
         at_start.add(decode::SIM_TIME, [0.0]);
         let surfaces = SurfaceTable::decode_with(&mut decoder, &scene, &at_start)?;
@@ -133,6 +133,8 @@ impl Simulator {
         let mut engine = Engine::new(rules);
         // A rule that generates values without bound must fail one tick quickly, not eat the memory.
         engine.set_max_tuples(1_000_000);
+        // ...and a rule that derives one row per round without end must not hold the simulator for ever.
+        engine.set_max_seconds(config.rules_max_seconds);
         let states_visited = Recent::new(config.state_history_depth);
         let mut sim = Simulator {
             noise: Gaussian::new(config.seed),
@@ -227,7 +229,7 @@ impl Simulator {
         let PreparedWorld { scene, rules } = world;
         check_contract(&rules, self.config.mode)?;
         // Prepared without the simulated time and the outside facts: decoded again with them.
-        let (mut decoder, reads_time) = Simulator::decoder_for(&rules);
+        let (mut decoder, reads_time) = Simulator::decoder_for(&rules, self.config.rules_max_seconds);
         let mut env = Facts::new();
         self.env_facts(&mut env);
         let surfaces = SurfaceTable::decode_with(&mut decoder, &scene, &env)?;

@@ -37,6 +37,9 @@ pub struct StepReport {
     pub slam_sample: bool,
     /// The vehicle hit an obstacle (and did not move this tick).
     pub collided: bool,
+    /// An evaluation of the rules stopped at its time limit ([`SimConfig::rules_max_seconds`]): the step
+    /// took that long, so a loop stepping in real time should let other work run before the next one.
+    pub over_time: bool,
 }
 
 /// What the vehicle's sensors and its navigation report, i.e. the facts of one tick.

@@ -279,14 +279,17 @@ impl<S: Setup> Manager<S> {
         attribute: Attribute,
     ) -> Result<String, String> {
         if let Attribute::Condition { query } = &attribute {
-            super::environment::check_query(query)?;
+            // A syntax error quotes the query: shown clipped.
+            super::environment::check_query(query).map_err(|e| self.echoed(&e))?;
+            // Refused, not added, when its evaluation overruns rules_max_seconds: it would hold the task.
+            (self.env.check_in_time(query))
+                .map_err(|e| format!("condition `{}`: {e}", (self.echo)(query)))?;
         }
+        let what = self.echoed(&format!("{attribute:?}"));
+        let echo = self.echo;
         let task = self.task(id)?;
-        let what = format!("{attribute:?}");
-        let out = task
-            .sched
-            .add_attribute(path, attribute)
-            .map_err(|e| format!("{id}: {e}"))?;
+        let out = (task.sched.add_attribute(path, attribute))
+            .map_err(|e| format!("{id}: {}", echo(&e.to_string())))?;
         self.apply(id, out);
         Ok(format!("{id} {path}: {what} added"))
     }

@@ -60,6 +60,9 @@ fn skip_line(bytes: &[u8], i: usize) -> usize {
         .map_or(bytes.len(), |n| i + n)
 }
 
+/// The default of [`Environment::max_seconds`] (the task manager's parameter `rules_max_seconds`).
+pub const DEFAULT_RULES_MAX_SECONDS: f64 = 1.0;
+
 /// The rule that asks `query`.
 fn rule(query: &str) -> String {
     format!("{HEAD} :- {}.", query.trim().trim_end_matches('.'))
@@ -81,8 +84,8 @@ pub struct Environment {
     facts: String,
     /// Query -> whether it holds, for the facts in force; cleared when they change.
     answers: RefCell<BTreeMap<String, bool>>,
-    /// Problems evaluating a query, reported once each by the node.
-    pub errors: RefCell<Vec<String>>,
+    /// Problems evaluating a query, reported once each by the node: (query, why).
+    pub errors: RefCell<Vec<(String, String)>>,
     /// (Robot, actuator name) -> its action server, fully qualified (as /actuator_states names it).
     pub servers: BTreeMap<(String, String), String>,
     /// Actuator name -> the condition that blocks it (`blocked_by`).
@@ -95,6 +98,8 @@ pub struct Environment {
     draining: BTreeMap<String, Vec<f64>>,
     /// How long a cancelled goal may take to end before its actuator is used again anyway [s].
     pub drain_timeout_s: f64,
+    /// Wall seconds one evaluation of the rules may take (> 0): the manager's loop waits for it.
+    pub max_seconds: f64,
 }
 
 /// An actuator's state as last heard, for ListTasks.
@@ -111,11 +116,14 @@ impl Environment {
     pub fn new(rules: Vec<(String, String)>) -> Self {
         Self {
             rules,
+            max_seconds: DEFAULT_RULES_MAX_SECONDS,
             ..Self::default()
         }
     }
 
-    /// New facts from /task_facts; refused (and the old ones kept) if they do not parse with the rules.
+    /// New facts from /task_facts; refused (and the old ones kept) if they do not parse with the rules, or
+    /// if the rules do not evaluate with them (one that never reaches a fixpoint stops at
+    /// [`Self::max_seconds`]): every condition would fail on them.
     pub fn set_facts(&mut self, text: String) -> Result<(), String> {
         check_nesting(&text, "/task_facts")?;
         for (origin, rules) in &self.rules {
@@ -124,10 +132,46 @@ impl Environment {
         let mut sources: Vec<(&str, &str)> =
             self.rules.iter().map(|(o, t)| (t.as_str(), o.as_str())).collect();
         sources.push((&text, "/task_facts"));
-        RuleSet::parse_sources(&sources).map_err(|e| e.to_string())?;
+        let rules = RuleSet::parse_sources(&sources).map_err(|e| e.to_string())?;
+        let mut engine = Engine::new(rules);
+        engine.set_max_seconds(self.max_seconds);
+        engine.evaluate().map_err(|e| self.failure(&e))?;
         self.facts = text;
         self.answers.borrow_mut().clear();
         Ok(())
+    }
+
+    /// What a failed evaluation says: for one stopped at its time limit, the rule files and the limit.
+    fn failure(&self, e: &lockstep_rules::Error) -> String {
+        match e {
+            lockstep_rules::Error::TimeLimit { secs } => {
+                let files: Vec<&str> = self.rules.iter().map(|(o, _)| o.as_str()).collect();
+                format!(
+                    "evaluation stopped at its time limit of {secs} s (rules_max_seconds) without reaching a \
+                     fixpoint: a rule of {} probably derives values without bound (like `p(N + 1) :- p(N).`)",
+                    files.join(", ")
+                )
+            }
+            other => other.to_string(),
+        }
+    }
+
+    /// Evaluate `query` now (its answer kept for [`Self::holds`]); an evaluation that stops at its time limit
+    /// is an error with the reason (which does not repeat the query). Other errors are reported when the
+    /// condition is evaluated.
+    pub fn check_in_time(&self, query: &str) -> Result<(), String> {
+        if self.answers.borrow().contains_key(query) {
+            return Ok(());
+        }
+        match self.evaluate(query) {
+            Ok(answer) => {
+                self.answers.borrow_mut().insert(query.to_owned(), answer);
+                Ok(())
+            }
+            Err(e @ lockstep_rules::Error::TimeLimit { .. }) => Err(self.failure(&e)),
+            // Other errors are reported (once) when the condition is evaluated, as before.
+            Err(_) => Ok(()),
+        }
     }
 
     /// An actuator's state from /actuator_states, heard at `now`.
@@ -172,16 +216,16 @@ impl Environment {
         self.holds(query).then_some(query.as_str())
     }
 
-    fn evaluate(&self, query: &str) -> Result<bool, String> {
+    fn evaluate(&self, query: &str) -> Result<bool, lockstep_rules::Error> {
         let asked = rule(query);
         let mut sources: Vec<(&str, &str)> =
             self.rules.iter().map(|(o, t)| (t.as_str(), o.as_str())).collect();
         sources.push((&self.facts, "/task_facts"));
         sources.push((&asked, "condition"));
-        let rules = RuleSet::parse_sources(&sources).map_err(|e| e.to_string())?;
-        let mut engine = Engine::new(rules);
-        engine.evaluate().map_err(|e| e.to_string())?;
-        Ok(engine.count(HEAD).map_err(|e| e.to_string())? > 0)
+        let mut engine = Engine::new(RuleSet::parse_sources(&sources)?);
+        engine.set_max_seconds(self.max_seconds);
+        engine.evaluate()?;
+        Ok(engine.count(HEAD)? > 0)
     }
 }
 
@@ -206,7 +250,8 @@ impl Environment {
             return *answer;
         }
         let answer = self.evaluate(query).unwrap_or_else(|e| {
-            self.errors.borrow_mut().push(format!("condition `{query}`: {e}"));
+            let e = self.failure(&e);
+            self.errors.borrow_mut().push((query.to_owned(), e));
             false
         });
         self.answers.borrow_mut().insert(query.to_owned(), answer);
@@ -265,6 +310,43 @@ mod tests {
             "bad facts are refused; the old ones stay"
         );
         assert!(check_query("clear(").is_err());
+    }
+
+    #[test]
+    fn facts_whose_evaluation_overruns_the_limit_are_refused_naming_the_rules_and_the_limit() {
+        let mut env = Environment::new(vec![(
+            "runaway.dl".into(),
+            "runaway(0) :- go.\nrunaway(N + 1) :- runaway(N).\nclear(d) :- dock(d).".into(),
+        )]);
+        env.max_seconds = 0.2;
+        env.set_facts("dock(d).".into()).unwrap();
+        assert!(env.holds("clear(d)"));
+        let started = std::time::Instant::now();
+        let e = env.set_facts("go. dock(d).".into()).unwrap_err();
+        assert!(started.elapsed().as_secs_f64() < 10.0);
+        assert!(
+            e.contains("runaway.dl") && e.contains("time limit of 0.2 s (rules_max_seconds)"),
+            "{e}"
+        );
+        assert!(env.holds("clear(d)"), "the previous facts stay");
+    }
+
+    #[test]
+    fn a_condition_whose_evaluation_overruns_the_limit_is_an_error() {
+        let mut env = Environment::new(vec![(
+            "count.dl".into(),
+            "n(0).\nn(N + 1) :- n(N), N < 500.".into(),
+        )]);
+        env.set_facts(String::new()).unwrap();
+        env.max_seconds = 1e-9;
+        let e = env.check_in_time("n(500)").unwrap_err();
+        assert!(
+            e.starts_with("evaluation stopped at its time limit of 0.000000001 s") && e.contains("count.dl"),
+            "{e}"
+        );
+        env.max_seconds = DEFAULT_RULES_MAX_SECONDS;
+        assert_eq!(env.check_in_time("n(500)"), Ok(()));
+        assert!(env.holds("n(500)"));
     }
 
     #[test]

@@ -16,17 +16,22 @@
 //! - Cancels reach every live actuator goal; a goal not yet accepted is cancelled the moment it is.
 //! - An interrupted navigation is sent again with the route it had left (its last feedback).
 //! - Finished tasks stay listed (ListTasks) until `keep_finished` tasks have finished after them.
+//! - A goal beyond [`limits::MAX_UNFINISHED_TASKS`] unfinished tasks is refused as busy; names and
+//!   parameters past their limits are refused unread, and request text is repeated in log lines and answers
+//!   only as [`Manager::echo`] shows it (clipped).
 
 mod apply;
 pub mod environment;
 pub mod goals;
 mod io;
 mod leaves;
+pub mod limits;
 mod queue;
 pub mod refusals;
 mod restore;
 pub mod task;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -63,6 +68,10 @@ pub struct Manager<S> {
     pub unsaved: bool,
     /// The time of the event being handled [s].
     pub now: f64,
+    /// How request text (and actuators' messages) is repeated in log lines and answers.
+    pub echo: limits::Echo,
+    /// Unfinished tasks at most; a goal beyond them is refused as busy.
+    pub max_unfinished: usize,
     /// What the event being handled asks the node to do.
     out: Vec<Command<S>>,
 }
@@ -92,6 +101,8 @@ impl<S: Setup> Manager<S> {
             journal: false,
             unsaved: false,
             now: 0.0,
+            echo: limits::length_only,
+            max_unfinished: limits::MAX_UNFINISHED_TASKS,
             out: Vec::new(),
         };
         manager.use_setup(setup);
@@ -106,9 +117,10 @@ impl<S: Setup> Manager<S> {
         self.now = now;
         self.event(event);
         self.step();
-        let errors: Vec<String> = self.env.errors.borrow_mut().drain(..).collect();
-        for e in errors {
-            self.log(Level::Warn, e);
+        let errors: Vec<(String, String)> = self.env.errors.borrow_mut().drain(..).collect();
+        for (query, e) in errors {
+            let line = format!("condition `{}`: {}", (self.echo)(&query), (self.echo)(&e));
+            self.log(Level::Warn, line);
         }
         self.save();
         let mut out = std::mem::take(&mut self.out);
@@ -143,24 +155,25 @@ impl<S: Setup> Manager<S> {
                 leaf,
                 generation,
                 reason,
-            } => self.leaf_ended(&task, leaf, generation, Err(reason)),
+            } => self.leaf_ended(&task, leaf, generation, Err(self.echoed(&reason))),
             Event::Done {
                 task,
                 leaf,
                 generation,
                 success,
                 message,
-            } => self.leaf_ended(&task, leaf, generation, Ok((success, message))),
+            } => self.leaf_ended(&task, leaf, generation, Ok((success, self.echoed(&message)))),
             Event::Pause {
                 request,
                 task,
                 reason,
             } => {
-                let answer = self.pause(&task, &reason);
+                let reason = self.echoed(&reason);
+                let answer = limits::check_task_id(&task).and_then(|()| self.pause(&task, &reason));
                 self.reply(request, answer);
             }
             Event::Resume { request, task } => {
-                let answer = self.resume(&task);
+                let answer = limits::check_task_id(&task).and_then(|()| self.resume(&task));
                 self.reply(request, answer);
             }
             Event::AddAttribute {
@@ -173,13 +186,15 @@ impl<S: Setup> Manager<S> {
                 let listing = self.listing();
                 self.out.push(Command::Listed { request, listing });
             }
-            Event::PauseFailed { task, leaf, reason } => self.pause_failed(&task, leaf, &reason),
+            Event::PauseFailed { task, leaf, reason } => {
+                self.pause_failed(&task, leaf, &self.echoed(&reason))
+            }
             Event::Recovered {
                 task,
                 path,
                 outcome,
                 reason,
-            } => self.recovered(&task, &path, outcome, &reason),
+            } => self.recovered(&task, &path, outcome, &self.echoed(&reason)),
             Event::Reload { request, setup } => self.reload(request, setup),
             Event::Facts(text) => self.facts(text),
             Event::ActuatorState {
@@ -192,7 +207,9 @@ impl<S: Setup> Manager<S> {
         }
     }
 
-    /// AddAttribute: the attribute as requested, added at `path` of `task`; the answer says how it went.
+    /// AddAttribute: the attribute as requested, added at `path` of `task`; the answer says how it went (the
+    /// request's text in it as [`Self::echo`] shows it; an interrupt's reason is kept so, and a kind is
+    /// judged so: no kind is long).
     fn add_attribute_request(
         &mut self,
         request: RequestId,
@@ -200,7 +217,14 @@ impl<S: Setup> Manager<S> {
         path: &str,
         attribute: &AttributeRequest,
     ) {
-        let answer = goals::attribute(attribute).and_then(|a| self.add_attribute(task, path, a));
+        let attribute = AttributeRequest {
+            kind: self.echoed(&attribute.kind),
+            reason: self.echoed(&attribute.reason),
+            ..attribute.clone()
+        };
+        let answer = limits::check_task_id(task)
+            .and_then(|()| goals::attribute(&attribute))
+            .and_then(|a| self.add_attribute(task, path, a));
         self.reply(request, answer);
     }
 
@@ -219,7 +243,7 @@ impl<S: Setup> Manager<S> {
     /// previous ones stay.
     fn facts(&mut self, text: String) {
         if let Err(e) = self.env.set_facts(text) {
-            let reason = format!("{e}; the previous facts stay");
+            let reason = format!("{}; the previous facts stay", (self.echo)(&e));
             if let Some(line) = self.refused_facts.refused(&reason, self.now) {
                 self.log(Level::Warn, line);
             }
@@ -241,6 +265,11 @@ impl<S: Setup> Manager<S> {
         self.setup = setup;
     }
 
+    /// `text` as [`Self::echo`] shows it.
+    pub(crate) fn echoed(&self, text: &str) -> String {
+        (self.echo)(text).into_owned()
+    }
+
     pub(crate) fn log(&mut self, level: Level, text: String) {
         self.out.push(Command::Log(level, text));
     }
@@ -260,10 +289,22 @@ impl<S: Setup> Manager<S> {
         }
     }
 
+    /// The task `id`, or why there is none (with the first tasks known).
     fn task(&mut self, id: &str) -> Result<&mut Task<S>, String> {
-        let known = self.tasks.keys().cloned().collect::<Vec<_>>().join(", ");
+        if !self.tasks.contains_key(id) {
+            const SHOWN: usize = 10;
+            let mut known: Vec<Cow<str>> = self.tasks.keys().take(SHOWN).map(|k| (self.echo)(k)).collect();
+            if self.tasks.len() > SHOWN {
+                known.push(format!("... ({} in all)", self.tasks.len()).into());
+            }
+            return Err(format!(
+                "no task `{}` (tasks: {})",
+                (self.echo)(id),
+                known.join(", ")
+            ));
+        }
         self.tasks
             .get_mut(id)
-            .ok_or_else(|| format!("no task `{id}` (tasks: {known})"))
+            .ok_or_else(|| format!("no task `{}`", (self.echo)(id)))
     }
 }

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::goals::{decompose, goal_parameters};
 use super::io::{Command, GoalRequest, Level, RequestId, RobotInfo, Setup};
+use super::limits;
 use super::task::{State, Task};
 use super::Manager;
 use crate::fleet::{assign, RobotView, TaskNeeds};
@@ -124,8 +125,12 @@ impl<S: Setup> Manager<S> {
         self.robots.keys().cloned().collect::<Vec<_>>().join(", ")
     }
 
-    /// The goal's robot, its parameters with `robot` and `at` added, and its tree; or why it cannot run.
+    /// The goal's robot, its parameters with `robot` and `at` added, and its tree; or why it cannot run
+    /// (first: whether it is within the limits, and whether the manager can take another task).
     fn judge(&self, wanted: &GoalRequest) -> Result<(Tree, String, String, Params), String> {
+        limits::check_goal(wanted)?;
+        let unfinished = self.tasks.values().filter(|t| !t.is_finished()).count();
+        limits::busy(unfinished, self.max_unfinished)?;
         let mut params = goal_parameters(&wanted.parameters_json)?;
         let (robot, why) = self.choose_robot(&wanted.robot, &params)?;
         params.insert("robot".into(), Value::String(robot.clone()));
@@ -150,8 +155,10 @@ impl<S: Setup> Manager<S> {
             Ok(judged) => judged,
             Err(reason) => {
                 let reason = format!(
-                    "goal {} (task type `{}`): {reason}",
-                    wanted.uuid, wanted.task_type
+                    "goal {} (task type `{}`): {}",
+                    wanted.uuid,
+                    (self.echo)(&wanted.task_type),
+                    (self.echo)(&reason)
                 );
                 if let Some(line) = self.rejected_goals.refused(&reason, self.now) {
                     self.log(Level::Warn, line);

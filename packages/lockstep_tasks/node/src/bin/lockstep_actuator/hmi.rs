@@ -11,6 +11,7 @@ use r2r::std_msgs::msg::String as StringMsg;
 use tokio::sync::{mpsc, Mutex};
 
 use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
+use lockstep_ros::text::echo;
 use lockstep_tasks::sim::prompt::{self, PromptWait};
 
 /// The replies received on `hmi/reply`, in order; a goal takes the first one that came after it started.
@@ -86,7 +87,7 @@ pub async fn run_prompt(
     r2r::log_info!(
         &common.logger,
         "{server}: PROMPT: {} (reply on {}{})",
-        goal.goal.prompt,
+        echo(&goal.goal.prompt),
         replies.topic,
         wait.deadline()
             .map_or(String::new(), |_| format!(", within {timeout_s} s"))
@@ -99,10 +100,14 @@ pub async fn run_prompt(
     let waited = started.elapsed().as_secs_f64();
     let (success, message) = prompt::answer(waited, common.params.fail);
     if success {
-        r2r::log_info!(&common.logger, "{server}: reply `{reply}` {message}");
+        r2r::log_info!(&common.logger, "{server}: reply `{}` {message}", echo(&reply));
         end(&mut goal, End::Succeeded, result(true, message, reply), &common);
     } else {
-        r2r::log_warn!(&common.logger, "{server}: reply `{reply}`: {SIMULATED_FAILURE}");
+        r2r::log_warn!(
+            &common.logger,
+            "{server}: reply `{}`: {SIMULATED_FAILURE}",
+            echo(&reply)
+        );
         end(&mut goal, End::Aborted, result(false, message, reply), &common);
     }
 }

@@ -88,8 +88,9 @@ fn reject<A: Action>(common: &Common, request: ActionServerGoalRequest<A>, reaso
     let uuid = request.uuid;
     r2r::log_warn!(
         &common.logger,
-        "{}: goal {uuid} rejected: {reason}",
-        common.server
+        "{}: goal {uuid} rejected: {}",
+        common.server,
+        lockstep_ros::text::echo(reason)
     );
     if let Err(e) = request.reject() {
         r2r::log_warn!(

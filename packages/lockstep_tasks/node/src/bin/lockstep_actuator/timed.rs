@@ -8,6 +8,7 @@ use lockstep_tasks_node::action_server::{Action, ActionServerGoal};
 use r2r::lockstep_interfaces::action::{Display, Lift, Load, Localize, Roll};
 
 use crate::serve::{accept_cancel, end, next_cancel, Cancels, Common, End, CANCELLED, SIMULATED_FAILURE};
+use lockstep_ros::text::echo;
 use lockstep_tasks::sim::timed::{self, TimedGoal};
 
 /// A timed action type: how to check and describe its goal, and how to build its feedback and result (all
@@ -44,7 +45,7 @@ macro_rules! timed_messages {
 
 impl Timed for Localize::Action {
     fn describe(goal: &Localize::Goal) -> String {
-        format!("localize in map `{}`", goal.map)
+        format!("localize in map `{}`", echo(&goal.map))
     }
     timed_messages!(Localize);
 }
@@ -61,7 +62,7 @@ impl Timed for Lift::Action {
 
 impl Timed for Roll::Action {
     fn describe(goal: &Roll::Goal) -> String {
-        timed::describe_roll(goal.direction, &goal.station)
+        timed::describe_roll(goal.direction, &echo(&goal.station))
     }
     fn check(goal: &Roll::Goal) -> Result<(), String> {
         timed::check_roll(goal.direction)
@@ -71,14 +72,14 @@ impl Timed for Roll::Action {
 
 impl Timed for Load::Action {
     fn describe(goal: &Load::Goal) -> String {
-        format!("load at station `{}`", goal.station)
+        format!("load at station `{}`", echo(&goal.station))
     }
     timed_messages!(Load);
 }
 
 impl Timed for Display::Action {
     fn describe(goal: &Display::Goal) -> String {
-        format!("display `{}`", goal.text)
+        format!("display `{}`", echo(&goal.text))
     }
     timed_messages!(Display);
 }

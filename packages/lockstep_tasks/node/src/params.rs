@@ -1,0 +1,106 @@
+//! The task manager's parameters: what each may hold, and its default.
+
+use lockstep_ros::{Int, ParamRule, ParamRules, Real};
+
+/// Parameters of the task manager; each doc string is what `ros2 param describe` shows.
+#[derive(r2r::RosParams, Debug, Clone)]
+pub struct ManagerParams {
+    /// The task configuration (YAML): levels, templates, parameter rules, attributes, actuators.
+    pub config_file: String,
+    /// Comma-separated Datalog rule files the condition attributes are evaluated over (with task_facts).
+    pub rules_files: String,
+    /// Seconds between two scheduling steps (delays, conditions and time-outs are checked this often;
+    /// actuator outcomes are handled at once).
+    pub step_period_s: f64,
+    /// How long an action waits for its actuator's action server before it fails [s].
+    pub server_wait_s: f64,
+    /// Finished tasks `list_tasks` keeps listing (the most recent ones; older ones are forgotten).
+    pub keep_finished: i64,
+    /// The station map (YAML: stations, lanes with length and speed limit); "" for none. Routes given as
+    /// {from, to} stations are planned on it, shortest by time.
+    pub map_file: String,
+    /// Comma-separated robot names, each a namespace holding its actuators (robot1,robot2); "" for one
+    /// robot whose actuators are in the manager's own namespace.
+    pub robots: String,
+    /// Comma-separated stations the robots start at, in the order of `robots`; "" if unknown.
+    pub start_stations: String,
+    /// Where unfinished tasks are kept across restarts (JSON, rewritten atomically); "" to keep none.
+    pub state_file: String,
+    /// Wall seconds one evaluation of the condition rules (rules_files with task_facts) may take, in (0, 3600]. The manager's loop waits for it (goals and requests are answered after it) and one normally takes milliseconds, so 1 s: a rule that never reaches a fixpoint (`n(X + 1) :- n(X).`) holds the manager at most that long. task_facts whose evaluation overruns it are refused (the previous facts stay), and so is an add_attribute condition; the log names the rule files and the limit.
+    pub rules_max_seconds: f64,
+}
+
+/// What each parameter may hold (`lockstep_ros::ParamRules`).
+const RULES: &[ParamRule] = &[
+    ParamRule::non_empty("config_file"),
+    ParamRule::real("step_period_s", Real::closed(0.001, 60.0, "s")),
+    ParamRule::real("server_wait_s", Real::closed(0.0, 3600.0, "s")),
+    ParamRule::int("keep_finished", Int::closed(0, 1_000_000, "tasks")),
+    ParamRule::real("rules_max_seconds", Real::above(0.0, 3600.0, "s")),
+];
+
+impl ParamRules for ManagerParams {
+    fn param_rules() -> &'static [ParamRule] {
+        RULES
+    }
+}
+
+impl Default for ManagerParams {
+    fn default() -> Self {
+        Self {
+            config_file: "config/tasks/warehouse.yaml".into(),
+            rules_files: String::new(),
+            step_period_s: 0.01,
+            server_wait_s: 5.0,
+            keep_finished: 100,
+            map_file: String::new(),
+            robots: String::new(),
+            start_stations: String::new(),
+            state_file: String::new(),
+            rules_max_seconds: lockstep_tasks::manager::environment::DEFAULT_RULES_MAX_SECONDS,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockstep_ros::param_rules::check_all;
+
+    #[test]
+    fn the_defaults_pass_the_rules_and_bad_values_are_refused_with_the_range() {
+        assert_eq!(check_all(&mut ManagerParams::default()), Ok(()));
+        for (p, reason) in [
+            (
+                ManagerParams {
+                    step_period_s: 1e-300,
+                    ..ManagerParams::default()
+                },
+                "parameter 'step_period_s' = 1e-300: must be finite and in [0.001, 60] s",
+            ),
+            (
+                ManagerParams {
+                    server_wait_s: f64::NAN,
+                    ..ManagerParams::default()
+                },
+                "parameter 'server_wait_s' = NaN: must be finite and in [0, 3600] s",
+            ),
+            (
+                ManagerParams {
+                    keep_finished: -1,
+                    ..ManagerParams::default()
+                },
+                "parameter 'keep_finished' = -1: must be an integer in [0, 1000000] tasks",
+            ),
+            (
+                ManagerParams {
+                    rules_max_seconds: 0.0,
+                    ..ManagerParams::default()
+                },
+                "parameter 'rules_max_seconds' = 0: must be finite and in (0, 3600] s",
+            ),
+        ] {
+            assert_eq!(check_all(&mut p.clone()).err().as_deref(), Some(reason));
+        }
+    }
+}
