@@ -68,3 +68,42 @@ def test_a_special_file_is_refused_at_once_naming_it(place, name, special):
     assert run.returncode not in (0, 101) and run.returncode > 0, (args, run.returncode, run.stderr)
     assert "panicked" not in run.stderr and 1 <= len(lines) <= 3, run.stderr
     assert any(Path(path).name in line for line in lines), run.stderr
+
+
+# Node parameters naming a file, and the good values of the node's other required files.
+NODE_FILES = {
+    ("lockstep_task_manager", "config_file"): {},
+    ("lockstep_task_manager", "rules_files"): {"config_file": "TASKS"},
+    ("lockstep_task_manager", "map_file"): {"config_file": "TASKS"},
+    ("lockstep_task_manager", "state_file"): {"config_file": "TASKS"},
+    ("lockstep_sim_node", "scene_file"): {"rule_files": str(REPO / "config/rules/behaviour.dl")},
+    ("lockstep_sim_node", "rule_files"): {"scene_file": str(REPO / "config/scenes/warehouse.scene")},
+    ("lockstep_sim_node", "drive_script"): {"scene_file": str(REPO / "config/scenes/warehouse.scene"),
+                                            "rule_files": str(REPO / "config/rules/behaviour.dl"),
+                                            "mode": "commanded"},
+    ("lockstep_interpolation_player", "limits_file"): {"roots": "/tmp"},
+}
+
+
+@pytest.mark.parametrize("node,parameter", sorted(NODE_FILES), ids=lambda v: v)
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_node_given_a_special_file_refuses_to_start_in_one_line(place, node, parameter, special):
+    from lockstep_testing.harness import allocate_domain_id, binary, release_domain_id
+
+    path = special if special.startswith("/") else str(place / special)
+    params = {k: (str(REPO / "config/tasks/warehouse.yaml") if v == "TASKS" else v)
+              for k, v in NODE_FILES[node, parameter].items()}
+    params[parameter] = path
+    args = [str(binary(node)), "--ros-args"] + [a for k, v in params.items() for a in ("-p", f"{k}:={v}")]
+    domain = allocate_domain_id()
+    try:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain), RUST_BACKTRACE="1")
+        try:
+            run = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{node} with {parameter}:={path} neither started refusing it nor ended")
+    finally:
+        release_domain_id(domain)
+    lines = [line for line in run.stderr.splitlines() if line.strip() and "[INFO]" not in line]
+    assert run.returncode == 1 and len(lines) == 1, (run.returncode, run.stderr)
+    assert str(path) in lines[0] and "not a regular file" in lines[0], lines[0]

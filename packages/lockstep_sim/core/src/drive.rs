@@ -28,6 +28,9 @@ pub struct DriveScript {
     duration_secs: f64,
 }
 
+/// The largest drive script read.
+const MAX_SCRIPT_BYTES: u64 = 16 << 20;
+
 impl DriveScript {
     /// Parses a script; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
@@ -93,11 +96,12 @@ impl DriveScript {
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::DriveScript {
-            origin: origin.clone(),
-            line: 0,
-            message: format!("cannot read: {e}"),
-        })?;
+        let text =
+            lockstep_ranges::file::read_text(path, MAX_SCRIPT_BYTES).map_err(|e| Error::DriveScript {
+                origin: origin.clone(),
+                line: 0,
+                message: format!("cannot read: {e}"),
+            })?;
         Self::parse(&text, &origin)
     }
 

@@ -29,13 +29,17 @@ pub struct Scene {
     positions: Vec<(usize, usize)>,
 }
 
+/// The largest scene file read.
+const MAX_SCENE_BYTES: u64 = 16 << 20;
+
 impl Scene {
     /// Reads and parses a scene file; diagnostics name the path.
     pub fn load(path: impl AsRef<Path>) -> Result<Scene> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        // Only a regular file: a FIFO would block the read, `/dev/zero` never end.
+        let text = lockstep_ranges::file::read_text(path, MAX_SCENE_BYTES).map_err(|e| Error::Io {
             path: path.to_path_buf(),
-            source,
+            source: std::io::Error::other(e),
         })?;
         Scene::parse(&text, &path.display().to_string())
     }

@@ -48,7 +48,9 @@ impl Config {
     /// Read and check a configuration file.
     pub fn read(path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        // Only a regular file, of at most a station map's size: a FIFO would block, `/dev/zero` never end.
+        let max = crate::map::MAX_FILE_BYTES as u64;
+        let text = lockstep_ranges::file::read_text(path, max).map_err(|e| ConfigError {
             file: file.clone(),
             line: None,
             key: ".".into(),

@@ -149,7 +149,9 @@ impl StationMap {
             key: ".".into(),
             reason,
         };
-        // At most one byte over the limit is read: a file that never ends (a pipe, a device) stops there too.
+        // Only a regular file (a FIFO would block the open, a device never end), read up to one byte over the
+        // limit so that the size error below names it.
+        lockstep_ranges::file::check_regular(path, u64::MAX).map_err(|e| whole(e.to_string()))?;
         let mut text = String::new();
         std::fs::File::open(path)
             .and_then(|f| f.take(MAX_FILE_BYTES as u64 + 1).read_to_string(&mut text))

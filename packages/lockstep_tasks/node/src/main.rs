@@ -60,6 +60,9 @@ use services::serve;
 /// Inputs the manager's loop handles together at most, before it answers them (and lets the node spin).
 const INPUTS_AT_ONCE: usize = 100;
 
+/// The largest rule file read.
+const MAX_RULES_FILE_BYTES: u64 = 16 << 20;
+
 fn main() -> std::process::ExitCode {
     lockstep_ros::exit_status("lockstep_task_manager", run())
 }
@@ -113,7 +116,8 @@ fn start(node: &SharedNode) -> anyhow::Result<Start> {
     let loaded = Rc::new(Loaded::load(node, &config_path, &robots)?);
     let mut rules = Vec::new();
     for file in lockstep_ros::param_list(&p.rules_files) {
-        let text = std::fs::read_to_string(&file).with_context(|| format!("rules_files: reading {file}"))?;
+        let text = lockstep_ranges::file::read_text(std::path::Path::new(&file), MAX_RULES_FILE_BYTES)
+            .with_context(|| format!("rules_files: reading {file}"))?;
         rules.push((file, text));
     }
     let mut env = Environment::new(rules);
