@@ -1,7 +1,8 @@
 """The interpolation player against hostile requests: a goal naming a FIFO under its roots (opening one waits
 for a writer: the goal never ended and the node stopped answering) and a storm of 1,000 pause / resume /
 set_speed requests in one second (requests beyond what the node can plan soon are refused at once as busy,
-instead of queued without end or lost)."""
+instead of queued without end or lost), and a goal path of a megabyte (refused; the log and the answer repeat
+only its first 200 characters)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,18 @@ def test_a_fifo_under_the_roots_is_refused_and_the_node_keeps_answering(ros, tmp
     assert not result.valid and "not a regular file" in result.message, result.message
     answer = ros.call(SetSpeed, "/set_speed", SetSpeed.Request(speed_factor=0.5))
     assert not answer.success and "nothing is playing" in answer.message, answer
+    assert player.stop() == 0 and mock.stop() == 0
+
+
+def test_a_goal_path_of_a_megabyte_is_refused_without_echoing_it(ros, tmp_path):
+    root, mock, player, alarms, states, client = start(ros, tmp_path)
+    log_before = len(player.log())
+    for path in ("x" * 1_000_000, "moves/" + "y" * 300 + ".csv"):
+        result = ros.result(ros.send_goal(client, goal(path)), timeout=30).result
+        assert not result.valid and 0 < len(result.message) < 1000, result.message[:2000]
+        assert "bytes in all)" in result.message, result.message
+    ros.wait_until(lambda: player.log().count("bytes in all)") >= 2, 30, "the refusals logged", proc=player)
+    assert len(player.log()) - log_before < 4000, "the log repeats the path"
     assert player.stop() == 0 and mock.stop() == 0
 
 

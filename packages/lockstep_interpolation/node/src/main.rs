@@ -219,7 +219,13 @@ async fn serve_goals(
             Err(e) => Some((goal, format!("{e:#}"))),
         };
         if let Some((mut goal, reason)) = refused {
-            r2r::log_warn!(&config.logger, "goal {}: {reason}", wanted.path);
+            // The path is the user's text: at most its first 200 characters go back, in the log and the answer.
+            let path = lockstep_ros::text::echo(&wanted.path);
+            let reason = match &path {
+                std::borrow::Cow::Owned(clipped) => reason.replace(wanted.path.as_str(), clipped),
+                std::borrow::Cow::Borrowed(_) => reason,
+            };
+            r2r::log_warn!(&config.logger, "goal {path}: {reason}");
             let _ = goal.abort(MovePlay::Result {
                 message: reason,
                 ..Default::default()
