@@ -43,7 +43,7 @@ if [ "$pytest_only" = 0 ]; then
     # and whether CONTRIBUTING.md's generated dependency graphs are up to date (circles, graphs and our own
     # crates' duplicated dependencies fail the step; the rest is printed).
     step "code shape (scripts/metrics)"
-    python3 scripts/metrics --contributing CONTRIBUTING.md --check circles,graphs,deps
+    python3 scripts/metrics --contributing CONTRIBUTING.md --check circles,layout,node-files,graphs,deps
 
     step "cargo clippy"
     cargo clippy --workspace --all-targets --all-features -- -D warnings

@@ -6,8 +6,9 @@ with --check).
     python3 scripts/metrics [--repo DIR] [--check KINDS] [--contributing CONTRIBUTING.md [--write]] [--top N]
 
 --check KINDS exits 1 when a limit of one of those kinds is broken (comma-separated, or `all`): `circles`
-(modules of one crate that import each other), `node-files` (a node file over 400 lines), `functions` (a
-function over 80 lines), `layers` (a package whose node layer has half the lines of its core or more),
+(modules of one crate, or of one Python package under packages/, that import each other), `node-files` (a node file over 400 lines), `functions` (a
+function over 80 lines), `layers` (a package whose node layer has half the lines of its core or more), `layout` (a crate without ROS whose
+folder lies inside the folder of a crate that links ROS),
 `graphs` (the graphs section of --contributing is not up to date), `deps` (the workspace's own crates use two versions of
 one crate; versions that only other crates bring are listed, not counted). Lines are physical lines of src/ files
 outside their `#[cfg(test)]` modules.
@@ -18,6 +19,7 @@ import sys
 from pathlib import Path
 
 import graphs
+import python_source
 import rust_source
 import workspace
 
@@ -30,7 +32,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(prog="python3 scripts/metrics", description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", default="", metavar="KINDS",
                     help="exit 1 when a limit of these kinds is broken: circles, node-files, functions, layers, "
-                         "graphs, deps, or all")
+                         "layout, graphs, deps, or all")
     ap.add_argument("--contributing", type=Path, help="the CONTRIBUTING.md whose graphs section to compare")
     ap.add_argument("--write", action="store_true", help="write the graphs section into --contributing")
     ap.add_argument("--top", type=int, default=10, help="how many of the longest functions to list")
@@ -84,6 +86,19 @@ def main() -> int:
                     print(f"      {rel(a)} -> {rel(b)}: {', '.join(names[:6])}")
         broken.append(("circles", f"circle in {crate.name}"))
 
+    py_groups = [(folder, g) for folder, graph in python_source.packages(repo)
+                 for g in workspace.strongly_connected(graph)]
+    print(f"\nimport circles inside a Python package: {len(py_groups)}")
+    for folder, group in py_groups:
+        print(f"  {rel(folder)}: " + ", ".join(str(rel(p)) for p in group))
+        broken.append(("circles", f"circle in {rel(folder)}"))
+
+    nested = workspace.nested_in_ros(crates)
+    print(f"\npure crates inside the folder of a crate that links ROS: {len(nested)}")
+    for pure, ros in nested:
+        print(f"  {pure} inside {ros}")
+        broken.append(("layout", f"{pure} lies inside {ros}'s folder"))
+
     dups = workspace.duplicates(repo)
     print(f"\ncrates with more than one version in Cargo.lock: {len(dups)} (who depends on each version; "
           "`*`: our crates use more than one)")
@@ -106,7 +121,7 @@ def main() -> int:
         else:
             print(f"\nthe graphs section of {args.contributing} is up to date")
 
-    kinds = {"circles", "node-files", "functions", "layers", "graphs", "deps"}
+    kinds = {"circles", "node-files", "functions", "layers", "layout", "graphs", "deps"}
     checked = kinds if args.check == "all" else {k for k in args.check.split(",") if k}
     if checked - kinds:
         ap.error(f"--check: unknown kind(s) {', '.join(sorted(checked - kinds))} (known: {', '.join(sorted(kinds))})")

@@ -23,6 +23,7 @@ class Crate:
     package: str  # the ROS package (the folder under packages/), or the crate's folder elsewhere
     ros: bool  # depends on r2r: a node layer
     deps: list  # workspace crates it depends on (normal dependencies)
+    dep_folders: list = field(default_factory=list)  # folders of its path dependencies (members or not)
     files: list = field(default_factory=list)
     imports: dict = field(default_factory=dict)  # file path -> {file path: sorted names}
 
@@ -36,16 +37,17 @@ def load(repo: Path) -> list:
     crates = []
     for member, manifest in manifests.items():
         deps = manifest.get("dependencies", {})
-        local = []
+        local, folders = [], []
         for dep, spec in deps.items():
             spec = shared.get(dep, {}) if isinstance(spec, dict) and spec.get("workspace") else spec
             if isinstance(spec, dict) and "path" in spec:
                 base = repo if spec is shared.get(dep) else repo / member
                 folder = str((base / spec["path"]).resolve().relative_to(repo.resolve()))
                 local.append(by_folder.get(folder, dep))
+                folders.append(repo / folder)
         parts = Path(member).parts
         crate = Crate(names[member], repo / member, parts[1] if parts[0] == "packages" else member,
-                      "r2r" in deps, sorted(local))
+                      "r2r" in deps, sorted(local), sorted(folders))
         crate.files = list(_sources(crate.folder / "src"))
         crate.imports = _imports(crate.files)
         crates.append(crate)
@@ -119,7 +121,11 @@ def _imports(files: list) -> dict:
 
 def circles(crate: Crate) -> list:
     """The strongly connected groups of two or more files (Tarjan), each sorted, the list sorted."""
-    graph = {f.path: sorted(crate.imports.get(f.path, {})) for f in crate.files}
+    return strongly_connected({f.path: sorted(crate.imports.get(f.path, {})) for f in crate.files})
+
+
+def strongly_connected(graph: dict) -> list:
+    """The groups of two or more nodes of `graph` (node -> nodes it points to) that reach each other."""
     index, low, stack, on_stack, groups = {}, {}, [], set(), []
 
     def visit(v):
@@ -147,6 +153,16 @@ def circles(crate: Crate) -> list:
         if v not in index:
             visit(v)
     return sorted(groups)
+
+
+def nested_in_ros(crates: list) -> list:
+    """Pure crates whose folder lies inside the folder of a crate that links ROS: a core that builds without ROS
+    must not live, or be reached through a path, under a ROS package's crate."""
+    ros = [c for c in crates if c.ros]
+    folders = {c.folder: c.name for c in crates if not c.ros}
+    folders.update({f: f"{f.name} (a path dependency of {c.name})" for c in crates if not c.ros
+                    for f in c.dep_folders if f not in {d.folder for d in crates}})
+    return sorted((name, r.name) for folder, name in folders.items() for r in ros if r.folder in folder.parents)
 
 
 def lines(files: list) -> int:

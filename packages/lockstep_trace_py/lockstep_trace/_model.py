@@ -20,6 +20,8 @@ from lockstep_trace._cdr import digest
 EXTERNAL_MODULE = ""
 
 NS_PER_SEC = 1_000_000_000
+#: The attribute `compute` sets on the callbacks it marks (read by the step server to find what to run).
+COMPUTE_MARK = "__lockstep_compute__"
 _U32_MAX = 2**32 - 1
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 

@@ -20,7 +20,8 @@ from rcl_interfaces.msg import ParameterDescriptor
 
 from lockstep_trace._cdr import canonical_cdr, message_digest
 from lockstep_trace._matcher import HeaderMatcher
-from lockstep_trace._model import Tracer, component, external_header, module_name, now_ns
+from lockstep_trace._model import COMPUTE_MARK, Tracer, component, external_header, module_name, now_ns
+from lockstep_trace._step import StepServer
 
 #: Suffix of the sidecar topic that carries a channel's headers.
 HEADER_TOPIC_SUFFIX = "/lockstep_header"
@@ -32,8 +33,6 @@ STEP_MODE_PARAMETER = "lockstep_step_mode"
 DEFAULT_HEADER_TIMEOUT_SEC = 0.2
 #: Messages per input channel a module in step mode keeps to find a grant's inputs in.
 RECENT_DEPTH = 256
-#: The attribute `compute` sets on the callbacks it marks.
-COMPUTE_MARK = "__lockstep_compute__"
 
 #: Headers: reliable and deep enough that a recorder catching up on a burst still gets every one.
 HEADER_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE,
@@ -95,7 +94,6 @@ class Lockstep:
         self.step_mode = node.get_parameter(STEP_MODE_PARAMETER).value is True
         self.steps = None
         if self.step_mode:
-            from lockstep_trace._step import StepServer
             self.steps = StepServer(self)
 
     @property

@@ -19,8 +19,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.task import Future
 
 from lockstep_trace._cdr import canonical_cdr, digest
-from lockstep_trace._model import copy_header, time_to_ns
-from lockstep_trace._node import COMPUTE_MARK
+from lockstep_trace._model import COMPUTE_MARK, copy_header, time_to_ns
 
 #: The step service of a node, relative to it.
 STEP_SERVICE = "~/lockstep/step"

@@ -33,6 +33,7 @@
 //! changes), [`watch`] (reload and file watching), [`sim_loop`] (the paced simulation loop; the pacing itself
 //! is `lockstep_sim::Pacer`).
 
+mod config;
 mod inputs;
 mod messages;
 mod params;
@@ -53,7 +54,8 @@ use r2r::lockstep_interfaces::srv::SetDestination;
 use r2r::std_msgs::msg::String as StringMsg;
 use r2r::std_srvs::srv::Trigger;
 
-use params::{rule_paths, SimParams, Statics};
+use config::Statics;
+use params::{rule_paths, SimParams};
 use publish::Publishers;
 use shared::{Shared, SharedSim};
 use watch::Reloader;

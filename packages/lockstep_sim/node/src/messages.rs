@@ -12,7 +12,7 @@ use r2r::sensor_msgs::msg::{JointState, Range};
 use r2r::std_msgs::msg::{ColorRGBA, Header};
 use r2r::visualization_msgs::msg::{Marker, MarkerArray};
 
-use crate::params::Statics;
+use crate::config::Statics;
 
 fn header(secs: f64, frame: &str) -> Header {
     Header {

@@ -12,8 +12,8 @@ use r2r::sensor_msgs::msg::{JointState, Range};
 use r2r::visualization_msgs::msg::MarkerArray;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::config::Statics;
 use crate::messages;
-use crate::params::Statics;
 
 /// Where a message goes; `r2r::Publisher` in the node, a fake in tests.
 pub trait Sink<T> {

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use lockstep_ros::Guarded;
 use lockstep_sim::{DriveStep, Every, Pacer, WarningThrottle};
 
-use crate::params::{SimParams, Statics};
+use crate::config::Statics;
+use crate::params::SimParams;
 use crate::publish::Publishers;
 use crate::shared::{Shared, SharedSim};
 

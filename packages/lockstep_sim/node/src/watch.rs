@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use futures::future;
 use lockstep_sim::{stamps, Mode, PreparedWorld, Stamps, WatchedFiles};
 
-use crate::params::Statics;
+use crate::config::Statics;
 use crate::shared::SharedSim;
 
 /// Reloads the node's files into its simulator.

@@ -81,17 +81,23 @@ impl Real {
     }
 }
 
-/// `finite and in [0.05, 5] m`.
+/// `finite and in [0.05, 5] m`; an end at the largest finite number or beyond is unbounded and written
+/// `...` (`[0, ...]`), not as the 309 digits of `f64::MAX`. `{:#}` writes the interval alone: `[0.05, 5]`.
 impl fmt::Display for Real {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let open = if self.min_exclusive { '(' } else { '[' };
-        write!(
-            f,
-            "finite and in {open}{}, {}]",
-            number(self.min),
-            number(self.max)
-        )?;
-        if !self.unit.is_empty() {
+        let end = |value: f64| {
+            if value.abs() >= f64::MAX {
+                "...".to_owned()
+            } else {
+                number(value)
+            }
+        };
+        if !f.alternate() {
+            f.write_str("finite and in ")?;
+        }
+        write!(f, "{open}{}, {}]", end(self.min), end(self.max))?;
+        if !self.unit.is_empty() && !f.alternate() {
             write!(f, " {}", self.unit)?;
         }
         Ok(())
@@ -247,6 +253,25 @@ mod tests {
         assert_eq!(
             count.check(0).unwrap_err().to_string(),
             "0 is out of range: must be an integer in [1, 1000] points"
+        );
+    }
+
+    #[test]
+    fn unbounded_ends_are_written_as_dots_not_as_300_digits() {
+        let any_size = Real::closed(0.0, f64::MAX, "");
+        assert_eq!(
+            any_size.check(-1.0).unwrap_err().to_string(),
+            "-1 is out of range: must be finite and in [0, ...]"
+        );
+        assert_eq!(
+            Real::above(f64::NEG_INFINITY, f64::INFINITY, "m").to_string(),
+            "finite and in (..., ...] m"
+        );
+        assert_eq!(format!("{any_size:#}"), "[0, ...]", "the interval alone");
+        assert_eq!(format!("{:#}", PERIOD), "(0, 3600]");
+        assert_eq!(
+            format!("{:#}", Real::closed(-1e-300, 1e20, "")),
+            "[-1e-300, 1e20]"
         );
     }
 
