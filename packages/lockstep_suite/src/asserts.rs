@@ -1,6 +1,8 @@
 //! Assertions over a case's outputs: every numeric field of every output becomes a fact
-//! `<channel>(T, "field.path", V)` (channel `/robot1/cmd_vel` -> predicate `robot1_cmd_vel`, T the log time
-//! of the output's dependency header in nanoseconds, one per output), the suite's rules run over them, and every `violation` row fails the case.
+//! `<channel>(T, "field.path", V)` (channel `/robot1/cmd_vel` -> predicate `robot1_cmd_vel`, T the output's
+//! log time in nanoseconds: that of its data message, the time the bag tools show for it, not that of its
+//! dependency header logged after it), the suite's rules run over them, and every `violation` row fails the
+//! case.
 
 use lockstep_replay::lockstep::Recording;
 use lockstep_rules::{Engine, Facts, RuleSet, Value};
@@ -48,8 +50,8 @@ pub fn violations(rules: &[(String, String)], new: &Recording) -> Result<Vec<Str
             continue;
         };
         let Ok(value) = schema.decode(&data) else { continue };
-        // The header's log time: one per output (equal messages share their data's first log time).
-        let t = Value::from(i64::try_from(frame.header_log_time_ns).unwrap_or(i64::MAX));
+        // The data message's log time (the output's header is logged a little later).
+        let t = Value::from(i64::try_from(new.data_log_time_ns(frame)).unwrap_or(i64::MAX));
         let name = predicate(channel);
         for (path, x) in value.numeric_leaves() {
             facts.add(&name, [t, Value::from(path), Value::from(x)]);

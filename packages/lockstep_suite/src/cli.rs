@@ -41,6 +41,12 @@ pub struct TestArgs {
     /// Also write the JUnit XML here (for `colcon test-result` and CI systems that look in one place).
     #[arg(long)]
     pub junit: Option<PathBuf>,
+    /// Fail a case whose replay skipped recorded frames (frames it could not replay, e.g. because their
+    /// inputs precede the recording, so never compared), naming each channel and how many; without it they
+    /// are warnings of the case (report.json, summary.json, the JUnit XML). The suite file's
+    /// `fail_on_skipped: true` does the same.
+    #[arg(long)]
+    pub fail_on_skipped: bool,
     /// Print the cases and exit without running them.
     #[arg(long)]
     pub list: bool,
@@ -87,6 +93,7 @@ fn run_inner(args: TestArgs) -> Result<ExitCode, Failure> {
         .with_context(|| format!("{}", args.suite.display()))
         .map_err(usage)?;
     let mut suite = Suite::load(&suite_path).map_err(usage)?;
+    suite.replay.fail_on_skipped |= args.fail_on_skipped;
     if let Some(dir) = &args.baseline {
         suite.baseline = Baseline::Run(baseline_dir(dir, "--baseline")?);
     } else if let Baseline::Run(dir) = &suite.baseline {
@@ -146,6 +153,14 @@ fn run_inner(args: TestArgs) -> Result<ExitCode, Failure> {
         summary.duration_s,
         output.join("summary.html").display()
     );
+    if summary.with_warnings > 0 {
+        println!(
+            "{} of {} cases have warnings (frames not replayed, parameters that differ from the recording, ...): \
+             see summary.json",
+            summary.with_warnings,
+            reports.len()
+        );
+    }
     Ok(if summary.failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -228,6 +243,9 @@ fn run_on_ray(
     if let Baseline::Run(dir) = &ctx.suite.baseline {
         extra.push("--baseline".to_owned());
         extra.push(dir.display().to_string());
+    }
+    if ctx.suite.replay.fail_on_skipped {
+        extra.push("--fail-on-skipped".to_owned());
     }
     let ids: Vec<String> = ctx.all.iter().map(|c| c.id.clone()).collect();
     let given_up = crate::ray::run(
@@ -369,10 +387,17 @@ impl Progress {
         let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         let line = match report.reason() {
             None if self.quiet => return,
-            None => format!(
-                "[{n}/{}] {} passed ({:.1} s)",
-                self.total, report.case, report.timings.total_s
-            ),
+            None => {
+                let warned = match report.warnings.as_slice() {
+                    [] => String::new(),
+                    [one] => format!(", warning: {one}"),
+                    [first, ..] => format!(", {} warnings, first: {first}", report.warnings.len()),
+                };
+                format!(
+                    "[{n}/{}] {} passed ({:.1} s){warned}",
+                    self.total, report.case, report.timings.total_s
+                )
+            }
             Some(why) => format!("[{n}/{}] {} FAILED: {why}", self.total, report.case),
         };
         // A case that could not run is an error of the tool (a bad recording, a launch that would not

@@ -20,7 +20,8 @@ pub struct FirstDifference {
     pub sequence_num: u32,
     /// The producing process's epoch.
     pub epoch: u64,
-    /// The frame's log time in the new run, nanoseconds.
+    /// The log time of the frame's data message in the new run, nanoseconds (as recorded: the output bag
+    /// keeps each output at the log time of its recorded data message).
     pub log_time_ns: u64,
     /// The first field out of tolerance (`twist.linear.x`), when the messages could be decoded.
     pub field: Option<String>,
@@ -152,8 +153,8 @@ pub fn compare(
         };
         paired.insert(key(base));
         result.compared += 1;
-        // The header's log time: one per output (equal messages share their data's first log time).
-        let t = frame.header_log_time_ns;
+        // The data message's log time, what the bag tools show for it (its header is logged after it).
+        let t = new.data_log_time_ns(frame);
         if base.header.payload_digest == frame.header.payload_digest {
             result.identical += 1;
             result.over_time.push((t, 0.0));

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::compare::{ChannelResult, Comparison, FirstDifference};
 use crate::error::{Error, Result};
 use crate::plan::Case;
+use crate::replayed::{Findings, ParameterDifference, SkippedFrames};
 
 /// One case's report (`cases/<case>/report.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,8 +36,15 @@ pub struct CaseReport {
     pub channels: BTreeMap<String, ChannelReport>,
     /// `violation(...)` rows of the assertions.
     pub violations: Vec<String>,
-    /// Things worth knowing that do not fail the case.
+    /// Things worth knowing that do not fail the case: frames not replayed (so not compared), parameters
+    /// that differ from the recording, ...
     pub warnings: Vec<String>,
+    /// Per (channel, module): recorded frames the replay could not replay, so never compared.
+    #[serde(default)]
+    pub skipped: Vec<SkippedFrames>,
+    /// Live module parameters whose value differs from the recorded one.
+    #[serde(default)]
+    pub parameter_differences: Vec<ParameterDifference>,
     /// Where the time went.
     pub timings: Timings,
 }
@@ -69,6 +77,10 @@ pub struct ChannelReport {
     pub max_differing_fraction: f64,
     /// Baseline outputs the run did not produce.
     pub baseline_only: u64,
+    /// Of the recorded outputs, those the replay could not replay (counted in `baseline_only` too when the
+    /// recording is the baseline).
+    #[serde(default)]
+    pub skipped: u64,
     /// Outputs the baseline does not have.
     pub new_only: u64,
     /// Outputs that could not be decoded where a tolerance needed their fields.
@@ -99,6 +111,7 @@ impl ChannelReport {
             differing: result.differing,
             max_differing_fraction: result.max_differing_fraction,
             baseline_only: result.baseline_only,
+            skipped: 0,
             new_only: result.new_only,
             undecodable: result.undecodable,
             first_difference: result.first_difference.clone(),
@@ -150,6 +163,8 @@ impl CaseReport {
             channels: BTreeMap::new(),
             violations: Vec::new(),
             warnings: Vec::new(),
+            skipped: Vec::new(),
+            parameter_differences: Vec::new(),
             timings: Timings::default(),
         }
     }
@@ -190,6 +205,9 @@ pub struct Summary {
     pub failed: usize,
     /// Of the failed ones, those that could not run to the end.
     pub errors: usize,
+    /// Cases with warnings (frames not replayed, parameters differing from the recording, ...), passed or not.
+    #[serde(default)]
+    pub with_warnings: usize,
     /// Wall time of the whole run, seconds.
     pub duration_s: f64,
     /// Cases run at once (`--jobs`, or the Ray cluster's).
@@ -211,6 +229,12 @@ pub struct SummaryCase {
     pub passed: bool,
     /// Why not.
     pub reason: Option<String>,
+    /// What the case did not check or found different without failing (its report's `warnings`).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Recorded frames the replay could not replay, so never compared.
+    #[serde(default)]
+    pub skipped_frames: u64,
     /// Seconds.
     pub total_s: f64,
     /// Seconds in the replay.
@@ -230,6 +254,8 @@ impl Summary {
                 variant: r.variant.clone(),
                 passed: r.passed,
                 reason: r.reason(),
+                warnings: r.warnings.clone(),
+                skipped_frames: r.skipped.iter().map(|s| s.frames).sum(),
                 total_s: r.timings.total_s,
                 replay_s: r.timings.replay_s,
                 report: format!("cases/{}/report.json", r.case),
@@ -241,6 +267,7 @@ impl Summary {
             passed,
             failed: cases.len() - passed,
             errors: reports.iter().filter(|r| r.error.is_some()).count(),
+            with_warnings: reports.iter().filter(|r| !r.warnings.is_empty()).count(),
             duration_s,
             parallel,
             cases,
@@ -250,7 +277,9 @@ impl Summary {
 
 /// JUnit XML: one test suite named after the suite file, one test case per case (class name
 /// `<suite>.<variant>`, name the recording's), a failure with the first differing frame and field, an error
-/// for a case that could not run.
+/// for a case that could not run. Each case's warnings are its `<system-out>` (one `warning: ` line each),
+/// and its properties count them (`warnings`, `skipped_frames`, `parameter_differences`), so that a pass
+/// with frames never compared shows as such.
 pub fn junit(suite_name: &str, reports: &[CaseReport]) -> Result<String> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut report = Report::new(format!("lockstep test {suite_name}"));
@@ -282,6 +311,15 @@ pub fn junit(suite_name: &str, reports: &[CaseReport]) -> Result<String> {
         };
         let mut case = TestCase::new(r.case.clone(), status);
         case.set_classname(format!("{suite_name}.{}", r.variant));
+        let skipped: u64 = r.skipped.iter().map(|s| s.frames).sum();
+        case.add_property(("warnings", r.warnings.len().to_string().as_str()));
+        case.add_property(("skipped_frames", skipped.to_string().as_str()));
+        let differences = r.parameter_differences.len().to_string();
+        case.add_property(("parameter_differences", differences.as_str()));
+        if !r.warnings.is_empty() {
+            let lines: Vec<String> = r.warnings.iter().map(|w| format!("warning: {w}\n")).collect();
+            case.set_system_out(lines.concat());
+        }
         case.set_time(std::time::Duration::from_secs_f64(r.timings.total_s.max(0.0)));
         suite.add_test_case(case);
     }
@@ -298,7 +336,8 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// One self-contained page: the cases' table (status, first failure, times) with each case's plot.
+/// One self-contained page: the cases' table (status, first failure, first warning, times) with each case's
+/// plot.
 pub fn html(summary: &Summary) -> String {
     let mut rows = String::new();
     for c in &summary.cases {
@@ -307,13 +346,19 @@ pub fn html(summary: &Summary) -> String {
         } else {
             ("fail", "FAILED")
         };
+        let warnings = match c.warnings.as_slice() {
+            [] => String::new(),
+            [one] => one.clone(),
+            [first, ..] => format!("{first} (and {} more)", c.warnings.len() - 1),
+        };
         rows.push_str(&format!(
             "<tr class=\"{class}\"><td>{case}</td><td>{variant}</td><td>{status}</td><td>{reason}</td>\
-<td>{total:.1}</td><td>{replay:.1}</td><td><a href=\"cases/{case}/report.json\">report</a></td>\
+<td>{warnings}</td><td>{total:.1}</td><td>{replay:.1}</td><td><a href=\"cases/{case}/report.json\">report</a></td>\
 <td><a href=\"cases/{case}/differences.png\"><img src=\"cases/{case}/differences.png\" height=\"80\" alt=\"plot\"></a></td></tr>\n",
             case = escape(&c.case),
             variant = escape(&c.variant),
             reason = escape(c.reason.as_deref().unwrap_or("")),
+            warnings = escape(&warnings),
             total = c.total_s,
             replay = c.replay_s,
         ));
@@ -322,13 +367,48 @@ pub fn html(summary: &Summary) -> String {
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>lockstep test: {suite}</title>\n<style>\
 body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}\
  tr.pass td:nth-child(3){{color:#161}} tr.fail td:nth-child(3){{color:#b11;font-weight:bold}}</style></head>\n<body>\
-<h1>lockstep test: {suite}</h1>\n<p>{passed} passed, {failed} failed ({errors} could not run) in {duration:.1} s, {parallel}.</p>\n\
-<table><tr><th>case</th><th>variant</th><th>status</th><th>first failure</th><th>total [s]</th><th>replay [s]</th><th></th><th>differences</th></tr>\n{rows}</table>\n</body></html>\n",
+<h1>lockstep test: {suite}</h1>\n<p>{passed} passed, {failed} failed ({errors} could not run) in {duration:.1} s, {parallel}; \
+{with_warnings} with warnings.</p>\n\
+<table><tr><th>case</th><th>variant</th><th>status</th><th>first failure</th><th>warnings</th><th>total [s]</th><th>replay [s]</th><th></th><th>differences</th></tr>\n{rows}</table>\n</body></html>\n",
         suite = escape(&summary.suite),
         passed = summary.passed,
         failed = summary.failed,
         errors = summary.errors,
+        with_warnings = summary.with_warnings,
         duration = summary.duration_s,
         parallel = escape(&summary.parallel),
     )
+}
+
+impl CaseReport {
+    /// Records what the replay's report says was not checked as recorded, with a warning each: done as soon
+    /// as the replay ends, so that a case that cannot be compared afterwards still says what was skipped.
+    pub fn note_findings(&mut self, findings: &Findings) {
+        self.skipped = findings.skipped.clone();
+        self.parameter_differences = findings.parameters.clone();
+        (self.warnings).extend(findings.skipped.iter().map(SkippedFrames::warning));
+        (self.warnings).extend(findings.parameters.iter().map(ParameterDifference::warning));
+    }
+
+    /// After the comparison: each compared channel's count of skipped frames, and with `fail_on_skipped` a
+    /// failure naming every channel with frames skipped and how many.
+    pub fn judge_skipped(&mut self, findings: &Findings, fail_on_skipped: bool) {
+        for s in &findings.skipped {
+            if let Some(channel) = self.channels.get_mut(&s.channel) {
+                channel.skipped += s.frames;
+            }
+        }
+        if !fail_on_skipped || findings.skipped.is_empty() {
+            return;
+        }
+        let each: Vec<String> = (findings.skipped.iter())
+            .map(|s| format!("{} of {} ({})", s.frames, s.channel, s.module))
+            .collect();
+        self.passed = false;
+        self.failures.push(format!(
+            "fail_on_skipped: {} frames could not be replayed: {}",
+            findings.skipped_frames(),
+            each.join(", ")
+        ));
+    }
 }

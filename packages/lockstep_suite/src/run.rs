@@ -18,6 +18,7 @@ use crate::compare::Comparison;
 use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::plan::Case;
+use crate::replayed::Findings;
 use crate::report::{channel_reports, CaseReport};
 use crate::suite::{Baseline, Suite};
 
@@ -115,7 +116,8 @@ fn run_in(
     let stop_started = Instant::now();
     let stopped = modules.stop();
     report.timings.stop_s = stop_started.elapsed().as_secs_f64();
-    replayed?;
+    let findings = replayed?;
+    report.note_findings(&findings);
     if let Some(warning) = stopped {
         report.warnings.push(warning);
     }
@@ -129,6 +131,7 @@ fn run_in(
         (None, None) => unreachable!("the recording is kept when it is the baseline"),
     };
     judge_replay(suite, &baseline, &new, dir, report)?;
+    report.judge_skipped(&findings, suite.replay.fail_on_skipped);
     if !nondeterministic.is_empty() {
         report.passed = false;
         report.failures.extend(nondeterministic);
@@ -424,7 +427,15 @@ struct Place<'a> {
     live: &'a [String],
 }
 
-fn replay(suite: &Suite, case: &Case, place: &Place<'_>, modules: &mut Launched, run: u64) -> Result<()> {
+/// Replays run `run` of `case` through the launched `modules`: an error when the replay fails or a module
+/// expected live did not answer; otherwise what its report says was skipped or differs from the recording.
+fn replay(
+    suite: &Suite,
+    case: &Case,
+    place: &Place<'_>,
+    modules: &mut Launched,
+    run: u64,
+) -> Result<Findings> {
     let Place {
         lockstep,
         dir,
@@ -462,7 +473,7 @@ fn replay(suite: &Suite, case: &Case, place: &Place<'_>, modules: &mut Launched,
             modules.log
         )));
     }
-    Ok(())
+    Ok(Findings::of(&value))
 }
 
 /// Replays the case again, runs 2 to `repeat`, each with module processes started afresh (so no state

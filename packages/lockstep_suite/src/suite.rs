@@ -90,6 +90,9 @@ pub struct ReplaySettings {
     pub frames: String,
     /// Replays per case: with more than one, a module whose outputs differ between runs fails the case.
     pub repeat: u64,
+    /// A recorded frame the replay could not replay (its inputs precede the recording, ...) fails the case;
+    /// otherwise it is a warning of the case.
+    pub fail_on_skipped: bool,
 }
 
 /// A suite file, checked.
@@ -193,14 +196,18 @@ impl<'a> Node<'a> {
         Ok(x as u64)
     }
 
+    /// A number within `range` (`f64::MAX` as an end: unbounded, written `...` in the error).
     fn number(&self, range: (f64, f64)) -> Result<f64> {
         let x = match self.value {
             Value::Number(n) => n.as_f64(),
             _ => None,
         }
         .ok_or_else(|| self.err(format!("expected a number, found {}", kind(self.value))))?;
-        if !(x.is_finite() && x >= range.0 && x <= range.1) {
-            return Err(self.err(format!("{x} is out of range [{}, {}]", range.0, range.1)));
+        let range = lockstep_ranges::Real::closed(range.0, range.1, "");
+        if !range.contains(x) {
+            // The value and the range written short (`-1e300 is out of range [0, ...]`).
+            let x = lockstep_ranges::number(x);
+            return Err(self.err(format!("{x} is out of range {range:#}")));
         }
         Ok(x)
     }
@@ -256,6 +263,7 @@ impl Suite {
             discovery_ms: 60_000,
             frames: "all".into(),
             repeat: 1,
+            fail_on_skipped: false,
         };
         let mut expect = BTreeMap::new();
         let mut rules = Vec::new();
@@ -268,6 +276,7 @@ impl Suite {
             "assert",
             "baseline",
             "repeat",
+            "fail_on_skipped",
         ];
         for (key, node) in root.mapping(&top)? {
             match key.as_str() {
@@ -277,6 +286,7 @@ impl Suite {
                 "expect" => expect = parse_expect(&node)?,
                 "assert" => rules = parse_assert(&node, &dir)?,
                 "repeat" => replay.repeat = node.runs()?,
+                "fail_on_skipped" => replay.fail_on_skipped = node.boolean()?,
                 _ => {
                     let text = node.text()?;
                     baseline = if text == "recording" {
@@ -424,10 +434,12 @@ fn existing_file(node: &Node<'_>, dir: &Path) -> Result<PathBuf> {
 }
 
 fn parse_replay(node: &Node<'_>, mut settings: ReplaySettings) -> Result<ReplaySettings> {
-    for (key, child) in node.mapping(&["timeout_ms", "discovery_s", "frames", "repeat"])? {
+    let allowed = ["timeout_ms", "discovery_s", "frames", "repeat", "fail_on_skipped"];
+    for (key, child) in node.mapping(&allowed)? {
         match key.as_str() {
             "timeout_ms" => settings.timeout_ms = child.number((1.0, 3_600_000.0))? as u64,
             "repeat" => settings.repeat = child.runs()?,
+            "fail_on_skipped" => settings.fail_on_skipped = child.boolean()?,
             "discovery_s" => settings.discovery_ms = (child.number((0.0, 3600.0))? * 1000.0) as u64,
             _ => {
                 let frames = child.text()?;

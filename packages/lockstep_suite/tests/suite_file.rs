@@ -171,6 +171,33 @@ fn mistakes_name_the_key_path() {
 }
 
 #[test]
+fn an_unbounded_range_is_written_short_in_the_error() {
+    let got = error(&format!("{MINIMAL}expect: {{/cmd_vel: {{abs_tol: -1}}}}\n"));
+    assert_eq!(got, "expect./cmd_vel.abs_tol: -1 is out of range [0, ...]");
+    let got = error(&format!("{MINIMAL}expect: {{/cmd_vel: {{rel_tol: -1.0e300}}}}\n"));
+    assert_eq!(got, "expect./cmd_vel.rel_tol: -1e300 is out of range [0, ...]");
+    let got = error(&format!("{MINIMAL}replay: {{timeout_ms: 0}}\n"));
+    assert_eq!(got, "replay.timeout_ms: 0 is out of range [1, 3600000]");
+}
+
+#[test]
+fn skipped_frames_fail_a_case_only_when_the_suite_says_so() {
+    let (_dir, file) = workspace();
+    assert!(!Suite::parse(MINIMAL, &file).unwrap().replay.fail_on_skipped);
+    for text in [
+        format!("{MINIMAL}fail_on_skipped: true\n"),
+        format!("{MINIMAL}replay: {{fail_on_skipped: true}}\n"),
+    ] {
+        let suite = Suite::parse(&text, &file).unwrap();
+        assert!(suite.replay.fail_on_skipped, "{text}");
+    }
+    assert_eq!(
+        error(&format!("{MINIMAL}replay: {{fail_on_skipped: 1}}\n")),
+        "replay.fail_on_skipped: expected true or false, found a number"
+    );
+}
+
+#[test]
 fn a_variant_overrides_the_common_arguments() {
     let (_dir, file) = workspace();
     let text = "recordings: [recordings/*]\nmodules:\n  launch: ../../launch/replay_system.launch.xml\n  \

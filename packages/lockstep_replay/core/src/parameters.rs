@@ -8,11 +8,14 @@ use std::collections::BTreeMap;
 use crate::lockstep::Recording;
 
 /// Parameters never compared: they describe how a module runs, not its logic, and differ between a recording
-/// and its replay by design.
+/// and its replay by design (`wait_for_subscribers`: how many readers a module waits for before it takes its
+/// first input, as `ros2 topic pub --wait-matching-subscriptions`; a launch file that records sets it so the
+/// recorder misses no output, a replay has no use for it).
 pub const ALWAYS_IGNORED: &[&str] = &[
     "use_sim_time",
     "lockstep_step_mode",
     "start_type_description_service",
+    "wait_for_subscribers",
 ];
 /// Prefixes of parameter names never compared (QoS overrides are read-only and set at start).
 pub const IGNORED_PREFIXES: &[&str] = &["qos_overrides."];
@@ -169,6 +172,7 @@ mod tests {
         let args = &ignore[..];
         assert!(ignored(args, "m", "use_sim_time"));
         assert!(ignored(args, "m", "qos_overrides./mission.publisher.depth"));
+        assert!(ignored(args, "motion_controller", "wait_for_subscribers"));
         assert!(ignored(args, "mission_planner", "rate_hz"));
         assert!(!ignored(args, "other", "rate_hz"));
         assert!(ignored(args, "other", "processing_delay_ms"));

@@ -28,7 +28,7 @@ use crate::live_parameters::Live;
 pub struct ParameterArgs {
     /// A live module's parameter that differs from the recording (or a live module whose parameters the
     /// recording lacks) is an error, before any frame is replayed, instead of a warning. Never compared:
-    /// use_sim_time, lockstep_step_mode, start_type_description_service, qos_overrides.*.
+    /// use_sim_time, lockstep_step_mode, start_type_description_service, wait_for_subscribers, qos_overrides.*.
     #[arg(long)]
     pub strict_parameters: bool,
     /// Set the recorded values of the differing parameters on the live modules (through
@@ -40,6 +40,22 @@ pub struct ParameterArgs {
     /// (repeatable).
     #[arg(long = "ignore-parameter", value_name = "NAME")]
     pub ignore_parameters: Vec<String>,
+}
+
+impl ParameterArgs {
+    /// The first flag given that needs live modules over DDS (the in-process modules have no parameter
+    /// services to read or set), so that `--in-process` refuses it rather than ignoring it.
+    pub fn in_process_conflict(&self) -> Option<&'static str> {
+        if self.strict_parameters {
+            Some("--strict-parameters")
+        } else if self.apply_recorded_parameters {
+            Some("--apply-recorded-parameters")
+        } else if !self.ignore_parameters.is_empty() {
+            Some("--ignore-parameter")
+        } else {
+            None
+        }
+    }
 }
 
 /// What the recording holds about one module's parameters.

@@ -122,6 +122,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         if let Some((name, _)) = args.new_modules.first() {
             bail!("--new-module {name}: only live modules over DDS can be new (not --in-process)");
         }
+        if let Some(flag) = args.parameters.in_process_conflict() {
+            bail!("{flag}: recorded parameters are compared with live modules over DDS only (not --in-process; set the in-process modules' parameters with -p)");
+        }
         (pipeline_modules(&parse_params(&args.params)?)?, None, None)
     } else {
         let (modules, live, parameters) = connect_live(&args, &recording, &records, &mut options)?;

@@ -214,6 +214,33 @@ impl Recording {
             .contains_key(&format!("{}{module}", super::unmodified::EVENTS_TOPIC_PREFIX))
     }
 
+    /// When the recorder logged the data message of `frame` (the output's log time, what the bag tools show
+    /// for the message): the last message on its channel with its digest logged at or before its header (a
+    /// module publishes the data, then the header, which the recorder logs a little later), looked for among
+    /// the few messages before the header; else the first message with that digest; else the header's log
+    /// time (the data was not recorded).
+    pub fn data_log_time_ns(&self, frame: &Frame) -> u64 {
+        const LOOK_BACK: usize = 64;
+        let Some(channel) = self.channels.get(&frame.header.channel_name) else {
+            return frame.header_log_time_ns;
+        };
+        let end = channel
+            .by_time
+            .partition_point(|&(t, _)| t <= frame.header_log_time_ns);
+        channel.by_time[end.saturating_sub(LOOK_BACK)..end]
+            .iter()
+            .rev()
+            .find(|&&(_, d)| d == frame.header.payload_digest)
+            .map(|&(t, _)| t)
+            .or_else(|| {
+                channel
+                    .by_digest
+                    .get(&frame.header.payload_digest)
+                    .map(|m| m.log_time_ns)
+            })
+            .unwrap_or(frame.header_log_time_ns)
+    }
+
     /// The module writing `channel` in the recorded topology (`None`: an external channel).
     pub fn producer(&self, channel: &str) -> Option<&str> {
         self.topology

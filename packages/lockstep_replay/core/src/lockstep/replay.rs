@@ -253,7 +253,7 @@ fn record_outputs(
             .all(|(r, i)| r.recorded_digest.is_none_or(|d| d == i.payload_digest));
         let new_digest = canonical_digest(recording, &header.channel_name, &data);
         header.payload_digest = new_digest;
-        let data_log_time_ns = data_log_time(recording, frame);
+        let data_log_time_ns = recording.data_log_time_ns(frame);
         inputs.simulated(&header, outcome.outputs.len());
         outcome.outputs.push(Simulated {
             exact: !step.new_module && new_digest == frame.header.payload_digest,
@@ -420,31 +420,6 @@ fn select(
         }
     }
     Ok(chosen)
-}
-
-/// When the recorder logged the data message of `frame`: the last message on its channel with its digest
-/// logged at or before its header (a module publishes the data, then the header), looked for among the
-/// few messages before the header; else the first message with that digest; else the header's log time.
-fn data_log_time(recording: &Recording, frame: &Frame) -> u64 {
-    const LOOK_BACK: usize = 64;
-    let Some(channel) = recording.channels.get(&frame.header.channel_name) else {
-        return frame.header_log_time_ns;
-    };
-    let end = channel
-        .by_time
-        .partition_point(|&(t, _)| t <= frame.header_log_time_ns);
-    channel.by_time[end.saturating_sub(LOOK_BACK)..end]
-        .iter()
-        .rev()
-        .find(|&&(_, d)| d == frame.header.payload_digest)
-        .map(|&(t, _)| t)
-        .or_else(|| {
-            channel
-                .by_digest
-                .get(&frame.header.payload_digest)
-                .map(|m| m.log_time_ns)
-        })
-        .unwrap_or(frame.header_log_time_ns)
 }
 
 /// The digest of `data` on `channel`: of its canonical CDR when the recording holds the channel's
