@@ -172,10 +172,13 @@ fn print_arguments(plan: &Plan) {
     }
 }
 
-/// `--print`: each process's label, environment changes and command line.
+/// `--print`: each process's label, what it waits for, its environment changes and command line.
 fn print_processes(plan: &Plan) {
     for process in &plan.processes {
         println!("# {} ({})", process.label, process.at);
+        for wait in &process.waits {
+            println!("#   waits for {wait}");
+        }
         for (name, value) in &process.env {
             match value {
                 Some(value) => println!("#   env {name}={value}"),
@@ -198,6 +201,9 @@ fn report(outcome: &Outcome) -> anyhow::Result<()> {
         })
         .collect();
     say("INFO", &format!("done: {}", outcome.reason));
+    if let Some(unmet) = &outcome.unmet {
+        bail!("a wait failed: {unmet}");
+    }
     if !failed.is_empty() {
         bail!(
             "{} failed: {}",

@@ -24,6 +24,9 @@ pub enum LaunchError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{}: not well-formed XML: {}", shown(path), one_line(&source.to_string()))]
     Xml { path: PathBuf, source: roxmltree::Error },
+    /// A Python or YAML launch file: only `ros2 launch` runs those.
+    #[error("{}: a {kind} launch file; lockstep launch reads XML launch files only (run this one with ros2 launch)", shown(path))]
+    NotXml { path: PathBuf, kind: &'static str },
     /// A tag `lockstep launch` does not run (a silent skip would start a different system).
     #[error("{at}: <{tag}> is not supported by lockstep launch{hint}")]
     UnsupportedTag { at: Location, tag: String, hint: String },

@@ -7,12 +7,13 @@
 //! `filename`, `anon`. Anything else is an error naming the tag (or attribute, or substitution), the file and
 //! the line. A `launch-prefix` is split as a shell would, and `--trace` preloads the rcl interceptor into
 //! every node ([`prefix`]). [`run`] starts the plan: prefixed output, log files, SIGINT forwarding,
-//! `on_exit="shutdown"`.
+//! `on_exit="shutdown"`, and `<?lockstep wait-for?>`: processes held back until an earlier one prints a line.
 //! A file past one of the bounds of [`limits`] (size, nesting, include cycles, expanded text) is refused with
 //! the place and the limit.
 
 pub mod ament;
 mod error;
+mod gate;
 pub mod limits;
 pub mod plan;
 pub mod prefix;
@@ -26,6 +27,6 @@ pub mod cli;
 
 pub use ament::PackageIndex;
 pub use error::{LaunchError, Location, Result};
-pub use plan::{DeclaredArg, NodeSpec, Output, ParamSource, Plan, ProcessSpec};
+pub use plan::{DeclaredArg, NodeSpec, Output, ParamSource, Plan, ProcessSpec, Wait};
 pub use run::{run, say, sigterm_timeout, Ended, Outcome, RunOptions};
 pub use walk::{parse_arguments, plan_file, LaunchOptions};

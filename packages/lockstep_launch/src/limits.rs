@@ -21,6 +21,8 @@ pub const MAX_COPIED_BYTES: usize = 64 << 20;
 pub const MAX_PROCESSES: usize = 1000;
 /// Longest `--sigterm-timeout`, in seconds.
 pub const MAX_SIGTERM_TIMEOUT_SECS: f64 = 3600.0;
+/// Longest `timeout` of a `<?lockstep wait-for?>`, in seconds.
+pub const MAX_WAIT_SECS: f64 = 3600.0;
 
 /// A byte count as people read it: `16 MiB (16777216 bytes)`.
 pub fn bytes_text(bytes: usize) -> String {

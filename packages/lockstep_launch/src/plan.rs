@@ -2,6 +2,7 @@
 //! exit policy. Reading a file ([`crate::plan_file`]) fills it; [`crate::run`] starts it.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_norway::Value;
 
@@ -55,8 +56,34 @@ pub struct ProcessSpec {
     pub output: Output,
     /// `on_exit="shutdown"`: when it ends, everything is shut down.
     pub shutdown_on_exit: bool,
+    /// What must happen before it starts (`<?lockstep wait-for ...?>` before it in its scope).
+    pub waits: Vec<Wait>,
     /// The element it comes from.
     pub at: Location,
+}
+
+/// A process held back until an earlier one prints a line: `<?lockstep wait-for process="..."
+/// output="..."?>` in a launch file, in the spirit of `ros2 launch`'s `OnProcessIO` event handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Wait {
+    /// The label of the process waited for, declared before the wait.
+    pub process: String,
+    /// A regular expression that a line of that process's output (stdout or stderr) must match.
+    pub output: String,
+    /// How long after that process started the line may take; past it the launch stops with an error.
+    pub timeout: Duration,
+    /// The processing instruction it comes from.
+    pub at: Location,
+}
+
+impl std::fmt::Display for Wait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} to print a line matching `{}` (at most {:?}; {})",
+            self.process, self.output, self.timeout, self.at
+        )
+    }
 }
 
 /// The ROS side of a `<node>`.

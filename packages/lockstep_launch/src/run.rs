@@ -1,7 +1,8 @@
 //! Running a [`Plan`]: every process in its own process group, its output prefixed with its label (coloured
 //! on a terminal) and copied into a log file; SIGINT/SIGTERM to the launcher is forwarded to every process
 //! (a second one escalates to SIGTERM), and when a process marked `on_exit="shutdown"` ends, the rest are
-//! stopped the same way: SIGINT, then SIGTERM after `sigterm_timeout`, then SIGKILL.
+//! stopped the same way: SIGINT, then SIGTERM after `sigterm_timeout`, then SIGKILL. A process with waits
+//! (`<?lockstep wait-for?>`) starts once they are met ([`crate::gate`]); a wait that fails stops everything.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -14,6 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::error::{LaunchError, Result};
+use crate::gate::{Gates, Progress, State, Watch};
 use crate::limits::MAX_SIGTERM_TIMEOUT_SECS;
 use crate::plan::{inline_params_yaml, Output, Plan, ProcessSpec};
 
@@ -51,6 +53,9 @@ impl Ended {
 pub struct Outcome {
     pub reason: String,
     pub ended: Vec<Ended>,
+    /// A wait that failed (its process ended, or its timeout passed, without the line): the launch failed
+    /// even if every process that ran ended well.
+    pub unmet: Option<String>,
 }
 
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
@@ -73,6 +78,9 @@ const COLORS: [&str; 6] = [
 ];
 
 struct Running {
+    /// Its place in the plan.
+    index: usize,
+    started: Instant,
     label: String,
     child: Child,
     readers: Vec<JoinHandle<()>>,
@@ -107,8 +115,9 @@ pub fn say(level: &str, message: &str) {
     let _ = writeln!(err, "[{level}] [launch]: {message}");
 }
 
-/// Starts every process of `plan` and waits until they have all ended.
+/// Starts every process of `plan` (each once its waits are met) and waits until they have all ended.
 pub fn run(plan: &Plan, options: &RunOptions) -> Result<Outcome> {
+    let gates = Gates::new(plan)?;
     std::fs::create_dir_all(&options.log_dir).map_err(|source| LaunchError::Io {
         path: options.log_dir.clone(),
         source,
@@ -118,28 +127,87 @@ pub fn run(plan: &Plan, options: &RunOptions) -> Result<Outcome> {
         &format!("All log files can be found below {}", options.log_dir.display()),
     );
     install_signal_handlers();
-    let params_dir = options.log_dir.join("params");
-    let mut running: Vec<Running> = Vec::new();
-    let mut reason = None;
-    for (index, spec) in plan.processes.iter().enumerate() {
-        if SIGNALS.load(Ordering::SeqCst) > 0 {
-            reason = Some("interrupted while starting".to_string());
-            break;
-        }
-        match start(spec, index, options, &params_dir) {
-            Ok(process) => running.push(process),
-            Err(err) => {
-                say("ERROR", &err.to_string());
-                reason = Some(format!("{} could not start", spec.label));
-                break;
+    let launch = Launch {
+        plan,
+        options,
+        params_dir: options.log_dir.join("params"),
+        gates,
+        running: Vec::new(),
+        pending: (0..plan.processes.len()).collect(),
+        reason: None,
+        unmet: None,
+    };
+    Ok(launch.supervise())
+}
+
+/// One launch while it runs.
+struct Launch<'a> {
+    plan: &'a Plan,
+    options: &'a RunOptions,
+    params_dir: PathBuf,
+    gates: Gates,
+    running: Vec<Running>,
+    /// The plan's indices of the processes not started yet, in order.
+    pending: Vec<usize>,
+    /// Why everything is being stopped, once it is.
+    reason: Option<String>,
+    unmet: Option<String>,
+}
+
+impl Launch<'_> {
+    /// Starts, in order, every process not started yet whose waits are met. A wait that can no longer be met,
+    /// or a process that cannot start, gives the reason to stop everything; nothing more starts then.
+    fn start_ready(&mut self) {
+        let mut i = 0;
+        while i < self.pending.len() && self.reason.is_none() {
+            let index = self.pending[i];
+            let running = &self.running;
+            let progress = |p: usize| progress(running, p);
+            match self.gates.state(index, progress, &mut |note| say("INFO", &note)) {
+                State::Waiting => i += 1,
+                State::Failed(message) => {
+                    say("ERROR", &message);
+                    self.reason = Some(message.clone());
+                    self.unmet = Some(message);
+                }
+                State::Met => {
+                    self.pending.remove(i);
+                    let spec = &self.plan.processes[index];
+                    let watch = self.gates.watch(index);
+                    match start(spec, index, self.options, &self.params_dir, watch) {
+                        Ok(process) => self.running.push(process),
+                        Err(err) => {
+                            say("ERROR", &err.to_string());
+                            self.reason = Some(format!("{} could not start", spec.label));
+                        }
+                    }
+                }
             }
         }
     }
-    let outcome = supervise(running, options, reason);
-    Ok(outcome)
 }
 
-fn start(spec: &ProcessSpec, index: usize, options: &RunOptions, params_dir: &Path) -> Result<Running> {
+/// How far process `index` of the plan has come: a process still to start has not.
+fn progress(running: &[Running], index: usize) -> Progress {
+    match running.iter().find(|r| r.index == index) {
+        Some(r) => Progress {
+            started: Some(r.started),
+            finished: r.ended.is_some() && r.readers.iter().all(JoinHandle::is_finished),
+        },
+        None => Progress {
+            started: None,
+            finished: false,
+        },
+    }
+}
+
+fn start(
+    spec: &ProcessSpec,
+    index: usize,
+    options: &RunOptions,
+    params_dir: &Path,
+    watch: Arc<Watch>,
+) -> Result<Running> {
     let mut written = 0;
     let argv = spec
         .argv(&mut |values| {
@@ -153,6 +221,63 @@ fn start(spec: &ProcessSpec, index: usize, options: &RunOptions, params_dir: &Pa
             path: params_dir.to_path_buf(),
             source,
         })?;
+    let mut child = command(spec, &argv)
+        .spawn()
+        .map_err(|source| LaunchError::Spawn {
+            label: spec.label.clone(),
+            program: argv[0].clone(),
+            source,
+        })?;
+    say(
+        "INFO",
+        &format!(
+            "{}: process started with pid [{}]: {}",
+            spec.label,
+            child.id(),
+            spec.display_argv().join(" ")
+        ),
+    );
+    let log_path = options.log_dir.join(format!("{}.log", spec.label));
+    let log = Arc::new(Mutex::new(File::create(&log_path).map_err(|source| {
+        LaunchError::Io {
+            path: log_path.clone(),
+            source,
+        }
+    })?));
+    let prefix = if options.color {
+        format!("{}[{}]\x1b[0m ", COLORS[index % COLORS.len()], spec.label)
+    } else {
+        format!("[{}] ", spec.label)
+    };
+    let copy = |to_stderr: bool| Copy {
+        prefix: prefix.clone(),
+        // stderr, where ROS nodes log, always reaches the screen; stdout unless output="log"
+        screen: to_stderr || spec.output != Output::Log,
+        to_stderr,
+        log: Arc::clone(&log),
+        watch: Arc::clone(&watch),
+    };
+    let mut readers = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        readers.push(relay(stdout, copy(false)));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        readers.push(relay(stderr, copy(true)));
+    }
+    Ok(Running {
+        index,
+        started: Instant::now(),
+        label: spec.label.clone(),
+        child,
+        readers,
+        shutdown_on_exit: spec.shutdown_on_exit,
+        ended: None,
+    })
+}
+
+/// The command that starts `spec` with the command line `argv`: its own process group, its environment
+/// changes, stdout and stderr piped to the launcher, and SIGTERM when the launcher dies.
+fn command(spec: &ProcessSpec, argv: &[String]) -> Command {
     let mut command = Command::new(&argv[0]);
     command
         .args(&argv[1..])
@@ -177,57 +302,30 @@ fn start(spec: &ProcessSpec, index: usize, options: &RunOptions, params_dir: &Pa
             Ok(())
         });
     }
-    let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
-        label: spec.label.clone(),
-        program: argv[0].clone(),
-        source,
-    })?;
-    say(
-        "INFO",
-        &format!(
-            "{}: process started with pid [{}]: {}",
-            spec.label,
-            child.id(),
-            spec.display_argv().join(" ")
-        ),
-    );
-    let log_path = options.log_dir.join(format!("{}.log", spec.label));
-    let log = Arc::new(Mutex::new(File::create(&log_path).map_err(|source| {
-        LaunchError::Io {
-            path: log_path.clone(),
-            source,
-        }
-    })?));
-    let prefix = if options.color {
-        format!("{}[{}]\x1b[0m ", COLORS[index % COLORS.len()], spec.label)
-    } else {
-        format!("[{}] ", spec.label)
-    };
-    let mut readers = Vec::new();
-    if let Some(stdout) = child.stdout.take() {
-        let screen = spec.output != Output::Log;
-        readers.push(relay(stdout, prefix.clone(), screen, false, Arc::clone(&log)));
-    }
-    if let Some(stderr) = child.stderr.take() {
-        readers.push(relay(stderr, prefix, true, true, log));
-    }
-    Ok(Running {
-        label: spec.label.clone(),
-        child,
-        readers,
-        shutdown_on_exit: spec.shutdown_on_exit,
-        ended: None,
-    })
+    command
 }
 
-/// Copies a pipe line by line to the log file and, if `screen`, to stdout (or stderr) with the prefix.
-fn relay(
-    pipe: impl Read + Send + 'static,
+/// Where the lines of one pipe of a process go.
+struct Copy {
     prefix: String,
+    /// Shown on the launcher's stdout (or, `to_stderr`, its stderr), after the prefix.
     screen: bool,
     to_stderr: bool,
     log: Arc<Mutex<File>>,
-) -> JoinHandle<()> {
+    /// What later processes wait to see in the output.
+    watch: Arc<Watch>,
+}
+
+/// Copies a pipe line by line to the log file and, if `screen`, to stdout (or stderr) with the prefix;
+/// each line is shown to the watch, if anything waits for this output.
+fn relay(pipe: impl Read + Send + 'static, copy: Copy) -> JoinHandle<()> {
+    let Copy {
+        prefix,
+        screen,
+        to_stderr,
+        log,
+        watch,
+    } = copy;
     std::thread::spawn(move || {
         let mut reader = BufReader::new(pipe);
         let mut line = Vec::new();
@@ -240,15 +338,17 @@ fn relay(
             if let Ok(mut file) = log.lock() {
                 let _ = file.write_all(&line);
             }
-            if screen {
-                let text = String::from_utf8_lossy(&line);
-                let text = text.trim_end_matches(['\n', '\r']);
-                if to_stderr {
-                    let _ = writeln!(std::io::stderr().lock(), "{prefix}{text}");
-                } else {
-                    let _ = writeln!(std::io::stdout().lock(), "{prefix}{text}");
-                }
+            if !screen && watch.is_empty() {
+                continue;
             }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end_matches(['\n', '\r']);
+            if screen && to_stderr {
+                let _ = writeln!(std::io::stderr().lock(), "{prefix}{text}");
+            } else if screen {
+                let _ = writeln!(std::io::stdout().lock(), "{prefix}{text}");
+            }
+            watch.line(text);
         }
     })
 }
@@ -291,46 +391,51 @@ fn signal_running(running: &[Running], sig: libc::c_int) {
     }
 }
 
-/// Waits for every process to end, stopping them all (SIGINT, then SIGTERM, then SIGKILL, each
-/// `sigterm_timeout` after the last) once there is a `reason`: a signal to the launcher, or a process
-/// with `on_exit="shutdown"` that ended.
-fn supervise(mut running: Vec<Running>, options: &RunOptions, mut reason: Option<String>) -> Outcome {
-    let mut stop = Stopping {
-        stage: 0,
-        stage_at: Instant::now(),
-        signals_seen: 0,
-    };
-    loop {
-        on_signals(&running, &mut stop, &mut reason);
-        if stop.stage == 0 && reason.is_some() {
-            signal_running(&running, libc::SIGINT);
-            stop.advance_to(1);
+impl Launch<'_> {
+    /// Starts the processes as their waits allow and waits for every process to end, stopping them all
+    /// (SIGINT, then SIGTERM, then SIGKILL, each `sigterm_timeout` after the last) once there is a `reason`:
+    /// a signal to the launcher, a process with `on_exit="shutdown"` that ended, or a wait that failed.
+    fn supervise(mut self) -> Outcome {
+        let mut stop = Stopping {
+            stage: 0,
+            stage_at: Instant::now(),
+            signals_seen: 0,
+        };
+        loop {
+            on_signals(&self.running, &mut stop, &mut self.reason);
+            self.start_ready();
+            if stop.stage == 0 && self.reason.is_some() {
+                signal_running(&self.running, libc::SIGINT);
+                stop.advance_to(1);
+            }
+            for process in self.running.iter_mut() {
+                if process.ended.is_none() {
+                    reap(process, stop.stage > 0, &mut self.reason);
+                }
+            }
+            let to_start = self.reason.is_none() && !self.pending.is_empty();
+            if !to_start && self.running.iter().all(|p| p.ended.is_some()) {
+                break;
+            }
+            if stop.stage > 0 && stop.stage_at.elapsed() >= self.options.sigterm_timeout && stop.stage < 3 {
+                escalate(&self.running, self.options, &mut stop);
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
-        for process in running.iter_mut() {
-            if process.ended.is_none() {
-                reap(process, stop.stage > 0, &mut reason);
+        let mut ended = Vec::new();
+        for mut process in self.running {
+            for reader in process.readers.drain(..) {
+                let _ = reader.join();
+            }
+            if let Some(e) = process.ended {
+                ended.push(e);
             }
         }
-        if running.iter().all(|p| p.ended.is_some()) {
-            break;
+        Outcome {
+            reason: self.reason.unwrap_or_else(|| "every process ended".into()),
+            ended,
+            unmet: self.unmet,
         }
-        if stop.stage > 0 && stop.stage_at.elapsed() >= options.sigterm_timeout && stop.stage < 3 {
-            escalate(&running, options, &mut stop);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut ended = Vec::new();
-    for mut process in running {
-        for reader in process.readers.drain(..) {
-            let _ = reader.join();
-        }
-        if let Some(e) = process.ended {
-            ended.push(e);
-        }
-    }
-    Outcome {
-        reason: reason.unwrap_or_else(|| "every process ended".into()),
-        ended,
     }
 }
 

@@ -158,6 +158,7 @@ pub(super) fn scope_bytes(scope: &Scope) -> usize {
         )
         + pairs(&mut scope.remaps.iter().map(|(a, b)| (a.len(), b.len())))
         + pairs(&mut scope.params.iter().map(|(k, v)| (k.len(), value_bytes(v))))
+        + pairs(&mut scope.waits.iter().map(|w| (w.process.len(), w.output.len())))
 }
 
 fn value_bytes(value: &Value) -> usize {

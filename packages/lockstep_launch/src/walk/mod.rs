@@ -15,13 +15,14 @@ use crate::prefix::PREFIX_ATTRIBUTE;
 use crate::subst::{self, Bounds, SubstEnv};
 
 mod bounds;
+mod instruction;
 mod node;
 mod source;
 mod walker;
 
 use bounds::scope_bytes;
 use source::Source;
-use walker::{at, Scope, Walker};
+use walker::{applies, at, Scope, Walker};
 
 /// How to read a launch file: command-line arguments and where packages are.
 #[derive(Debug, Clone, Default)]
@@ -137,9 +138,15 @@ impl Walker<'_> {
                 ),
             });
         }
-        let doc = roxmltree::Document::parse(&text).map_err(|source| LaunchError::Xml {
-            path: path.to_path_buf(),
-            source,
+        let doc = roxmltree::Document::parse(&text).map_err(|source| match not_xml_kind(path) {
+            Some(kind) => LaunchError::NotXml {
+                path: path.to_path_buf(),
+                kind,
+            },
+            None => LaunchError::Xml {
+                path: path.to_path_buf(),
+                source,
+            },
         })?;
         let root = doc.root_element();
         if root.tag_name().name() != "launch" {
@@ -160,8 +167,12 @@ impl Walker<'_> {
     }
 
     fn children(&mut self, src: &Source<'_>, parent: Node<'_, '_>, scope: &mut Scope) -> Result<()> {
-        for child in parent.children().filter(Node::is_element) {
-            self.element(src, child, scope)?;
+        for child in parent.children() {
+            if child.is_element() {
+                self.element(src, child, scope)?;
+            } else if child.is_pi() {
+                self.instruction(src, child, scope)?;
+            }
         }
         Ok(())
     }
@@ -176,16 +187,29 @@ impl Walker<'_> {
         let Some(attribute) = node.attributes().find(|a| a.name() == name) else {
             return Ok(None);
         };
+        let value = self.expand_text(src, node, scope, attribute.value(), attribute.range_value().start)?;
+        Ok(Some(value))
+    }
+
+    /// `text` of `node` with its substitutions done; an error points at byte `pos` of the file.
+    fn expand_text(
+        &mut self,
+        src: &Source<'_>,
+        node: Node<'_, '_>,
+        scope: &Scope,
+        text: &str,
+        pos: usize,
+    ) -> Result<String> {
         let mut env = Subst {
             scope,
             file: src.path(),
             index: self.index,
             anon: &mut self.anon,
         };
-        let value = subst::expand_bounded(attribute.value(), &mut env, &mut self.bounds)
-            .map_err(|message| LaunchError::invalid(&src.location(attribute.range_value().start), message))?;
+        let value = subst::expand_bounded(text, &mut env, &mut self.bounds)
+            .map_err(|message| LaunchError::invalid(&src.location(pos), message))?;
         self.spend(src, node, value.len())?;
-        Ok(Some(value))
+        Ok(value)
     }
 
     fn required(
@@ -205,19 +229,9 @@ impl Walker<'_> {
 
     /// `if=` / `unless=`: whether the element applies.
     fn condition(&mut self, src: &Source<'_>, node: Node<'_, '_>, scope: &Scope) -> Result<bool> {
-        for (name, wanted) in [("if", true), ("unless", false)] {
+        for name in ["if", "unless"] {
             if let Some(value) = self.expand(src, node, scope, name)? {
-                let truth = match value.trim().to_ascii_lowercase().as_str() {
-                    "true" | "1" => true,
-                    "false" | "0" => false,
-                    other => {
-                        return Err(LaunchError::invalid(
-                            &at(src, node),
-                            format!("{name}=\"{other}\": a condition is true, false, 1 or 0"),
-                        ))
-                    }
-                };
-                if truth != wanted {
+                if !applies(&at(src, node), name, &value)? {
                     return Ok(false);
                 }
             }
@@ -230,6 +244,9 @@ impl Walker<'_> {
         let tag = node.tag_name().name();
         let known = known_attributes(src, node, tag)?;
         check_attributes(src, node, known)?;
+        if tag != "group" {
+            instruction::refuse_inside(src, node)?;
+        }
         if !self.condition(src, node, scope)? {
             return Ok(());
         }
@@ -488,4 +505,14 @@ fn check_attributes(src: &Source<'_>, node: Node<'_, '_>, known: &[&str]) -> Res
         }
     }
     Ok(())
+}
+
+/// The kind of launch file a name says it is, when not XML (`robot.launch.py`, `robot.launch.yaml`): said in the
+/// error instead of an XML parser's complaint about its first character.
+fn not_xml_kind(path: &Path) -> Option<&'static str> {
+    match path.extension()?.to_str()? {
+        "py" => Some("Python"),
+        "yaml" | "yml" => Some("YAML"),
+        _ => None,
+    }
 }

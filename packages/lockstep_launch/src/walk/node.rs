@@ -59,6 +59,7 @@ impl Walker<'_> {
             cwd: None,
             output,
             shutdown_on_exit,
+            waits: scope.waits.clone(),
             at: here,
         });
         Ok(())
@@ -236,6 +237,7 @@ impl Walker<'_> {
             cwd,
             output,
             shutdown_on_exit,
+            waits: scope.waits.clone(),
             at: here,
         });
         Ok(())

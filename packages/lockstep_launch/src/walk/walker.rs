@@ -10,8 +10,8 @@ use serde_norway::Value;
 
 use super::source::Source;
 use crate::ament::PackageIndex;
-use crate::error::Location;
-use crate::plan::Plan;
+use crate::error::{LaunchError, Location, Result};
+use crate::plan::{Plan, Wait};
 use crate::subst::Bounds;
 
 /// What a `<group>` (or an include) scopes.
@@ -22,6 +22,8 @@ pub(super) struct Scope {
     pub(super) namespace: String,
     pub(super) remaps: Vec<(String, String)>,
     pub(super) params: Vec<(String, Value)>,
+    /// `<?lockstep wait-for?>`s met so far: every process declared in the scope waits for them.
+    pub(super) waits: Vec<Wait>,
 }
 
 /// Reads launch files into a plan: the state one reading carries from file to file.
@@ -47,4 +49,19 @@ pub(super) struct Walker<'o> {
 /// The file, line and column of `node`.
 pub(super) fn at(src: &Source<'_>, node: Node<'_, '_>) -> Location {
     src.location(node.range().start)
+}
+
+/// Whether the condition `name` (`if` or `unless`) with `value` lets its element apply.
+pub(super) fn applies(at: &Location, name: &str, value: &str) -> Result<bool> {
+    let truth = match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" => true,
+        "false" | "0" => false,
+        other => {
+            return Err(LaunchError::invalid(
+                at,
+                format!("{name}=\"{other}\": a condition is true, false, 1 or 0"),
+            ))
+        }
+    };
+    Ok(truth == (name == "if"))
 }

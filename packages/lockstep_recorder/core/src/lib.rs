@@ -18,6 +18,7 @@ mod modules;
 mod pending;
 mod qos;
 mod queue;
+mod readiness;
 mod recording;
 mod selection;
 mod session;
@@ -37,6 +38,7 @@ pub use pending::{
 };
 pub use qos::{adapt_qos, SubscriptionQos};
 pub use queue::{QueueBudget, Throttle};
+pub use readiness::Readiness;
 pub use recording::{GraphQuery, Level, Log, Recording};
 pub use selection::TopicSelection;
 pub use session::{unix_now_secs, Session};

@@ -8,7 +8,10 @@
 //! Parameters: see [`RecorderParams`]. Services (like rosbag2's recorder): `~/pause`, `~/resume`,
 //! `~/split_bagfile` (std_srvs/Trigger), `~/is_paused` (lockstep_interfaces/IsPaused), `~/get_topology`
 //! (lockstep_interfaces/GetTopology). Status: `~/status` (lockstep_interfaces/RecorderStatus) every
-//! `status_period_secs`. On SIGINT/SIGTERM the node first takes everything DDS has delivered to it (until
+//! `status_period_secs`. Once a look at the graph left no topic with publishers unsubscribed and each topic
+//! named in `topics` delivered a message, it logs `ready: recording <n> topics` (once), the line
+//! `lockstep launch` waits for before it starts the nodes a launch file holds back until the recorder records.
+//! On SIGINT/SIGTERM the node first takes everything DDS has delivered to it (until
 //! nothing new arrives for 0.2 s, at most 1 s: with publishers still running there is always something new,
 //! and a stop must stay prompt), then the bag thread writes what was received and finishes the bag.
 
@@ -23,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use lockstep_recorder::{RecorderConfig, Session, Settings, Status};
+use lockstep_recorder::{Readiness, RecorderConfig, Session, Settings, Status};
 use lockstep_ros::generic::GenericNode;
 use lockstep_ros::{lock, Int, ParamRule, ParamRules, Real, SharedNode};
 
@@ -159,7 +162,7 @@ fn setup(
     observer: Option<StatusObserver>,
     slot: Arc<Mutex<Option<Session>>>,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>>> {
-    let config = read_parameters(&node, defaults)?;
+    let (config, readiness) = read_parameters(&node, defaults)?;
     let logger = lockstep_ros::logger_name(&node)?;
     let log = messages::log(logger.clone());
     let session = Session::start(&config, log, received, messages::pending_parameters())?;
@@ -180,6 +183,7 @@ fn setup(
     let parameters_task = parameters::watch(node.clone(), recording.clone(), config.discovery_period);
     let discovery = Discovery {
         selection: config.selection,
+        readiness,
         commands,
         recording,
         period: config.discovery_period,
@@ -195,11 +199,16 @@ fn setup(
 }
 
 /// Declare the parameters and check them. A bad start value stops the node naming the parameter and its
-/// range; every parameter is read at start only, so a run-time set is refused saying so.
-fn read_parameters(node: &SharedNode, defaults: RecorderParams) -> anyhow::Result<RecorderConfig> {
+/// range; every parameter is read at start only, so a run-time set is refused saying so. Also when to say
+/// ready: the topics named in `topics` must have delivered a message.
+fn read_parameters(
+    node: &SharedNode,
+    defaults: RecorderParams,
+) -> anyhow::Result<(RecorderConfig, Readiness)> {
     let params = lockstep_ros::declare_start_only_parameters(node, defaults)?;
     let now = lockstep_recorder::unix_now_secs();
-    Ok(RecorderConfig::new(&Settings::from(&params), now)?)
+    let readiness = Readiness::new(&params.topics);
+    Ok((RecorderConfig::new(&Settings::from(&params), now)?, readiness))
 }
 
 #[cfg(test)]

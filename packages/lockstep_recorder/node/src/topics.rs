@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use lockstep_bag::MessageDefinitions;
 use lockstep_recorder::{
-    adapt_qos, Command, Discoverer, Plan, Recording, TopicRecorder, TopicSelection, TypeSupport,
+    adapt_qos, Command, Discoverer, Plan, Readiness, Recording, TopicRecorder, TopicSelection, TypeSupport,
 };
 use lockstep_ros::generic::GenericNode;
 use lockstep_ros::{lock, qos, SharedNode};
@@ -31,6 +31,8 @@ use crate::messages;
 /// What discovery needs besides the node.
 pub struct Discovery {
     pub selection: TopicSelection,
+    /// When to say `ready: recording <n> topics`.
+    pub readiness: Readiness,
     pub commands: Sender<Command>,
     pub recording: Arc<Recording>,
     pub period: Duration,
@@ -52,6 +54,7 @@ pub async fn discover(node: SharedNode, d: Discovery) {
     let mut discoverer = Discoverer::new(d.selection.clone(), &d.own_name, definitions, Instant::now());
     let probe = d.generic.graph_probe();
     let mut interval = tokio::time::interval(d.period);
+    let mut readiness = d.readiness.clone();
     loop {
         interval.tick().await;
         let Ok(n) = lock(&node) else { return };
@@ -59,7 +62,7 @@ pub async fn discover(node: SharedNode, d: Discovery) {
             continue;
         };
         drop(n);
-        let mut added = false;
+        let (mut added, mut undecided) = (false, 0);
         for (topic, type_name) in discoverer.candidates(graph) {
             let Ok(n) = lock(&node) else { return };
             let publishers = n.get_publishers_info_by_topic(&topic, false).unwrap_or_default();
@@ -82,7 +85,10 @@ pub async fn discover(node: SharedNode, d: Discovery) {
             let now = Instant::now();
             let spec = match discoverer.plan(&topic, &type_name, offered.clone(), hash, now, installed, &warn)
             {
-                Plan::Later => continue,
+                Plan::Later => {
+                    undecided += usize::from(!offered.is_empty());
+                    continue;
+                }
                 Plan::Skip { reason } => {
                     skip(&d, &logger, &topic, &type_name, &reason);
                     continue;
@@ -102,6 +108,9 @@ pub async fn discover(node: SharedNode, d: Discovery) {
         }
         if discoverer.graph_due(added, Instant::now()) {
             d.recording.refresh_graph();
+        }
+        if let Some(line) = readiness.after_look(undecided, &d.recording) {
+            r2r::log_info!(&logger, "{line}");
         }
     }
 }
