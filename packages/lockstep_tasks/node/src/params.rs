@@ -16,6 +16,8 @@ pub struct ManagerParams {
     pub server_wait_s: f64,
     /// Finished tasks `list_tasks` keeps listing (the most recent ones; older ones are forgotten).
     pub keep_finished: i64,
+    /// The latest task_events the topic keeps (transient-local): a subscriber that joins later with transient-local durability receives them, the RESTORED events of tasks taken back from state_file among them. Also the reliable history a slow subscriber may lag behind by.
+    pub events_kept: i64,
     /// The station map (YAML: stations, lanes with length and speed limit); "" for none. Routes given as
     /// {from, to} stations are planned on it, shortest by time.
     pub map_file: String,
@@ -36,6 +38,7 @@ const RULES: &[ParamRule] = &[
     ParamRule::real("step_period_s", Real::closed(0.001, 60.0, "s")),
     ParamRule::real("server_wait_s", Real::closed(0.0, 3600.0, "s")),
     ParamRule::int("keep_finished", Int::closed(0, 1_000_000, "tasks")),
+    ParamRule::int("events_kept", Int::closed(1, 100_000, "events")),
     ParamRule::real("rules_max_seconds", Real::above(0.0, 3600.0, "s")),
 ];
 
@@ -53,6 +56,7 @@ impl Default for ManagerParams {
             step_period_s: 0.01,
             server_wait_s: 5.0,
             keep_finished: 100,
+            events_kept: 1000,
             map_file: String::new(),
             robots: String::new(),
             start_stations: String::new(),
@@ -91,6 +95,13 @@ mod tests {
                     ..ManagerParams::default()
                 },
                 "parameter 'keep_finished' = -1: must be an integer in [0, 1000000] tasks",
+            ),
+            (
+                ManagerParams {
+                    events_kept: 0,
+                    ..ManagerParams::default()
+                },
+                "parameter 'events_kept' = 0: must be an integer in [1, 100000] events",
             ),
             (
                 ManagerParams {
