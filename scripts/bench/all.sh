@@ -6,7 +6,7 @@
 # interceptor of `lockstep trace` (us per publish and per take against a plain C loop over rcl, and the CPU of a
 # traced rclpy pipeline against the untraced one), and lock-step replay of unmodified rclpy nodes (events per
 # second against the DDS step limit and the instrumented Python module, and its alignment table).
-# Writes bench-results/<UTC time>/summary.md with the tables the README quotes, and each benchmark's full
+# Writes bench-results/<UTC time>/summary.md with the tables docs/performance.md quotes, and each benchmark's full
 # output beside it (<name>.log).
 #   Usage: scripts/bench/all.sh [--quick]   (--quick: shorter runs, for checking the scripts, not for figures)
 set -euo pipefail
@@ -26,7 +26,7 @@ summary="$out/summary.md"
     echo
     echo "Commit $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)'), $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -sr); load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo "rosbag2 (\`ros2 bag record\` / \`ros2 bag play\`) is not an anchor here: it is not installable from this"
-    echo "machine's package sources (see the README's 'Not supported'); the C limit programs stand in for it from below."
+    echo "machine's package sources (see docs/limitations.md); the C limit programs stand in for it from below."
 } > "$summary"
 
 failed=()
