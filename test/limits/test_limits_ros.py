@@ -100,3 +100,29 @@ def test_the_live_view_offers_no_client_publishing_or_assets(ros):
     client.proc.kill()
     capabilities = set(client.of("serverInfo")[0]["capabilities"])
     assert not capabilities & {"clientPublish", "assets", "connectionGraph", "parametersSubscribe"}, capabilities
+
+
+def test_a_topic_condition_is_refused_naming_the_attribute(tmp_path):
+    # A task waiting for a message on a topic: no such attribute; a fact on /task_facts and a `condition` is
+    # the way.
+    text = (REPO_ROOT / "config/tasks/warehouse.yaml").read_text()
+    marker = "    actuator: navigation\n"
+    assert marker in text
+    bad = tmp_path / "warehouse.yaml"
+    bad.write_text(text.replace(marker, marker + "    attributes: [{kind: topic, topic: /dock_clear}]\n", 1))
+    binary = Path(os.environ["LOCKSTEP_BIN"]).parent / "lockstep_task_manager"
+    result = subprocess.run([str(binary), "--ros-args", "-p", f"config_file:={bad}",
+                             "-p", f"map_file:={REPO_ROOT / 'config/tasks/warehouse_map.yaml'}"],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                            env=dict(os.environ, RUST_BACKTRACE="0"))
+    err = result.stderr + result.stdout
+    assert result.returncode == 1, (result.returncode, err[-2000:])
+    assert "warehouse.yaml:" in err and "attributes[0]" in err and "`topic`" in err, err[-2000:]
+    assert "condition" in err, err[-2000:]
+
+
+def test_actuator_feedback_is_not_passed_on_in_task_feedback():
+    from lockstep_interfaces.action import ExecuteTask
+    fields = set(ExecuteTask.Feedback.get_fields_and_field_types())
+    assert fields == {"task_id", "state", "level_names", "level_total", "level_completed", "level_running",
+                      "running_paths", "robot"}, fields
