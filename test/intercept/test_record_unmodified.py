@@ -35,8 +35,11 @@ def record_pipeline(ros, bag, messages: int = 30):
     measured /raw messages (values 0, 1, ...), with an /odom (100 + i) before every third."""
     status = ros.collect(RecorderStatus, "/lockstep_recorder/status")
     recorder = ros.start("lockstep", "bag", "record", "-a", "-o", str(bag), name="record")
+    # Headers follow their data within a millisecond, but on a loaded machine (the suite runs two tests at
+    # once) one can come later than the interceptor's default 200 ms wait, and the output would name that input
+    # as untraced: this test checks the naming, not the deadline.
     launch = ros.start("lockstep", "launch", str(NODES / "pipeline.launch.xml"), "--trace", f"gain:={GAIN}",
-                       name="launch")
+                       name="launch", env={"LOCKSTEP_INTERCEPT_HEADER_WAIT_MS": "3000"})
     raw = ros.publisher(Float64, "/raw", reliable())
     odom = ros.publisher(Float64, "/odom", reliable())
     ros.wait_for_matched(raw, count=2, timeout=WAIT_SECS)  # filter and the recorder

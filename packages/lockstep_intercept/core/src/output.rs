@@ -8,9 +8,22 @@ use std::time::{Duration, Instant};
 
 use lockstep_trace::{InputRecord, TraceHeader};
 
-/// How long an output waits for the headers of its inputs; headers follow their data within a millisecond
-/// normally, this only bounds the wait when one is lost.
+/// How long an output waits for the headers of its inputs by default; headers follow their data within a
+/// millisecond normally, this only bounds the wait when one is lost. `LOCKSTEP_INTERCEPT_HEADER_WAIT_MS`
+/// sets another (a machine so loaded that headers come later would otherwise name inputs as untraced).
 pub const HEADER_WAIT: Duration = Duration::from_millis(200);
+/// The longest wait `LOCKSTEP_INTERCEPT_HEADER_WAIT_MS` may ask for (an output's header is held that long).
+pub const MAX_HEADER_WAIT: Duration = Duration::from_secs(10);
+
+/// The header wait an environment value asks for: milliseconds in [0, 10000]; anything else (not set, not a
+/// number, out of range) is the default.
+pub fn header_wait(value: Option<&str>) -> Duration {
+    value
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .filter(|d| *d <= MAX_HEADER_WAIT)
+        .unwrap_or(HEADER_WAIT)
+}
 /// Headers kept per channel to name inputs by (the latest ones).
 pub const HEADERS_KEPT: usize = 256;
 
@@ -80,6 +93,8 @@ impl HeaderStore {
 #[derive(Debug, Default)]
 pub struct Waiting {
     outputs: VecDeque<(Instant, PendingOutput)>,
+    /// How long each waits ([`HEADER_WAIT`] when not set).
+    wait: Option<Duration>,
     /// Inputs named as untraced because their header did not come in time.
     pub headers_missed: u64,
     /// The store's generation when the outputs were last looked at.
@@ -87,12 +102,21 @@ pub struct Waiting {
 }
 
 impl Waiting {
+    /// Outputs that wait `wait` for their inputs' headers.
+    pub fn with_wait(wait: Duration) -> Waiting {
+        Waiting {
+            wait: Some(wait),
+            ..Waiting::default()
+        }
+    }
+
     /// The header of `output`, published at `now`, if every input can be named already; else it waits.
     pub fn push(&mut self, store: &HeaderStore, now: Instant, output: PendingOutput) -> Option<TraceHeader> {
         if let Some((header, _)) = name_inputs(&output, store, false) {
             return Some(header);
         }
-        self.outputs.push_back((now + HEADER_WAIT, output));
+        self.outputs
+            .push_back((now + self.wait.unwrap_or(HEADER_WAIT), output));
         None
     }
 
@@ -157,6 +181,15 @@ fn name_inputs(output: &PendingOutput, store: &HeaderStore, give_up: bool) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_wait_comes_from_the_environment_within_its_bound() {
+        assert_eq!(header_wait(None), HEADER_WAIT);
+        assert_eq!(header_wait(Some(" 2000 ")), Duration::from_millis(2000));
+        for bad in ["", "x", "-1", "1e3", "10001", "18446744073709551616"] {
+            assert_eq!(header_wait(Some(bad)), HEADER_WAIT, "{bad}");
+        }
+    }
 
     fn taken(channel: &str, digest: u64, traced: bool) -> PendingInput {
         PendingInput::from(Taken {

@@ -86,7 +86,9 @@ impl State {
             type_supports: BTreeMap::new(),
             service_types: BTreeMap::new(),
             own: BTreeMap::new(),
-            waiting: Waiting::default(),
+            waiting: Waiting::with_wait(lockstep_intercept::output::header_wait(
+                std::env::var("LOCKSTEP_INTERCEPT_HEADER_WAIT_MS").ok().as_deref(),
+            )),
             store: HeaderStore::default(),
             ros_clocks: Vec::new(),
             timer_clocks: TimerClocks::default(),
