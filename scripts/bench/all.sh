@@ -5,7 +5,8 @@
 # loop), each at three sizes, `lockstep test` (cases per minute at --jobs 1 and 2 and through Ray), and the rcl
 # interceptor of `lockstep trace` (us per publish and per take against a plain C loop over rcl, and the CPU of a
 # traced rclpy pipeline against the untraced one), and lock-step replay of unmodified rclpy nodes (events per
-# second against the DDS step limit and the instrumented Python module, and its alignment table).
+# second against the DDS step limit and the instrumented Python module, and its alignment table), and the bag file
+# verbs (`lockstep bag merge` and `filter` in MB/s against a rosbags-based merge and filter and against `cat`).
 # Writes bench-results/<UTC time>/summary.md with the tables docs/performance.md quotes, and each benchmark's full
 # output beside it (<name>.log).
 #   Usage: scripts/bench/all.sh [--quick]   (--quick: shorter runs, for checking the scripts, not for figures)
@@ -46,6 +47,7 @@ run() { # name, command...
 
 if [ "$quick" = 1 ]; then
     run bag_writer bash scripts/bench/bag_writer.sh --small 20000 --medium 400 --large 50 --runs 1 --markdown "$summary"
+    run bag_verbs bash scripts/bench/bag_verbs.sh --size-mb 200 --runs 1 --markdown "$summary"
     run bag_player bash scripts/bench/bag_player.sh --runs 1 --count 20000 --markdown "$summary"
     run recorder bash scripts/bench/recorder_e2e.sh --secs 3 --runs 1 --markdown "$summary"
     run replay bash scripts/bench/lockstep.sh --ticks-list 50,100,200 --markdown "$summary"
@@ -56,6 +58,7 @@ if [ "$quick" = 1 ]; then
         --python-ticks 100 --markdown "$summary"
 else
     run bag_writer bash scripts/bench/bag_writer.sh --markdown "$summary"
+    run bag_verbs bash scripts/bench/bag_verbs.sh --markdown "$summary"
     run bag_player bash scripts/bench/bag_player.sh --runs 3 --markdown "$summary"
     run recorder bash scripts/bench/recorder_e2e.sh --secs 20 --runs 1 --markdown "$summary"
     run replay bash scripts/bench/lockstep.sh --ticks-list 100,250,500 --markdown "$summary"
