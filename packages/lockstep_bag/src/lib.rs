@@ -15,6 +15,7 @@
 //!   bag directory.
 //! - `cli` (feature `cli`): the `lockstep bag` subcommand.
 
+pub mod carries;
 pub mod cdr;
 mod error;
 mod mcapio;

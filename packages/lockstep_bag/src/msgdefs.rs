@@ -120,7 +120,7 @@ impl MessageDefinitions {
                 "message definition of `{root}` nests deeper than {MAX_DEPTH} levels (a cycle?)"
             )));
         }
-        let (package, _) = split_type(type_name)?;
+        let (package, _, _) = split_type(type_name)?;
         let package = package.to_string();
         let mut result = self.load(type_name, root)?;
         self.append_dependencies(&mut result, &package, root, seen, depth)?;
@@ -206,8 +206,12 @@ impl MessageDefinitions {
 
     fn load(&mut self, type_name: &str, root: &str) -> Result<String> {
         if !self.cache.contains_key(type_name) {
-            let (package, name) = split_type(type_name)?;
-            let found = self.find(package, "msg", name);
+            let (package, kind, name) = split_type(type_name)?;
+            let found = match kind {
+                "srv" => self.service_part(package, name),
+                "action" => self.action_part(package, name),
+                _ => self.find(package, "msg", name),
+            };
             self.cache.insert(type_name.to_string(), found);
         }
         match self.cache.get(type_name) {
@@ -224,24 +228,100 @@ impl MessageDefinitions {
             }),
         }
     }
+
+    /// The text of a message type a service `.srv` file defines: `<Service>_Request` and `_Response` (its
+    /// halves) and `_Event` (what service introspection publishes on `<service>/_service_event`).
+    fn service_part(&self, package: &str, name: &str) -> std::result::Result<String, Vec<PathBuf>> {
+        let (service, part) =
+            split_suffix(name, &["_Request", "_Response", "_Event"]).ok_or_else(Vec::new)?;
+        let text = self.find(package, "srv", service)?;
+        Ok(match part {
+            "_Request" => section(&text, 0),
+            "_Response" => section(&text, 1),
+            _ => event_text(&format!("{package}/srv/{service}")),
+        })
+    }
+
+    /// The text of a message type an action `.action` file defines, as rosidl generates them: the goal,
+    /// result and feedback (its three sections), the feedback topic's message, and the requests, responses
+    /// and introspection events of its goal and result services.
+    fn action_part(&self, package: &str, name: &str) -> std::result::Result<String, Vec<PathBuf>> {
+        const PARTS: [&str; 10] = [
+            "_SendGoal_Request",
+            "_SendGoal_Response",
+            "_SendGoal_Event",
+            "_GetResult_Request",
+            "_GetResult_Response",
+            "_GetResult_Event",
+            "_FeedbackMessage",
+            "_Goal",
+            "_Result",
+            "_Feedback",
+        ];
+        let (action, part) = split_suffix(name, &PARTS).ok_or_else(Vec::new)?;
+        let text = self.find(package, "action", action)?;
+        let own = |suffix: &str| format!("{package}/action/{action}{suffix}");
+        const UUID: &str = "unique_identifier_msgs/msg/UUID goal_id\n";
+        Ok(match part {
+            "_Goal" => section(&text, 0),
+            "_Result" => section(&text, 1),
+            "_Feedback" => section(&text, 2),
+            "_FeedbackMessage" => format!("{UUID}{} feedback\n", own("_Feedback")),
+            "_SendGoal_Request" => format!("{UUID}{} goal\n", own("_Goal")),
+            "_SendGoal_Response" => "bool accepted\nbuiltin_interfaces/msg/Time stamp\n".to_owned(),
+            "_GetResult_Request" => UUID.to_owned(),
+            "_GetResult_Response" => format!("int8 status\n{} result\n", own("_Result")),
+            "_SendGoal_Event" => event_text(&own("_SendGoal")),
+            _ => event_text(&own("_GetResult")),
+        })
+    }
 }
 
-/// Splits `pkg/Type` or `pkg/msg/Type` into package and type name.
-fn split_type(type_name: &str) -> Result<(&str, &str)> {
+/// `name` without the first of `suffixes` it ends with (and not only of it), and that suffix.
+fn split_suffix<'a>(name: &'a str, suffixes: &[&'static str]) -> Option<(&'a str, &'static str)> {
+    suffixes.iter().find_map(|suffix| {
+        let base = name.strip_suffix(suffix)?;
+        (!base.is_empty()).then_some((base, *suffix))
+    })
+}
+
+/// Section `index` of a `.srv` or `.action` text (sections end at lines `---`); empty when it has fewer.
+fn section(text: &str, index: usize) -> String {
+    let mut sections = vec![String::new()];
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            sections.push(String::new());
+        } else if let Some(last) = sections.last_mut() {
+            last.push_str(line);
+        }
+    }
+    sections.into_iter().nth(index).unwrap_or_default()
+}
+
+/// The introspection event of service type `service` (`pkg/srv/Name`, or an action's `pkg/action/Name_SendGoal`):
+/// what rosidl generates as `<service>_Event`.
+fn event_text(service: &str) -> String {
+    format!(
+        "service_msgs/msg/ServiceEventInfo info\n{service}_Request[<=1] request\n{service}_Response[<=1] response\n"
+    )
+}
+
+/// Splits `pkg/Type`, `pkg/msg/Type`, `pkg/srv/Type` or `pkg/action/Type` into package, kind and type name.
+fn split_type(type_name: &str) -> Result<(&str, &str, &str)> {
     let bad = || Error::BadTypeName {
         type_name: type_name.to_string(),
     };
     let parts: Vec<&str> = type_name.split('/').collect();
-    let (pkg, name) = match parts.as_slice() {
-        [pkg, name] => (*pkg, *name),
-        [pkg, "msg", name] => (*pkg, *name),
+    let (pkg, kind, name) = match parts.as_slice() {
+        [pkg, name] => (*pkg, "msg", *name),
+        [pkg, kind @ ("msg" | "srv" | "action"), name] => (*pkg, *kind, *name),
         _ => return Err(bad()),
     };
     let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !ident(pkg) || !ident(name) {
         return Err(bad());
     }
-    Ok((pkg, name))
+    Ok((pkg, kind, name))
 }
 
 /// Field types of a `.msg` text that are not primitives, qualified with `package` when bare, sorted.
@@ -333,9 +413,79 @@ mod tests {
 
     #[test]
     fn splits_type_names() {
-        assert_eq!(split_type("a/msg/B").unwrap(), ("a", "B"));
-        assert_eq!(split_type("a/B").unwrap(), ("a", "B"));
-        assert!(split_type("a/srv/B").is_err());
+        assert_eq!(split_type("a/msg/B").unwrap(), ("a", "msg", "B"));
+        assert_eq!(split_type("a/B").unwrap(), ("a", "msg", "B"));
+        assert_eq!(split_type("a/srv/B").unwrap(), ("a", "srv", "B"));
+        assert!(split_type("a/idl/B").is_err());
         assert!(split_type("B").is_err());
+    }
+
+    #[test]
+    fn service_events_and_action_parts_are_defined_as_rosidl_generates_them() {
+        let dir = std::env::temp_dir().join(format!("lockstep_eventdefs_{}", std::process::id()));
+        let write = |path: &str, text: &str| {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("share/pkg/srv/Add.srv", "int64 a\n---\nint64 sum\n");
+        write(
+            "share/pkg/action/Count.action",
+            "int32 to\n---\nint32[] seen\n---\nint32 now\n",
+        );
+        write(
+            "share/service_msgs/msg/ServiceEventInfo.msg",
+            "uint8 event_type\nbuiltin_interfaces/Time stamp\n",
+        );
+        write(
+            "share/builtin_interfaces/msg/Time.msg",
+            "int32 sec\nuint32 nanosec\n",
+        );
+        write("share/unique_identifier_msgs/msg/UUID.msg", "uint8[16] uuid\n");
+        let mut defs = MessageDefinitions::new([&dir]);
+        let event = defs.resolve("pkg/srv/Add_Event").unwrap().text;
+        let sections: Vec<&str> = event.split(DELIMITER).collect();
+        assert_eq!(
+            sections[0],
+            "service_msgs/msg/ServiceEventInfo info\npkg/srv/Add_Request[<=1] request\n\
+             pkg/srv/Add_Response[<=1] response\n\n"
+        );
+        let heads: Vec<&str> = sections[1..].iter().map(|s| s.lines().next().unwrap()).collect();
+        assert_eq!(
+            heads,
+            [
+                "MSG: pkg/srv/Add_Request",
+                "MSG: pkg/srv/Add_Response",
+                "MSG: service_msgs/msg/ServiceEventInfo",
+                "MSG: builtin_interfaces/Time"
+            ]
+        );
+        assert!(sections[2].contains("int64 sum"), "{event}");
+        let feedback = defs.resolve("pkg/action/Count_FeedbackMessage").unwrap().text;
+        assert!(feedback
+            .starts_with("unique_identifier_msgs/msg/UUID goal_id\npkg/action/Count_Feedback feedback\n"));
+        assert!(
+            feedback.contains("MSG: pkg/action/Count_Feedback\nint32 now\n"),
+            "{feedback}"
+        );
+        let result = defs.resolve("pkg/action/Count_GetResult_Event").unwrap().text;
+        assert!(
+            result.contains("MSG: pkg/action/Count_Result\nint32[] seen\n"),
+            "{result}"
+        );
+        assert!(
+            result.contains("MSG: pkg/action/Count_GetResult_Response\nint8 status\n"),
+            "{result}"
+        );
+        let goal = defs.resolve("pkg/action/Count_SendGoal_Request").unwrap().text;
+        assert!(goal.contains("MSG: pkg/action/Count_Goal\nint32 to\n"), "{goal}");
+        for missing in [
+            "pkg/srv/Other_Event",
+            "pkg/action/Count_Nothing",
+            "pkg/action/Other_Goal",
+        ] {
+            assert!(defs.resolve(missing).is_err(), "{missing}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

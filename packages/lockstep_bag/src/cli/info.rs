@@ -2,6 +2,7 @@
 //! (attachments, module topology, ROS graph, parameters, nodes traced by interception, metadata records) and
 //! any damage found.
 
+use crate::carries::{action_type, carries, service_type, Carries, SERVICE_EVENT_SUFFIX};
 use crate::{AttachmentRecord, BagCompression, BagReader, MetadataRecord};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
@@ -55,9 +56,13 @@ fn file_names(reader: &BagReader) -> Vec<String> {
         .collect()
 }
 
-/// A left column label padded to the width `ros2 bag info` uses.
+/// A left column label padded to the width `ros2 bag info` uses (a longer one gets one space).
 fn label(s: &str) -> String {
-    format!("{s:<19}")
+    if s.len() >= 19 {
+        format!("{s} ")
+    } else {
+        format!("{s:<19}")
+    }
 }
 
 /// The first block: files, size, storage, compression, distro, metadata version, times and count.
@@ -111,28 +116,66 @@ fn write_overview(reader: &BagReader, files: &[String], out: &mut dyn Write) -> 
     Ok(())
 }
 
-/// One line per topic, the first under the `Topic information:` label; `(none)` for a bag without.
+/// One line per topic, the first under the `Topic information:` label (`(none)` for a bag without), then the
+/// services and actions whose topics the bag holds, as rosbag2 Kilted shows them: a service's introspection
+/// events with their count, an action with its topics and service events.
 fn write_topics(reader: &BagReader, out: &mut dyn Write) -> Result<()> {
-    let mut first = true;
+    let mut topics = Vec::new();
+    let mut services = Vec::new();
+    let mut actions: std::collections::BTreeMap<String, (String, u64, u64, u64)> = Default::default();
     for t in reader.topics() {
-        let line = format!(
-            "Topic: {} | Type: {} | Count: {} | Serialization Format: {}",
-            t.metadata.name, t.metadata.type_name, t.message_count, t.metadata.serialization_format
-        );
-        writeln!(
-            out,
-            "{}{}",
-            if first {
-                label("Topic information:")
-            } else {
-                label("")
-            },
-            line
-        )?;
-        first = false;
+        let (name, type_name) = (&t.metadata.name, &t.metadata.type_name);
+        match carries(name, type_name) {
+            Carries::Topic => topics.push(format!(
+                "Topic: {name} | Type: {type_name} | Count: {} | Serialization Format: {}",
+                t.message_count, t.metadata.serialization_format
+            )),
+            Carries::Service(service) => services.push(format!(
+                "Service: {service} | Type: {} | Event Count: {} | Serialization Format: {}",
+                service_type(type_name),
+                t.message_count,
+                t.metadata.serialization_format
+            )),
+            Carries::Action(action) => {
+                let entry = actions.entry(action).or_default();
+                if let Some(action_type) = action_type(type_name) {
+                    entry.0 = action_type.to_owned();
+                }
+                let service = name.ends_with(SERVICE_EVENT_SUFFIX);
+                entry.1 += u64::from(!service);
+                entry.2 += u64::from(service);
+                entry.3 += t.message_count;
+            }
+        }
     }
-    if first {
-        writeln!(out, "{}(none)", label("Topic information:"))?;
+    write_block(out, "Topic information:", &topics, true)?;
+    if !services.is_empty() {
+        writeln!(out, "{}{}", label("Services:"), services.len())?;
+        write_block(out, "Service information:", &services, false)?;
+    }
+    if !actions.is_empty() {
+        let lines: Vec<String> = (actions.iter())
+            .map(|(action, (action_type, topics, services, count))| {
+                let action_type = if action_type.is_empty() { "unknown" } else { action_type };
+                format!(
+                    "Action: {action} | Type: {action_type} | Topics: {topics} | Service events: {services} | \
+                     Count: {count} | Serialization Format: cdr"
+                )
+            })
+            .collect();
+        writeln!(out, "{}{}", label("Actions:"), lines.len())?;
+        write_block(out, "Action information:", &lines, false)?;
+    }
+    Ok(())
+}
+
+/// `lines`, the first after `title`, the others under it; `(none)` after it when there are none and `none` says.
+fn write_block(out: &mut dyn Write, title: &str, lines: &[String], none: bool) -> Result<()> {
+    for (i, line) in lines.iter().enumerate() {
+        writeln!(out, "{}{line}", label(if i == 0 { title } else { "" }))?;
+    }
+    if lines.is_empty() && none {
+        writeln!(out, "{}(none)", label(title))?;
     }
     Ok(())
 }

@@ -24,6 +24,7 @@ use lockstep_trace::{now_ns, Component, TraceHeader};
 
 use crate::error::{Error, Result};
 use crate::recording::{Level, Recording};
+use crate::snapshot::{Held, SnapshotBuffer};
 use crate::statistics::DropReason;
 
 /// Everything the node tells the bag thread.
@@ -41,7 +42,23 @@ pub enum Command {
     Declared(Vec<Component>),
     /// Close the current file and start the next; answered with the new file index or why not.
     Split(SplitReply),
+    /// Snapshot mode: write the messages held in memory (into a new file after the first snapshot).
+    Snapshot(SnapshotReply),
 }
+
+/// What one snapshot wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    pub messages: u64,
+    pub bytes: u64,
+    /// The bag file written (its index).
+    pub file_index: usize,
+    /// Messages that left the cache since the previous snapshot, pushed out by newer ones.
+    pub evicted: u64,
+}
+
+/// Takes the answer to a [`Command::Snapshot`].
+pub type SnapshotReply = Box<dyn FnOnce(std::result::Result<Snapshot, String>) + Send>;
 
 /// Takes the answer to a [`Command::Split`].
 pub type SplitReply = Box<dyn FnOnce(std::result::Result<usize, String>) + Send>;
@@ -57,6 +74,8 @@ const BATCH_NAP: Duration = Duration::from_millis(2);
 pub struct ThreadOptions {
     /// Sleep this long before each write: a slow disk, for tests of the queue bound.
     pub write_delay: Duration,
+    /// Snapshot mode: keep at most this many bytes of messages in memory until a snapshot.
+    pub snapshot_bytes: Option<u64>,
 }
 
 pub struct BagThread {
@@ -93,6 +112,9 @@ struct Thread {
     shared: Arc<Recording>,
     /// The topology and graph records last stored in the bag (to store them again only when they grew).
     stored: Option<crate::state::Stored>,
+    /// Snapshot mode's messages in memory, and the snapshots written so far.
+    snapshot: Option<SnapshotBuffer>,
+    snapshots: usize,
 }
 
 impl Thread {
@@ -100,6 +122,8 @@ impl Thread {
         Self {
             dir: writer.dir().to_path_buf(),
             writer: Some(writer),
+            snapshot: options.snapshot_bytes.map(SnapshotBuffer::new),
+            snapshots: 0,
             options,
             shared,
             stored: None,
@@ -198,9 +222,25 @@ impl Thread {
                 received_ns,
                 data,
             } => {
-                let written = self.write(&topic, received_ns, &data);
-                shared.budget.release(data.len() as u64);
+                let size = data.len() as u64;
+                let written = match self.snapshot.as_mut() {
+                    Some(buffer) => {
+                        buffer.push(Held {
+                            topic,
+                            received_ns,
+                            data,
+                        });
+                        shared.held_bytes.store(buffer.bytes(), Ordering::Relaxed);
+                        false
+                    }
+                    None => self.write(&topic, received_ns, &data),
+                };
+                shared.budget.release(size);
                 written
+            }
+            Command::Snapshot(reply) => {
+                reply(self.write_snapshot());
+                false
             }
             Command::Header(header) => {
                 if let Some(Err(e)) = shared.with(|s| s.learn_header(&header)) {
@@ -235,6 +275,52 @@ impl Thread {
                 false
             }
         }
+    }
+
+    /// Write what snapshot mode holds, in the order received: into the current file the first time, into a
+    /// new file after that; flushed before the answer, so a snapshot answered is on disk.
+    fn write_snapshot(&mut self) -> std::result::Result<Snapshot, String> {
+        let Some(buffer) = self.snapshot.as_mut() else {
+            return Err(
+                "the recorder is not in snapshot mode (parameter snapshot_mode, flag --snapshot-mode)".into(),
+            );
+        };
+        let evicted = buffer.evicted;
+        let held = buffer.take();
+        self.shared.held_bytes.store(0, Ordering::Relaxed);
+        let Some(writer) = self.writer.as_mut() else {
+            return Err(self.stopped_reason());
+        };
+        if self.snapshots > 0 && !held.is_empty() {
+            if let Err(e) = writer.split_now() {
+                let e = error_chain(&e);
+                self.fail(format!("splitting {} for a snapshot: {e}", self.dir.display()));
+                return Err(e);
+            }
+            let index = writer.file_index();
+            self.shared.with(|s| s.file_index = index);
+        }
+        let file_index = writer.file_index();
+        self.snapshots += usize::from(!held.is_empty());
+        let (mut messages, mut bytes) = (0, 0);
+        for message in held {
+            if self.write(&message.topic, message.received_ns, &message.data) {
+                messages += 1;
+                bytes += message.data.len() as u64;
+            }
+        }
+        self.store_progress();
+        if let Some(Err(e)) = self.writer.as_mut().map(BagWriter::flush) {
+            let e = error_chain(&e);
+            self.fail(format!("flushing {}: {e}", self.dir.display()));
+            return Err(e);
+        }
+        Ok(Snapshot {
+            messages,
+            bytes,
+            file_index,
+            evicted,
+        })
     }
 
     fn write(&mut self, topic: &Arc<str>, received_ns: u64, data: &[u8]) -> bool {

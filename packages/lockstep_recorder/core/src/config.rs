@@ -6,7 +6,10 @@ use std::time::Duration;
 use lockstep_bag::{ChunkCompression, WriterOptions};
 
 use crate::error::{Error, Result};
-use crate::selection::TopicSelection;
+use crate::selection::{SelectionSettings, TopicSelection};
+
+/// rosbag2's `max_cache_size` default.
+pub const DEFAULT_QUEUE_BYTES: u64 = 100 * 1024 * 1024;
 
 /// The recorder's parameters as plain values (the node declares them as ROS parameters, `lockstep bag
 /// record` fills them from its flags). Ranges are checked by the node's parameter rules before.
@@ -17,6 +20,15 @@ pub struct Settings {
     pub topics: String,
     pub include_regex: String,
     pub exclude_regex: String,
+    pub all_services: bool,
+    pub all_actions: bool,
+    pub services: String,
+    pub actions: String,
+    pub exclude_topics: String,
+    pub exclude_services: String,
+    pub exclude_actions: String,
+    pub topic_types: String,
+    pub exclude_topic_types: String,
     pub discovery_period_secs: f64,
     pub compression: String,
     pub max_bag_size_bytes: i64,
@@ -26,6 +38,7 @@ pub struct Settings {
     pub max_queue_bytes: i64,
     pub test_write_delay_secs: f64,
     pub type_support: String,
+    pub snapshot_mode: bool,
 }
 
 impl Default for Settings {
@@ -36,16 +49,25 @@ impl Default for Settings {
             topics: String::new(),
             include_regex: String::new(),
             exclude_regex: String::new(),
+            all_services: true,
+            all_actions: true,
+            services: String::new(),
+            actions: String::new(),
+            exclude_topics: String::new(),
+            exclude_services: String::new(),
+            exclude_actions: String::new(),
+            topic_types: String::new(),
+            exclude_topic_types: String::new(),
             discovery_period_secs: 0.1,
             compression: "none".into(),
             max_bag_size_bytes: 0,
             max_bag_duration_secs: 0.0,
             start_paused: false,
             status_period_secs: 1.0,
-            // rosbag2's `max_cache_size` default
-            max_queue_bytes: 100 * 1024 * 1024,
+            max_queue_bytes: DEFAULT_QUEUE_BYTES as i64,
             test_write_delay_secs: 0.0,
             type_support: "generic".into(),
+            snapshot_mode: false,
         }
     }
 }
@@ -87,13 +109,29 @@ pub struct RecorderConfig {
     pub discovery_period: Duration,
     pub status_period: Duration,
     pub type_support: TypeSupport,
+    /// Keep the last `max_queue_bytes` of messages in memory and write them only on a snapshot.
+    pub snapshot_mode: bool,
 }
 
 impl RecorderConfig {
     /// Check `s` and convert it; an empty `output` becomes `lockstep_bag_<now_unix_secs>`.
     pub fn new(s: &Settings, now_unix_secs: u64) -> Result<Self> {
-        let topics: Vec<String> = s.topics.split(',').map(str::to_owned).collect();
-        let selection = TopicSelection::new(s.all_topics, &topics, &s.include_regex, &s.exclude_regex)?;
+        let list = |text: &str| -> Vec<String> { text.split(',').map(str::to_owned).collect() };
+        let selection = TopicSelection::from_settings(&SelectionSettings {
+            all_topics: s.all_topics,
+            all_services: s.all_services,
+            all_actions: s.all_actions,
+            topics: list(&s.topics),
+            services: list(&s.services),
+            actions: list(&s.actions),
+            include_regex: s.include_regex.clone(),
+            exclude_regex: s.exclude_regex.clone(),
+            exclude_topics: list(&s.exclude_topics),
+            exclude_services: list(&s.exclude_services),
+            exclude_actions: list(&s.exclude_actions),
+            topic_types: list(&s.topic_types),
+            exclude_topic_types: list(&s.exclude_topic_types),
+        })?;
         let output = if s.output.is_empty() {
             format!("lockstep_bag_{now_unix_secs}")
         } else {
@@ -110,6 +148,7 @@ impl RecorderConfig {
             discovery_period: Duration::from_secs_f64(s.discovery_period_secs.max(0.01)),
             status_period: Duration::from_secs_f64(s.status_period_secs.max(0.05)),
             type_support: TypeSupport::parse(&s.type_support)?,
+            snapshot_mode: s.snapshot_mode,
         })
     }
 }

@@ -78,12 +78,9 @@ impl Discoverer {
         graph: impl IntoIterator<Item = (String, Vec<String>)>,
     ) -> Vec<(String, String)> {
         let mut list: Vec<(String, String)> = (graph.into_iter())
-            .filter(|(topic, _)| {
-                !self.known.contains(topic)
-                    && *topic != self.own_status_topic
-                    && self.selection.matches(topic)
-            })
+            .filter(|(topic, _)| !self.known.contains(topic) && *topic != self.own_status_topic)
             .filter_map(|(topic, types)| Some((topic, types.into_iter().next()?)))
+            .filter(|(topic, type_name)| self.selection.matches_typed(topic, type_name))
             .collect();
         list.sort();
         list

@@ -84,7 +84,7 @@ impl TopicRecorder {
         let recording = &self.recording;
         recording.received.fetch_add(1, Ordering::SeqCst);
         self.received.fetch_add(1, Ordering::Relaxed);
-        let received_ns = lockstep_trace::now_ns() as u64;
+        let received_ns = recording.now_ns();
         if recording.paused.load(Ordering::Relaxed) {
             return true;
         }

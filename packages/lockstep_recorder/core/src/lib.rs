@@ -22,11 +22,14 @@ mod readiness;
 mod recording;
 mod selection;
 mod session;
+mod snapshot;
 mod state;
 mod statistics;
 mod status;
 
-pub use bag_thread::{BagThread, Command, SplitReply, ThreadOptions, TOPOLOGY_ATTACHMENT};
+pub use bag_thread::{
+    BagThread, Command, Snapshot, SnapshotReply, SplitReply, ThreadOptions, TOPOLOGY_ATTACHMENT,
+};
 pub use config::{RecorderConfig, Settings, TypeSupport};
 pub use discovery::{Decision, Discoverer, Plan, GRAPH_PERIOD, TYPE_HASH_WAIT};
 pub use error::{Error, Result};
@@ -39,9 +42,10 @@ pub use pending::{
 pub use qos::{adapt_qos, SubscriptionQos};
 pub use queue::{QueueBudget, Throttle};
 pub use readiness::Readiness;
-pub use recording::{GraphQuery, Level, Log, Recording};
-pub use selection::TopicSelection;
+pub use recording::{Clock, GraphQuery, Level, Log, Recording};
+pub use selection::{SelectionSettings, TopicSelection};
 pub use session::{unix_now_secs, Session};
+pub use snapshot::{Held, SnapshotBuffer};
 pub use state::{Final, State, Stored, TopicGraph};
 pub use statistics::{DropReason, Statistics, TopicStats};
 pub use status::{SkippedTopic, Status, TopicStatus};

@@ -29,6 +29,9 @@ pub type Log = Arc<dyn Fn(Level, &str) + Send + Sync>;
 /// own nodes left out.
 pub type GraphQuery = Box<dyn Fn(&str) -> (Vec<String>, Vec<String>) + Send>;
 
+/// A clock read on the threads that take messages, in nanoseconds.
+pub type Clock = Box<dyn Fn() -> u64 + Send + Sync>;
+
 /// State shared by the node's tasks and the bag thread.
 pub struct Recording {
     pub paused: AtomicBool,
@@ -36,6 +39,12 @@ pub struct Recording {
     pub stopped: AtomicBool,
     /// Bytes waiting for the bag thread, bounded by parameter `max_queue_bytes`.
     pub budget: QueueBudget,
+    /// Snapshot mode: bytes of messages held in memory for the next snapshot.
+    pub held_bytes: AtomicU64,
+    /// Snapshot mode: the most bytes held (0: not in snapshot mode).
+    pub snapshot_cache_bytes: AtomicU64,
+    /// The clock messages are stamped with when set (the ROS clock under `use_sim_time`), else the system's.
+    clock: std::sync::OnceLock<Clock>,
     /// Messages taken from DDS (recorded or not); the node's drain on shutdown waits for it to stand still.
     pub received: Arc<AtomicU64>,
     /// The same per topic (each topic's subscription counts into its own counter, without a lock).
@@ -61,6 +70,9 @@ impl Recording {
             paused: AtomicBool::new(paused),
             stopped: AtomicBool::new(false),
             budget: QueueBudget::new(max_queue_bytes),
+            held_bytes: AtomicU64::new(0),
+            snapshot_cache_bytes: AtomicU64::new(0),
+            clock: std::sync::OnceLock::new(),
             received,
             received_by_topic: Mutex::default(),
             bag_path,
@@ -69,6 +81,20 @@ impl Recording {
             graph: Mutex::default(),
             parameters,
         })
+    }
+
+    /// Stamp received messages with `clock` (nanoseconds) from now on instead of the system time: the node's
+    /// ROS clock under `use_sim_time` (`/clock`, as rosbag2's recorder does). Set once; later calls are ignored.
+    pub fn use_clock(&self, clock: Clock) {
+        let _ = self.clock.set(clock);
+    }
+
+    /// The time to stamp a message received now with, in nanoseconds.
+    pub fn now_ns(&self) -> u64 {
+        match self.clock.get() {
+            Some(clock) => clock(),
+            None => lockstep_trace::now_ns() as u64,
+        }
     }
 
     /// Run `f` on the state (`None` when a thread panicked holding it).
@@ -175,8 +201,11 @@ impl Recording {
             file_index: s.file_index as u32,
             total_messages: s.stats.total_messages(),
             total_bytes: s.stats.total_bytes(),
-            queue_bytes: self.budget.used(),
-            max_queue_bytes: self.budget.max(),
+            queue_bytes: self.budget.used() + self.held_bytes.load(Ordering::Relaxed),
+            max_queue_bytes: match self.snapshot_cache_bytes.load(Ordering::Relaxed) {
+                0 => self.budget.max(),
+                cache => cache,
+            },
             topics: (s.stats.topics())
                 .map(|(topic, t)| TopicStatus {
                     topic: topic.to_owned(),

@@ -30,17 +30,29 @@ impl Session {
         received: Arc<AtomicU64>,
         parameters: Pending,
     ) -> Result<Self> {
+        // In snapshot mode `max_queue_bytes` is what memory keeps; what waits for the bag thread (which only
+        // moves messages into memory then) gets the default bound beside it, so a burst is not dropped on its
+        // way to the cache.
+        let queue_bytes = match config.snapshot_mode {
+            true => config.max_queue_bytes.max(crate::config::DEFAULT_QUEUE_BYTES),
+            false => config.max_queue_bytes,
+        };
         let recording = Recording::new(
             config.start_paused,
             config.output.clone(),
-            config.max_queue_bytes,
+            queue_bytes,
             log,
             received,
             parameters,
         );
         let thread = ThreadOptions {
             write_delay: config.write_delay,
+            snapshot_bytes: config.snapshot_mode.then_some(config.max_queue_bytes),
         };
+        if config.snapshot_mode {
+            (recording.snapshot_cache_bytes)
+                .store(config.max_queue_bytes, std::sync::atomic::Ordering::Relaxed);
+        }
         let bag = BagThread::start(&config.output, config.writer.clone(), thread, recording.clone())?;
         Ok(Self {
             recording,

@@ -29,7 +29,12 @@ pub fn run(args: RecordArgs) -> anyhow::Result<()> {
         let bar = bar.clone();
         Box::new(move |status: &Status| bar.set_message(status.line()))
     };
-    let status = crate::run(&args.node_name, settings.into(), Some(observer));
+    let status = crate::run(
+        &args.node_name,
+        settings.into(),
+        Some(observer),
+        args.use_sim_time,
+    );
     bar.finish_and_clear();
     let status = status.with_context(|| format!("recording into {output}"))?;
     println!("{output}: {}", status.line());

@@ -19,6 +19,7 @@ pub mod cli;
 mod messages;
 mod parameters;
 mod services;
+mod sim_time;
 mod topics;
 
 use std::sync::atomic::AtomicU64;
@@ -37,14 +38,36 @@ use topics::Discovery;
 pub struct RecorderParams {
     /// Bag directory to create; it must not exist yet. Empty: `lockstep_bag_<unix seconds>`.
     pub output: String,
-    /// Record every topic (minus `exclude_regex`).
+    /// Record every topic (minus `exclude_regex`, `exclude_topics` and `exclude_topic_types`); services' and
+    /// actions' topics are chosen by `all_services` and `all_actions`.
     pub all_topics: bool,
     /// Comma-separated topics to record in addition (absolute or relative names).
     pub topics: String,
     /// Record topics whose name matches this regular expression.
     pub include_regex: String,
-    /// Do not record topics matching this regular expression (topics named in `topics` are still recorded).
+    /// Do not record topics, services or actions whose name matches this regular expression (those named in
+    /// `topics`, `services` or `actions` are still recorded).
     pub exclude_regex: String,
+    /// Record the introspection events of every service (`<service>/_service_event`, published by servers and
+    /// clients with service introspection on), minus `exclude_regex` and `exclude_services`.
+    pub all_services: bool,
+    /// Record every action: its feedback and status topics, and the introspection events of its goal, result
+    /// and cancel services where the action's server or client publishes them.
+    pub all_actions: bool,
+    /// Comma-separated services whose introspection events to record.
+    pub services: String,
+    /// Comma-separated actions to record.
+    pub actions: String,
+    /// Comma-separated topics not to record.
+    pub exclude_topics: String,
+    /// Comma-separated services not to record.
+    pub exclude_services: String,
+    /// Comma-separated actions not to record.
+    pub exclude_actions: String,
+    /// Comma-separated message types (`pkg/msg/Type`) whose topics to record.
+    pub topic_types: String,
+    /// Comma-separated message types whose topics not to record (topics named in `topics` are still recorded).
+    pub exclude_topic_types: String,
     /// Seconds between two looks at the ROS graph for new topics.
     pub discovery_period_secs: f64,
     /// Chunk compression: `none` or `zstd`.
@@ -62,6 +85,10 @@ pub struct RecorderParams {
     pub max_queue_bytes: i64,
     /// For tests of the queue bound: sleep this long before each write, like a slow disk. Leave at 0.
     pub test_write_delay_secs: f64,
+    /// Keep only the last `max_queue_bytes` of messages in memory (oldest whole messages leave first) and write
+    /// them when `~/snapshot` is called: the first snapshot into the bag's first file, each later one into a
+    /// new file. `~/status` shows the bytes held as `queue_bytes`.
+    pub snapshot_mode: bool,
     /// `generic`: load each type's support at run time from AMENT_PREFIX_PATH (every installed type records);
     /// `compiled`: only the types compiled into this binary (kept for comparison benchmarks).
     pub type_support: String,
@@ -102,9 +129,11 @@ macro_rules! same_fields {
     };
 }
 same_fields! {
-    output, all_topics, topics, include_regex, exclude_regex, discovery_period_secs, compression,
+    output, all_topics, topics, include_regex, exclude_regex, all_services, all_actions, services, actions,
+    exclude_topics, exclude_services, exclude_actions, topic_types, exclude_topic_types, discovery_period_secs,
+    compression,
     max_bag_size_bytes, max_bag_duration_secs, start_paused, status_period_secs, max_queue_bytes,
-    test_write_delay_secs, type_support
+    test_write_delay_secs, type_support, snapshot_mode
 }
 
 impl Default for RecorderParams {
@@ -124,10 +153,13 @@ pub type StatusObserver = Box<dyn FnMut(&Status)>;
 
 /// Runs the recorder node `node_name` until SIGINT/SIGTERM (or a fatal error), then finishes the bag and
 /// returns the last status. `defaults` are the parameters' values unless `--ros-args -p` overrides them.
+/// Messages are stamped with the ROS clock (`/clock`) when the node's `use_sim_time` is true or
+/// `force_sim_time` says so (`lockstep bag record --use-sim-time`).
 pub fn run(
     node_name: &str,
     defaults: RecorderParams,
     observer: Option<StatusObserver>,
+    force_sim_time: bool,
 ) -> anyhow::Result<Status> {
     let received = Arc::new(AtomicU64::new(0));
     // The recorded topics are taken on threads of their own; the node's spin serves its services, status and
@@ -146,7 +178,7 @@ pub fn run(
     let session_slot: Arc<Mutex<Option<Session>>> = Arc::default();
     let slot = session_slot.clone();
     let outcome = lockstep_ros::run_node_with(node_name, options, move |node| {
-        Ok(setup(node, defaults, received, observer, slot)?)
+        Ok(setup(node, defaults, received, observer, slot, force_sim_time)?)
     });
     // The node's tasks are gone, so every other sender to the bag thread is dropped: it finishes the bag.
     let session = session_slot.lock().ok().and_then(|mut s| s.take());
@@ -161,6 +193,7 @@ fn setup(
     received: Arc<AtomicU64>,
     observer: Option<StatusObserver>,
     slot: Arc<Mutex<Option<Session>>>,
+    force_sim_time: bool,
 ) -> anyhow::Result<impl std::future::Future<Output = Result<(), lockstep_ros::BoxError>>> {
     let (config, readiness) = read_parameters(&node, defaults)?;
     let logger = lockstep_ros::logger_name(&node)?;
@@ -170,8 +203,16 @@ fn setup(
     if let Ok(mut slot) = slot.lock() {
         *slot = Some(session);
     }
+    if sim_time::follow(&node, force_sim_time)? {
+        let clock = lock(&node)?.get_ros_clock();
+        recording.use_clock(Box::new(move || sim_time::now_ns(&clock)));
+        r2r::log_info!(
+            &logger,
+            "stamping messages with the ROS clock (/clock, use_sim_time)"
+        );
+    }
     let status_task = services::status(&node, recording.clone(), config.status_period, observer)?;
-    let services_task = services::serve(&node, &recording, &commands)?;
+    let services_task = services::serve(&node, &recording, &commands, config.snapshot_mode)?;
     let n = lock(&node)?;
     let own_name = n.fully_qualified_name()?;
     // Subscriptions of any installed type and graph queries go through the node `<name>_generic`, beside

@@ -13,5 +13,5 @@ fn run() -> anyhow::Result<()> {
         readme: Some(include_str!("../../README.md")),
         rules: <RecorderParams as lockstep_ros::ParamRules>::param_rules(),
     });
-    lockstep_recorder_node::run("lockstep_recorder", RecorderParams::default(), None).map(|_| ())
+    lockstep_recorder_node::run("lockstep_recorder", RecorderParams::default(), None, false).map(|_| ())
 }

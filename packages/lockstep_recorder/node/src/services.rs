@@ -1,4 +1,5 @@
-//! The recorder's services (`~/pause`, `~/resume`, `~/is_paused`, `~/split_bagfile`, `~/get_topology`) and
+//! The recorder's services (`~/pause`, `~/resume`, `~/is_paused`, `~/split_bagfile`, `~/get_topology`, and
+//! `~/snapshot` in snapshot mode) and
 //! its `~/status` publisher, as tasks of the node.
 
 use std::sync::atomic::Ordering;
@@ -22,6 +23,7 @@ pub fn serve(
     node: &SharedNode,
     recording: &Arc<Recording>,
     commands: &Sender<Command>,
+    snapshot_mode: bool,
 ) -> anyhow::Result<impl Future<Output = ()>> {
     let mut n = lock(node)?;
     let pause = n.create_service::<Trigger::Service>("~/pause", qos::requests())?;
@@ -61,28 +63,70 @@ pub fn serve(
         });
         futures::future::ready(())
     });
+    let to_thread = commands.clone();
+    let split_task = split.for_each(move |req| split_now(to_thread.clone(), req));
+    // As rosbag2's recorder: the service exists only in snapshot mode.
+    let snapshot = match snapshot_mode {
+        true => Some(lock(node)?.create_service::<Trigger::Service>("~/snapshot", qos::requests())?),
+        false => None,
+    };
     let commands = commands.clone();
-    let split_task = split.for_each(move |req| split_now(commands.clone(), req));
+    let snapshot_task = async move {
+        if let Some(service) = snapshot {
+            service
+                .for_each(move |req| snapshot_now(commands.clone(), req))
+                .await;
+        }
+    };
     Ok(async move {
-        tokio::join!(pause_task, resume_task, is_paused_task, split_task, topology_task);
+        tokio::join!(
+            pause_task,
+            resume_task,
+            is_paused_task,
+            split_task,
+            topology_task,
+            snapshot_task
+        );
     })
+}
+
+/// Ask the bag thread to write what snapshot mode holds, and answer with what it wrote, or why not.
+async fn snapshot_now(commands: Sender<Command>, req: r2r::ServiceRequest<Trigger::Service>) {
+    match ask(&commands, Command::Snapshot).await {
+        Ok(s) => respond_trigger(
+            req,
+            true,
+            &format!(
+                "wrote {} messages ({} bytes) to file {}; {} older messages had left the cache",
+                s.messages, s.bytes, s.file_index, s.evicted
+            ),
+        ),
+        Err(reason) => respond_trigger(req, false, &reason),
+    }
 }
 
 /// Ask the bag thread for a new file and answer with its index, or why not.
 async fn split_now(commands: Sender<Command>, req: r2r::ServiceRequest<Trigger::Service>) {
+    match ask(&commands, Command::Split).await {
+        Ok(index) => respond_trigger(req, true, &format!("now writing file {index}")),
+        Err(reason) => respond_trigger(req, false, &reason),
+    }
+}
+
+/// Send the bag thread the command `make` builds around a reply, and wait for the reply.
+async fn ask<T: Send + 'static>(
+    commands: &Sender<Command>,
+    make: impl FnOnce(Box<dyn FnOnce(Result<T, String>) + Send>) -> Command,
+) -> Result<T, String> {
     let (reply, answer) = tokio::sync::oneshot::channel();
     let send = Box::new(move |outcome| {
         let _ = reply.send(outcome);
     });
-    let outcome = match commands.send(Command::Split(send)) {
+    match commands.send(make(send)) {
         Ok(()) => answer
             .await
             .unwrap_or_else(|_| Err("the bag writer stopped".into())),
         Err(_) => Err("the bag writer stopped".into()),
-    };
-    match outcome {
-        Ok(index) => respond_trigger(req, true, &format!("now writing file {index}")),
-        Err(reason) => respond_trigger(req, false, &reason),
     }
 }
 
