@@ -19,6 +19,8 @@ use std::sync::{Mutex, OnceLock};
 
 use r2r_rcl::rosidl_message_type_support_t;
 
+pub mod more;
+
 /// What can go wrong finding a type's support.
 #[derive(Debug, thiserror::Error)]
 pub enum TypeSupportError {
@@ -99,7 +101,16 @@ pub fn split_interface_name(type_name: &str) -> Result<(&str, &str, &str), TypeS
 /// The type support library of `package`: `<prefix>/lib/lib<package>__rosidl_typesupport_c.so` of the first
 /// prefix of `ament_prefix_path` (colon-separated) that has it; `Err` lists every path tried.
 pub fn find_library(package: &str, ament_prefix_path: &str) -> Result<PathBuf, TypeSupportError> {
-    let file = format!("lib{package}__rosidl_typesupport_c.so");
+    find_library_of(package, "rosidl_typesupport_c", ament_prefix_path)
+}
+
+/// `<prefix>/lib/lib<package>__<support>.so` of the first prefix of `ament_prefix_path` that has it.
+pub(crate) fn find_library_of(
+    package: &str,
+    support: &str,
+    ament_prefix_path: &str,
+) -> Result<PathBuf, TypeSupportError> {
+    let file = format!("lib{package}__{support}.so");
     let searched: Vec<PathBuf> = ament_prefix_path
         .split(':')
         .filter(|p| !p.is_empty())
@@ -121,7 +132,7 @@ fn libraries() -> &'static Mutex<BTreeMap<PathBuf, &'static libloading::Library>
     LIBRARIES.get_or_init(Mutex::default)
 }
 
-fn load_library(path: &Path) -> Result<&'static libloading::Library, TypeSupportError> {
+pub(crate) fn load_library(path: &Path) -> Result<&'static libloading::Library, TypeSupportError> {
     let mut loaded = libraries()
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

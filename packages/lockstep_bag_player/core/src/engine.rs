@@ -1,7 +1,8 @@
-//! The play loop: publishes each message when the playback clock reaches its log time, in the bag's total
-//! order, loops, and serves the requests only it can (play_next, burst, seek, play). One thread runs it, so
-//! the order on the wire is the bag's order. What touches ROS (publishing, subscriber counts,
-//! acknowledgements, logging) goes through a [`Sink`] the node gives; the loop decides what and when.
+//! The play loop: publishes each message when the playback clock reaches its time stamp (log time, or
+//! publish time with `--message-order sent`), in the merged order of the bags (see `merge`), loops, and
+//! serves the requests only it can (play_next, burst, seek, play). One thread runs it, so the order on the
+//! wire is that order. What touches ROS (publishing, `/clock`, subscriber counts, acknowledgements, logging)
+//! goes through a [`Sink`] the node gives; the loop decides what and when.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -10,9 +11,11 @@ use std::time::Duration;
 use lockstep_bag::BagMessage;
 
 use crate::control::{Control, Request};
-use crate::readahead::{Item, ReadAhead};
+use crate::merge::{Merged, Next, Stamped};
+use crate::readahead::ReadAhead;
 use crate::{
-    burst, check_seek, due, play_next, Due, Lateness, PlaybackClock, Window, NO_PLAY_RUNNING, PLAY_RUNNING,
+    burst, check_seek, due, play_next, ClockTopics, Due, Lateness, PlaybackClock, Window, NO_PLAY_RUNNING,
+    PLAY_RUNNING,
 };
 
 /// Messages published in one run between two looks at the control state (see `publish_due_run`).
@@ -22,6 +25,8 @@ const DUE_RUN: usize = 64;
 pub trait Sink {
     /// Publish `message` on its topic (the bag's name); a failure is the sink's to report.
     fn publish(&mut self, message: &BagMessage);
+    /// Publish `/clock` at bag time `bag_ns` (`--clock-topics`: just before a message of those topics).
+    fn publish_clock(&mut self, bag_ns: u64);
     /// At the end of a play: wait at most `timeout` until reliable subscribers acknowledged everything.
     fn wait_for_all_acked(&mut self, timeout: Duration);
     /// A played topic with fewer than `wanted` matched subscriptions, if any.
@@ -30,8 +35,8 @@ pub trait Sink {
     fn error(&self, line: &str);
 }
 
-/// The bag's span and the configured play.
-#[derive(Debug, Clone, Copy)]
+/// The bags' span and the configured play.
+#[derive(Debug, Clone)]
 pub struct Plan {
     pub bag_start_ns: u64,
     pub bag_end_ns: u64,
@@ -40,27 +45,29 @@ pub struct Plan {
     pub delay_ns: u64,
     pub wait_for_all_acked: Duration,
     pub wait_for_subscribers: usize,
+    /// Which messages publish `/clock` first.
+    pub clock_topics: ClockTopics,
 }
 
 pub struct Engine<S: Sink> {
     control: Arc<Control>,
-    reader: ReadAhead,
+    reader: Merged,
     sink: S,
     plan: Plan,
     exit_at_end: bool,
     /// The next item, read but not yet published.
-    next: Option<Item>,
+    next: Option<Next>,
     /// Lateness of each timed publish in this play, and when its first and last publish were (wall ns).
     lateness: Lateness,
     span: Option<(u64, u64)>,
     /// Why the last play ended early: the bag could not be read further.
     failed: Option<String>,
-    /// Published messages waiting to go back to the read-ahead thread, which frees them.
-    spent: Vec<BagMessage>,
+    /// Published messages waiting to go back to the read-ahead threads, which free them.
+    spent: Vec<Stamped>,
 }
 
 impl<S: Sink> Engine<S> {
-    pub fn new(control: Arc<Control>, reader: ReadAhead, sink: S, plan: Plan, exit_at_end: bool) -> Self {
+    pub fn new(control: Arc<Control>, reader: Merged, sink: S, plan: Plan, exit_at_end: bool) -> Self {
         Self {
             control,
             reader,
@@ -158,8 +165,8 @@ impl<S: Sink> Engine<S> {
         });
     }
 
-    /// The next item, read from the read-ahead queue if needed.
-    fn peek(&mut self) -> &Item {
+    /// The next item, read from the merged read-ahead queues if needed.
+    fn peek(&mut self) -> &Next {
         self.next.get_or_insert_with(|| self.reader.next())
     }
 
@@ -169,7 +176,7 @@ impl<S: Sink> Engine<S> {
         let looped = self.plan.looped;
         loop {
             match self.peek() {
-                Item::End if looped && published_this_pass => {
+                Next::End if looped && published_this_pass => {
                     published_this_pass = false;
                     self.reader.restart(window.start_ns, window.end_ns);
                     self.next = None;
@@ -177,17 +184,16 @@ impl<S: Sink> Engine<S> {
                     self.control.change(|s, wall| s.clock.jump(window.start_ns, wall));
                     continue;
                 }
-                Item::Failed(e) => {
+                Next::Failed(e) => {
                     let message = e.to_string();
-                    self.sink
-                        .error(&format!("reading the bag: {message}; playback ends here"));
+                    self.sink.error(&format!("reading {message}; playback ends here"));
                     self.failed = Some(message);
                     return true;
                 }
-                Item::End | Item::Message(_) => {}
+                Next::End | Next::Message(_) => {}
             }
             let due_at = match self.peek() {
-                Item::Message(m) => Some(m.log_time_ns),
+                Next::Message(m) => Some(m.stamp_ns),
                 _ => None,
             };
             let control = self.control.clone();
@@ -223,15 +229,15 @@ impl<S: Sink> Engine<S> {
     fn publish_due_run(&mut self, clock: &PlaybackClock, due: u64, now: u64) {
         let (mut due, mut now) = (due, now);
         for _ in 0..DUE_RUN {
-            let Some(Item::Message(m)) = self.next.take() else {
+            let Some(Next::Message(m)) = self.next.take() else {
                 return;
             };
             self.publish(m, now);
             self.lateness.record(now.saturating_sub(due));
-            let Item::Message(next) = self.peek() else {
+            let Next::Message(next) = self.peek() else {
                 return;
             };
-            let Some(next_due) = clock.wall_at(next.log_time_ns) else {
+            let Some(next_due) = clock.wall_at(next.stamp_ns) else {
                 return;
             };
             // One clock read per message, as when each goes through the lock.
@@ -243,10 +249,13 @@ impl<S: Sink> Engine<S> {
         }
     }
 
-    /// Publish `m`; `now` (wall ns) is when, for the span of the play.
-    fn publish(&mut self, m: BagMessage, now: u64) {
+    /// Publish `m` (after `/clock` when its topic drives it); `now` (wall ns) is when, for the span of the play.
+    fn publish(&mut self, m: Stamped, now: u64) {
         self.span = Some(self.span.map_or((now, now), |(first, _)| (first, now)));
-        self.sink.publish(&m);
+        if self.plan.clock_topics.triggers(&m.message.topic) {
+            self.sink.publish_clock(m.stamp_ns);
+        }
+        self.sink.publish(&m.message);
         self.control.played.fetch_add(1, Ordering::Relaxed);
         self.spent.push(m);
         if self.spent.len() >= ReadAhead::RECYCLE_BATCH {
@@ -261,12 +270,12 @@ impl<S: Sink> Engine<S> {
         let mut count = 0;
         let mut last = None;
         while limit == 0 || count < limit {
-            if !matches!(self.peek(), Item::Message(_)) {
+            if !matches!(self.peek(), Next::Message(_)) {
                 break;
             }
-            if let Some(Item::Message(m)) = self.next.take() {
+            if let Some(Next::Message(m)) = self.next.take() {
                 let now = self.control.wall_ns();
-                last = Some(m.log_time_ns);
+                last = Some(m.stamp_ns);
                 self.publish(m, now);
                 count += 1;
             }
@@ -342,7 +351,7 @@ impl<S: Sink> Engine<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{PlayRequest, Reply};
+    use crate::{MessageOrder, PlayRequest, Reply};
     use std::collections::BTreeSet;
     use std::sync::mpsc;
     use std::sync::Mutex;
@@ -351,7 +360,7 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    /// Records the log time of each published message.
+    /// Records the log time of each published message, and each `/clock` (as `u64::MAX - time`).
     #[derive(Clone, Default)]
     struct Recorder(Arc<Mutex<Vec<u64>>>);
 
@@ -364,6 +373,9 @@ mod tests {
     impl Sink for Recorder {
         fn publish(&mut self, message: &BagMessage) {
             self.0.lock().unwrap().push(message.log_time_ns);
+        }
+        fn publish_clock(&mut self, bag_ns: u64) {
+            self.0.lock().unwrap().push(u64::MAX - bag_ns);
         }
         fn wait_for_all_acked(&mut self, _: Duration) {}
         fn short_of_subscribers(&self, _: usize) -> Option<String> {
@@ -385,7 +397,8 @@ mod tests {
         }
         writer.finish().unwrap();
         let reader = BagReader::open(&path).unwrap();
-        let ahead = ReadAhead::start(reader, BTreeSet::from(["/t".to_owned()]), 64).unwrap();
+        let topics = BTreeSet::from(["/t".to_owned()]);
+        let ahead = Merged::start(vec![("bag".into(), reader)], &topics, 64, MessageOrder::Received).unwrap();
         let plan = Plan {
             bag_start_ns: MS,
             bag_end_ns: 10 * MS,
@@ -394,6 +407,7 @@ mod tests {
             delay_ns: 0,
             wait_for_all_acked: Duration::ZERO,
             wait_for_subscribers: 0,
+            clock_topics: ClockTopics::Off,
         };
         let control = Arc::new(Control::new(1000.0, paused));
         let recorder = Recorder::default();
@@ -424,6 +438,16 @@ mod tests {
         assert_eq!(engine.run(), None);
         assert_eq!(recorder.times(), expected(1));
         assert_eq!(control.progress().0, 10);
+    }
+
+    #[test]
+    fn clock_topics_publish_the_message_time_just_before_the_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut engine, recorder) = engine(dir.path(), false, false, true);
+        engine.plan.clock_topics = ClockTopics::Listed(BTreeSet::from(["/t".to_owned()]));
+        assert_eq!(engine.run(), None);
+        let expected: Vec<u64> = (1..=10).flat_map(|i| [u64::MAX - i * MS, i * MS]).collect();
+        assert_eq!(recorder.times(), expected);
     }
 
     #[test]

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use lockstep_bag::{BagMessage, BagReader, BagWriter, TopicSpec, WriterOptions};
 use lockstep_bag_player::{
-    burst, check_seek, due, seek_time, Control, Due, Engine, Plan, PlayRequest, PlaybackClock, ReadAhead,
-    Reply, Request, Sink, Window,
+    burst, check_seek, due, seek_time, ClockTopics, Control, Due, Engine, Merged, MessageOrder, Plan,
+    PlayRequest, PlaybackClock, Reply, Request, Sink, Window,
 };
 use lockstep_ranges::hostile::{any_f64_around, any_nanosec, any_time_sec, config};
 use proptest::prelude::*;
@@ -158,6 +158,7 @@ impl Sink for Recorder {
     fn publish(&mut self, message: &BagMessage) {
         self.0.lock().unwrap().push(message.log_time_ns);
     }
+    fn publish_clock(&mut self, _: u64) {}
     fn wait_for_all_acked(&mut self, _: Duration) {}
     fn short_of_subscribers(&self, _: usize) -> Option<String> {
         None
@@ -213,7 +214,8 @@ proptest! {
         }
         writer.finish().unwrap();
         let reader = BagReader::open(&path).unwrap();
-        let ahead = ReadAhead::start(reader, BTreeSet::from(["/t".to_owned()]), 64).unwrap();
+        let topics = BTreeSet::from(["/t".to_owned()]);
+        let ahead = Merged::start(vec![("bag".into(), reader)], &topics, 64, MessageOrder::Received).unwrap();
         let plan = Plan {
             bag_start_ns: MS,
             bag_end_ns: 10 * MS,
@@ -222,6 +224,7 @@ proptest! {
             delay_ns: 0,
             wait_for_all_acked: Duration::ZERO,
             wait_for_subscribers: 0,
+            clock_topics: ClockTopics::Off,
         };
         let control = Arc::new(Control::new(1.0, true));
         let recorder = Recorder::default();

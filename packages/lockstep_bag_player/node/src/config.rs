@@ -8,7 +8,7 @@ use lockstep_ros::{Int, ParamRule, ParamRules, Real};
 /// Parameters of `lockstep_bag_player` (the flags of `ros2 bag play`, with `_` for `-`).
 #[derive(r2r::RosParams, Debug, Clone)]
 pub struct PlayerParams {
-    /// Bag to play: a bag directory or a single MCAP or sqlite3 file.
+    /// Bag to play: a bag directory or a single MCAP or sqlite3 file; several, separated by commas, play as one stream merged by time stamp (equal stamps in the order given).
     pub bag: String,
     /// Playback rate: 2.0 plays twice as fast as recorded. Must be > 0.
     pub rate: f64,
@@ -44,6 +44,18 @@ pub struct PlayerParams {
     pub wait_for_subscribers: i64,
     /// Stop the node when playback ends (otherwise it stays up and `~/play` starts another play).
     pub exit_at_end: bool,
+    /// Which time stamp orders and times the messages: `received` (log time) or `sent` (publish time where the bag stores one, else log time), as rosbag2's --message-order.
+    pub message_order: String,
+    /// Topics (bag names, separated by commas or spaces) whose messages publish /clock with their time stamp just before they are played (rosbag2's --clock-topics; not with `clock`).
+    pub clock_topics: String,
+    /// Publish /clock with each message's time stamp just before it is played (rosbag2's --clock-topics-all).
+    pub clock_topics_all: bool,
+    /// Send the requests recorded in services' introspection events (`<service>/_service_event`) to the live servers instead of publishing the events (rosbag2's --publish-service-requests).
+    pub publish_service_requests: bool,
+    /// Whose recorded events hold the requests to send: `service_introspection` (the servers') or `client_introspection` (the clients').
+    pub service_requests_source: String,
+    /// Send the recorded goal, cancel and result requests of actions (their services' introspection events, rosbag2 Kilted's layout) to the live action servers instead of publishing the events (rosbag2's --send-actions-as-client).
+    pub send_actions_as_client: bool,
 }
 
 /// What each parameter may hold (`lockstep_ros::ParamRules`), checked at start (the `lockstep bag play` flags
@@ -59,6 +71,11 @@ const RULES: &[ParamRule] = &[
     ParamRule::int("read_ahead_queue_size", Int::closed(1, 10_000_000, "messages")),
     ParamRule::int("wait_for_all_acked", Int::closed(0, 3_600_000, "ms")),
     ParamRule::int("wait_for_subscribers", Int::closed(0, 10_000, "subscriptions")),
+    ParamRule::one_of("message_order", &["received", "sent"]),
+    ParamRule::one_of(
+        "service_requests_source",
+        &["service_introspection", "client_introspection"],
+    ),
 ];
 
 /// `/clock` frequencies; 0 (no `/clock`) or at least the core's `MIN_CLOCK_HZ` (checked there).
@@ -90,6 +107,12 @@ impl Default for PlayerParams {
             wait_for_all_acked: 1000,
             wait_for_subscribers: 0,
             exit_at_end: false,
+            message_order: "received".to_owned(),
+            clock_topics: String::new(),
+            clock_topics_all: false,
+            publish_service_requests: false,
+            service_requests_source: "service_introspection".to_owned(),
+            send_actions_as_client: false,
         }
     }
 }
@@ -115,6 +138,12 @@ impl PlayerParams {
             wait_for_all_acked: self.wait_for_all_acked,
             wait_for_subscribers: self.wait_for_subscribers,
             exit_at_end: self.exit_at_end,
+            message_order: self.message_order.clone(),
+            clock_topics: self.clock_topics.clone(),
+            clock_topics_all: self.clock_topics_all,
+            publish_service_requests: self.publish_service_requests,
+            service_requests_source: self.service_requests_source.clone(),
+            send_actions_as_client: self.send_actions_as_client,
         }
     }
 }

@@ -17,6 +17,7 @@
 //! without arguments, so that `__node:=` cannot give this node the main node's name): callers pass the
 //! fully qualified topic names they want, after their own remapping.
 
+mod client;
 mod error;
 mod publisher;
 mod shared;
@@ -35,6 +36,7 @@ use crate::typesupport::message_type_support;
 use shared::{Shared, Subscription};
 use take::take_loop;
 
+pub use client::GenericClient;
 pub use error::GenericError;
 pub use publisher::GenericPublisher;
 pub use shared::SubscriptionId;
@@ -200,6 +202,25 @@ impl GenericNode {
     ) -> Result<GenericPublisher, GenericError> {
         let support = message_type_support(type_name, &self.prefixes)?;
         GenericPublisher::new(&self.shared, topic, &support, qos)
+    }
+
+    /// A client of `service` (absolute name) that sends the requests of recorded introspection events of type
+    /// `event_type` (`pkg/srv/Type_Event`, or an action's `pkg/action/Type_SendGoal_Event`, ...).
+    pub fn event_client(&self, service: &str, event_type: &str) -> Result<GenericClient, GenericError> {
+        let service_type = event_type.strip_suffix("_Event").unwrap_or(event_type);
+        let support = crate::typesupport::more::service_type_support(service_type, &self.prefixes)?;
+        let event_support = message_type_support(event_type, &self.prefixes)?;
+        let event_layout = crate::typesupport::more::message_layout(event_type, &self.prefixes)?;
+        let response_type = format!("{service_type}_Response");
+        let response_layout = crate::typesupport::more::message_layout(&response_type, &self.prefixes)?;
+        GenericClient::new(
+            &self.shared,
+            service,
+            &support,
+            event_support,
+            event_layout,
+            response_layout,
+        )
     }
 }
 
