@@ -44,14 +44,44 @@ def test_the_verbs_joining_the_graph_run_in_the_ros_binary_and_need_its_environm
     ros = LOCKSTEP.with_name("lockstep-ros")
     direct = plain("--help", binary=ros)
     assert direct.returncode != 0 and "librcl" in direct.stderr, direct
-    handed = plain("replay", "--help")
-    assert handed.returncode != 0 and ".so" in handed.stderr, handed
+    # Started anyway, a verb that joins the graph says in one line which library is missing and what to source.
+    bag = next((REPO_ROOT / "test/data/rosbag2/mcap").iterdir())
+    for verb in (["bag", "play", str(bag)], ["bag", "record", "-a", "-o", str(tmp_path / "b")],
+                 ["replay", str(bag), "-o", str(tmp_path / "r")], ["view"]):
+        done = plain(*verb)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode != 0 and len(lines) == 1, (verb, done)
+        assert f"`lockstep {' '.join(verb[:2] if verb[0] == 'bag' else verb[:1])}`" in lines[0], lines
+        assert ".so cannot be loaded" in lines[0] and "source scripts/env-local.sh" in lines[0], lines
+    assert not (tmp_path / "b").exists() and not (tmp_path / "r").exists()
     # With the ROS environment, `lockstep replay --help` is the replay's help, usage named `lockstep`.
     full = subprocess.run([str(LOCKSTEP), "replay", "--help"], capture_output=True, text=True, timeout=120)
     assert full.returncode == 0 and "Usage: lockstep replay" in full.stdout, full
     assert "--output" in full.stdout
     play = subprocess.run([str(LOCKSTEP), "bag", "play", "--help"], capture_output=True, text=True, timeout=120)
     assert play.returncode == 0 and "Usage: lockstep bag play" in play.stdout, play
+
+
+def test_every_verbs_help_works_without_the_ros_environment():
+    # `env -i`: nothing of a sourced ROS environment. Each verb's help is the same text as with it.
+    # Each verb with one of its own flags, so that a help of forwarded arguments is caught.
+    verbs = {("replay",): "--missing-upstream", ("view",): "--port", ("bag", "play"): "--rate",
+             ("bag", "record"): "--max-bag-size", ("bag", "info"): "--verify", ("bag", "convert"): "--compression", ("bag", "filter"): "--last-per-channel-topic-regex",
+             ("bag", "merge"): "", ("bag", "du"): "",
+             ("bag", "reindex"): "--in-place", ("bag", "echo"): "", ("rules",): "", ("calibrate",): "",
+             ("player",): "", ("launch",): "", ("report",): "", ("trace",): "--replay", ("test",): "",
+             ("version",): "", ("completions",): ""}
+    for verb, flag in verbs.items():
+        bare = plain(*verb, "--help")
+        assert bare.returncode == 0 and f"Usage: lockstep {' '.join(verb)}" in bare.stdout, (verb, bare)
+        assert flag in bare.stdout, (verb, flag, bare.stdout)
+        sourced = subprocess.run([str(LOCKSTEP), *verb, "--help"], capture_output=True, text=True, timeout=120)
+        assert sourced.stdout == bare.stdout, verb
+    completions = plain("completions", "bash")
+    assert completions.returncode == 0 and "--publish-service-requests" in completions.stdout, completions.stderr
+    # An argument error is found without ROS too, and names the argument.
+    wrong = plain("replay", "some.mcap")
+    assert wrong.returncode == 2 and "--output" in wrong.stderr, wrong
 
 
 def test_lockstep_builds_without_ros():

@@ -3,14 +3,16 @@
 //!   calibrate, player, launch, report, trace) run in it, and it loads no ROS library, so they work in a
 //!   plain shell;
 //! - `lockstep-ros`, installed beside it, runs the verbs that join the ROS graph (`replay`, `view`,
-//!   `bag play`, `bag record`) and `completions` (which needs their arguments); `lockstep` hands those over to it.
+//!   `bag play`, `bag record`); `lockstep` parses their arguments (from the owning packages' pure crates, so
+//!   help, completions and argument errors need no ROS) and hands them over to it.
 //!
 //! Each verb's arguments and logic live in the owning package's library (`<crate>::cli`); this crate only
 //! dispatches, and prints a failed command's error as `error: <what>: <cause>` (never a backtrace).
 
-use std::ffi::OsString;
-
 use clap::{Parser, Subcommand};
+
+mod ros_libraries;
+pub use ros_libraries::{missing_library, no_ros_environment, verb_words};
 
 /// `lockstep replay`.
 pub const REPLAY_ABOUT: &str =
@@ -38,28 +40,11 @@ pub const COMPLETIONS_ABOUT: &str = "Print a shell completion script. bash: `loc
 /// The binary that runs the verbs joining the ROS graph, beside `lockstep`.
 pub const ROS_BINARY: &str = "lockstep-ros";
 
-/// Whether `args` (after the program name) ask for a verb that `lockstep-ros` runs.
-pub fn runs_in_ros_binary(args: &[OsString]) -> bool {
-    let word = |i: usize| args.get(i).and_then(|a| a.to_str());
-    match word(0) {
-        Some("replay" | "view" | "completions") => true,
-        Some("bag") => matches!(word(1), Some("play" | "record")),
-        _ => false,
-    }
-}
-
 #[derive(Parser)]
 #[command(name = "lockstep", version, about = "Lockstep command-line tools")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// The arguments of a verb `lockstep-ros` runs (`lockstep` hands them over unparsed).
-#[derive(Debug, Clone, clap::Args)]
-pub struct Forwarded {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub args: Vec<OsString>,
 }
 
 #[derive(Subcommand)]
@@ -69,7 +54,7 @@ pub enum Command {
     /// Play, inspect, repair and convert rosbag2 bags.
     Bag(BagArgs),
     #[command(about = REPLAY_ABOUT)]
-    Replay(Forwarded),
+    Replay(lockstep_replay::args::ReplayArgs),
     /// Evaluate or check Datalog rule files.
     Rules(lockstep_rules::cli::RulesArgs),
     /// Calibrate the differential-drive motion model (wheel radius, track width, delay, centripetal factor)
@@ -79,7 +64,7 @@ pub enum Command {
     /// Interpolation files: generate one from waypoints within joint limits, or check one.
     Player(lockstep_interpolation::cli::PlayerArgs),
     #[command(about = VIEW_ABOUT)]
-    View(Forwarded),
+    View(lockstep_view::args::ViewArgs),
     /// Run a ROS 2 XML launch file where `ros2 launch` is not installed: `lockstep launch <file>
     /// [name:=value ...]` starts its nodes with prefixed output, forwards Ctrl-C, and stops them all when a
     /// node marked on_exit="shutdown" ends.
@@ -100,7 +85,10 @@ pub enum Command {
     /// summary.html. Exit 0 when every case passed, 1 when any failed, 2 for a bad suite file.
     Test(lockstep_suite::cli::TestArgs),
     #[command(about = COMPLETIONS_ABOUT)]
-    Completions(Forwarded),
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// `lockstep bag`: `play` and `record` join the ROS graph; the other verbs are the bag library's.
@@ -113,9 +101,9 @@ pub struct BagArgs {
 #[derive(Subcommand)]
 pub enum BagVerb {
     #[command(about = BAG_PLAY_ABOUT)]
-    Play(Forwarded),
+    Play(lockstep_bag_player::args::PlayArgs),
     #[command(about = BAG_RECORD_ABOUT)]
-    Record(Forwarded),
+    Record(lockstep_recorder::cli::RecordArgs),
     #[command(flatten)]
     Library(lockstep_bag::cli::BagCommand),
 }
@@ -160,28 +148,28 @@ mod tests {
     }
 
     #[test]
-    fn the_verbs_joining_the_graph_go_to_the_ros_binary() {
-        let args = |s: &str| s.split_whitespace().map(OsString::from).collect::<Vec<_>>();
-        for yes in [
-            "replay x.mcap",
-            "view",
-            "bag play b",
-            "bag record -a",
-            "completions bash",
+    fn the_verbs_joining_the_graph_are_parsed_here_with_their_real_arguments() {
+        let parse = |s: &str| Cli::try_parse_from(std::iter::once("lockstep").chain(s.split_whitespace()));
+        for ok in [
+            "replay rec -o out --strict",
+            "view --port 9000",
+            "bag record -a -o b",
         ] {
-            assert!(runs_in_ros_binary(&args(yes)), "{yes}");
+            assert!(parse(ok).is_ok(), "{ok}");
         }
-        for no in [
-            "bag info b",
-            "player check f",
-            "rules check r",
-            "",
-            "--help",
-            "bag",
-            "trace -- ros2 run demo_nodes_cpp talker",
+        for (bad, flag) in [
+            ("replay rec", "--output"),
+            ("view --port x", "--port"),
+            ("bag record", "--all"),
         ] {
-            assert!(!runs_in_ros_binary(&args(no)), "{no}");
+            let err = parse(bad).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.contains(flag), "{bad}: {err}");
         }
+        let help = parse("replay --help")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(help.contains("--missing-upstream"), "{help}");
     }
 
     #[test]

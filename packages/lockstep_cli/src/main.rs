@@ -10,13 +10,16 @@ use lockstep_cli::{BagArgs, BagVerb, Cli, Command};
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    if lockstep_cli::runs_in_ros_binary(args.get(1..).unwrap_or_default()) {
-        return hand_over(&args[1..]);
-    }
+    // Parsed here first, the verbs `lockstep-ros` runs too: their help and argument errors need no ROS.
     let result = match Cli::parse().command {
         Command::Bag(BagArgs {
             command: BagVerb::Library(command),
         }) => lockstep_bag::cli::run(lockstep_bag::cli::BagArgs { command }),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "lockstep", &mut std::io::stdout());
+            Ok(())
+        }
         Command::Version => {
             println!("lockstep {}", env!("CARGO_PKG_VERSION"));
             Ok(())
@@ -35,22 +38,24 @@ fn main() -> ExitCode {
             command: BagVerb::Play(_) | BagVerb::Record(_),
         })
         | Command::Replay(_)
-        | Command::View(_)
-        | Command::Completions(_) => return hand_over(&args[1..]),
+        | Command::View(_) => return hand_over(&args[1..]),
     };
     lockstep_cli::exit_status(result)
 }
 
 /// Run `lockstep-ros` (beside this binary) with `args` in place of this process: signals, standard streams
-/// and the exit status are its own.
+/// and the exit status are its own. When the ROS libraries it links cannot be loaded, one line names the first
+/// missing one and what to source, instead of the dynamic loader's message.
 fn hand_over(args: &[OsString]) -> ExitCode {
     use std::os::unix::process::CommandExt as _;
     let ros = std::env::current_exe().map(|exe| exe.with_file_name(lockstep_cli::ROS_BINARY));
     let error = match &ros {
         Ok(path) => {
-            let verb = args
-                .first()
-                .map_or_else(String::new, |v| v.to_string_lossy().into_owned());
+            let verb = lockstep_cli::verb_words(args);
+            if let Some(missing) = lockstep_cli::missing_library(path) {
+                eprintln!("error: {}", lockstep_cli::no_ros_environment(&verb, &missing));
+                return ExitCode::FAILURE;
+            }
             let err = std::process::Command::new(path).args(args).exec();
             format!(
                 "`lockstep {verb}` runs {} and it could not start: {err} (it is built beside `lockstep` by `cargo build -p lockstep_cli`, with its default `ros` feature, on a machine with ROS 2)",

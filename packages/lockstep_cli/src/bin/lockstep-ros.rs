@@ -1,10 +1,10 @@
 //! `lockstep-ros <verb> ...`: the `lockstep` verbs that join the ROS graph (`replay`, `view`, `bag play`,
-//! `bag record`) and `completions`. `lockstep` runs this binary for them, so that its other verbs load no ROS
-//! library; usage and help name the command `lockstep`, as the user typed it.
+//! `bag record`). `lockstep` parses their arguments first and runs this binary for them, so that its other
+//! verbs load no ROS library; usage and help name the command `lockstep`, as the user typed it.
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory as _, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -29,11 +29,6 @@ enum RosCommand {
         #[command(subcommand)]
         verb: BagVerb,
     },
-    #[command(about = lockstep_cli::COMPLETIONS_ABOUT)]
-    Completions {
-        /// The shell.
-        shell: clap_complete::Shell,
-    },
 }
 
 #[derive(Subcommand)]
@@ -54,34 +49,6 @@ fn main() -> ExitCode {
         RosCommand::Bag {
             verb: BagVerb::Record(args),
         } => lockstep_recorder_node::cli::run(args),
-        RosCommand::Completions { shell } => {
-            clap_complete::generate(shell, &mut full_command(), "lockstep", &mut std::io::stdout());
-            Ok(())
-        }
     };
     lockstep_cli::exit_status(result)
-}
-
-/// Every `lockstep` verb with its real arguments: `lockstep`'s own tree, where the verbs handed over to this
-/// binary are replaced by this binary's definitions of them (for shell completions).
-fn full_command() -> clap::Command {
-    let ros = RosCli::command();
-    let sub = |path: &[&str]| {
-        path.iter()
-            .try_fold(&ros, |cmd, name| cmd.find_subcommand(name))
-            .cloned()
-    };
-    let mut full = lockstep_cli::Cli::command();
-    for name in ["replay", "view", "completions"] {
-        if let Some(real) = sub(&[name]) {
-            full = full.mut_subcommand(name, |_| real);
-        }
-    }
-    if let (Some(play), Some(record)) = (sub(&["bag", "play"]), sub(&["bag", "record"])) {
-        full = full.mut_subcommand("bag", |bag| {
-            bag.mut_subcommand("play", |_| play)
-                .mut_subcommand("record", |_| record)
-        });
-    }
-    full
 }

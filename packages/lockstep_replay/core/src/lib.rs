@@ -4,6 +4,8 @@
 //!
 //! Timed playback of a bag (`lockstep bag play`) is the `lockstep_bag_player` crate.
 
+#[cfg(feature = "cli")]
+pub mod args;
 pub mod lockstep;
 pub mod parameters;
 pub mod report;

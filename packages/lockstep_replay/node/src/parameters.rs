@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{bail, Context as _};
 use lockstep_bag::MetadataRecord;
+pub use lockstep_replay::args::ParameterArgs;
 use lockstep_replay::lockstep::Recording;
 use lockstep_replay::parameters::{
     applied_line, compare_module, difference_warning, first_frame_ns, strict_error, Known,
@@ -22,41 +23,6 @@ pub use lockstep_replay::parameters::{Difference, ParameterReport, ALWAYS_IGNORE
 use lockstep_ros::parameter_text::records;
 
 use crate::live_parameters::Live;
-
-/// The flags of `lockstep replay` about recorded parameters.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ParameterArgs {
-    /// A live module's parameter that differs from the recording (or a live module whose parameters the
-    /// recording lacks) is an error, before any frame is replayed, instead of a warning. Never compared:
-    /// use_sim_time, lockstep_step_mode, start_type_description_service, wait_for_subscribers, qos_overrides.*.
-    #[arg(long)]
-    pub strict_parameters: bool,
-    /// Set the recorded values of the differing parameters on the live modules (through
-    /// `<node>/set_parameters`) before the first step; a refused set is an error naming the module, the
-    /// parameter and the node's reason.
-    #[arg(long)]
-    pub apply_recorded_parameters: bool,
-    /// Leave a parameter out of the comparison: `<name>` (of every module) or `<module>/<name>`
-    /// (repeatable).
-    #[arg(long = "ignore-parameter", value_name = "NAME")]
-    pub ignore_parameters: Vec<String>,
-}
-
-impl ParameterArgs {
-    /// The first flag given that needs live modules over DDS (the in-process modules have no parameter
-    /// services to read or set), so that `--in-process` refuses it rather than ignoring it.
-    pub fn in_process_conflict(&self) -> Option<&'static str> {
-        if self.strict_parameters {
-            Some("--strict-parameters")
-        } else if self.apply_recorded_parameters {
-            Some("--apply-recorded-parameters")
-        } else if !self.ignore_parameters.is_empty() {
-            Some("--ignore-parameter")
-        } else {
-            None
-        }
-    }
-}
 
 /// What the recording holds about one module's parameters.
 #[derive(Debug, Clone, Default)]

@@ -1,5 +1,6 @@
-//! The command-line arguments of `lockstep view`, apart from what they mean: the access settings
-//! ([`crate::access`]) and the server options ([`crate::cli`]) are derived from them elsewhere.
+//! The command-line arguments of `lockstep view` (feature `cli`), apart from what they mean: the node crate
+//! derives its access settings and server options from them. Here so that `lockstep view --help` works in a
+//! shell without ROS.
 
 use lockstep_ranges::{int_arg, real_arg, Int, Real};
 

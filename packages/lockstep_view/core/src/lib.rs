@@ -18,6 +18,8 @@
 //! - [`bag_play`]: the `lockstep bag play` child of `lockstep view --bag`.
 
 pub mod access;
+#[cfg(feature = "cli")]
+pub mod args;
 pub mod bag_play;
 pub mod graph;
 mod latched;

@@ -8,7 +8,7 @@ use lockstep_view::policy::{allowed_services, token_of_env, token_of_file};
 pub use lockstep_view::policy::{Access, BAG_PLAYER_SERVICES};
 use lockstep_view::{Tls, Token};
 
-use crate::args::ViewArgs;
+use lockstep_view::args::ViewArgs;
 
 /// The environment variable a token may come from (it does not show in `ps`, unlike `--token`).
 pub const TOKEN_ENV: &str = "LOCKSTEP_VIEW_TOKEN";

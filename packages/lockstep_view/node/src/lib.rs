@@ -4,7 +4,6 @@
 //! player beside the view); [`access`] who may connect and what they may do.
 
 pub mod access;
-mod args;
 pub mod bag;
 pub mod bridge;
 pub mod cli;

@@ -129,7 +129,7 @@ fn run_view() -> anyhow::Result<()> {
             rate: 1.0,
             looping: false,
         };
-        let options = args.options()?;
+        let options = lockstep_view_node::cli::options(&args)?;
         Ok(async move { run(node, options).await.map_err(Into::into) })
     })
     .context("lockstep_view")
