@@ -4,11 +4,13 @@ server is not running gets the recorded responses (from `<service>/lockstep_resp
 
 import sys
 
+from rosbags.rosbag2 import Reader
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 from lockstep_interfaces.msg import RecorderStatus
 from lockstep_testing.harness import reliable
+from lockstep_testing.recordings import decode, typestore_from_bag
 from test_replay_unmodified import replay
 from traced import NODES
 
@@ -64,3 +66,33 @@ def test_a_server_takes_the_recorded_requests_and_a_client_gets_the_recorded_res
     assert answers["simulated"] >= 3 and answers["exact"] == answers["simulated"], answers
     assert "switch" in report["modules_not_live"], report["modules_not_live"]
     assert caller.stop(timeout=60) == 0, caller.log()
+
+
+def test_trace_turns_on_the_service_introspection_of_a_node_that_never_does(ros, tmp_path):
+    # The switch server's code never calls configure_introspection: `lockstep trace` turns it on, so a recorder
+    # that asks for the service records its calls as rosbag2 would, request and response included.
+    bag = tmp_path / "introspected"
+    status = ros.collect(RecorderStatus, "/lockstep_recorder/status")
+    recorder = ros.start("lockstep", "bag", "record", "--services", "/set_switch", "-o", str(bag), name="record")
+    server = ros.start("lockstep", "trace", "--service-introspection", "contents", "--", sys.executable,
+                       str(NODES / "switch_server.py"), name="switch")
+    topic = "/set_switch/_service_event"
+    ros.wait_until(lambda: status and any(t.topic == topic for t in status[-1].topics), WAIT_SECS,
+                   "the recorder subscribed to the server's service events", recorder)
+    for k in range(3):
+        ros.call(SetBool, "/set_switch", SetBool.Request(data=k != 1), timeout=WAIT_SECS, retry_every=15.0)
+    ros.wait_until(lambda: written(status, topic) >= 6, WAIT_SECS, "two events per call recorded", recorder)
+    for proc in (server, recorder):
+        assert proc.stop(timeout=60) == 0, proc.log()
+    with Reader(bag) as reader:
+        store = typestore_from_bag(reader)
+        events = [decode(store, raw, conn.msgtype) for conn, _, raw in reader.messages()]
+    taken = [e.request[0].data for e in events if e.info.event_type == 1]  # REQUEST_RECEIVED
+    answered = [e.response[0].message for e in events if e.info.event_type == 2]  # RESPONSE_SENT
+    assert (taken, answered) == ([True, False, True], ["on", "off", "on"]), (taken, answered)
+
+
+def test_a_bad_introspection_state_is_refused_before_the_node_starts(ros):
+    proc = ros.start("lockstep", "trace", "--service-introspection", "all", "--", "true", name="bad")
+    assert proc.popen.wait(timeout=WAIT_SECS) == 2
+    assert "invalid value 'all' for '--service-introspection" in proc.log(), proc.log()

@@ -60,7 +60,10 @@ PARAMETER_TYPES = {
 STANDARD_SERVICES = ("describe_parameters", "get_parameter_types", "get_parameters", "get_type_description",
                      "list_parameters", "set_parameters", "set_parameters_atomically")
 STANDARD_TOPICS = {"/rosout", "/parameter_events"}
-STANDARD_PARAMETERS = {"use_sim_time", "start_type_description_service"}
+# Every Lockstep node with checked parameters also has the two service introspection parameters (documented
+# once, in docs/record-your-robot.md).
+STANDARD_PARAMETERS = {"use_sim_time", "start_type_description_service", "service_configure_introspection",
+                       "client_configure_introspection"}
 
 
 # ----- the tables -----

@@ -26,8 +26,8 @@ def test_bag_play_flags_not_supported_are_refused(tmp_path):
         assert "panicked" not in result.stderr
 
 
-def test_our_nodes_services_publish_no_introspection_events(ros, tmp_path):
-    # The recorder's own services have no `_service_event` topic beside them.
+def test_our_nodes_services_publish_no_introspection_events_by_default(ros, tmp_path):
+    # Without service_configure_introspection, the recorder's own services have no `_service_event` topic.
     ros.start("lockstep_recorder", params={"output": str(tmp_path / "bag"),
                                            "all_topics": False, "all_services": False, "all_actions": False})
     ros.wait_for_topic("/lockstep_recorder/status", timeout=60)

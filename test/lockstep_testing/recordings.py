@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mcap.reader import make_reader
 from mcap.writer import Writer
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 
 def topology_recording(path: Path) -> Path:
@@ -44,3 +45,20 @@ def copy_mcap(bag: Path, dst: Path, keep=lambda topic, log_time, data: True, cha
             writer.add_metadata(record.name, metadata(record.name, record.metadata))
         writer.finish()
     return dst
+
+
+def typestore_from_bag(reader):
+    """A typestore knowing every connection's type from the definition stored in the bag."""
+    store = get_typestore(Stores.ROS2_JAZZY)
+    for conn in reader.connections:
+        if conn.msgtype not in store.types and conn.msgdef.data:
+            parsed = get_types_from_msg(conn.msgdef.data, conn.msgtype)
+            store.register({name: fields for name, fields in parsed.items() if name not in store.types})
+    return store
+
+
+def decode(store, raw, msgtype):
+    """rosbags files the types of a parsed `pkg/srv/Name` or `pkg/action/Name` under `pkg/srv/msg/Name`."""
+    if msgtype not in store.types:
+        msgtype = msgtype.replace("/srv/", "/srv/msg/").replace("/action/", "/action/msg/")
+    return store.deserialize_cdr(raw, msgtype)

@@ -10,34 +10,20 @@ import subprocess
 from rclpy.qos import qos_profile_system_default
 from rclpy.service_introspection import ServiceIntrospectionState
 from rosbags.rosbag2 import Reader
-from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 from lockstep_interfaces.action import Countdown
 from lockstep_interfaces.msg import RecorderStatus
+from lockstep_interfaces.srv import SetDestination
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
 from lockstep_testing.harness import binary, reliable
+from lockstep_testing.recordings import decode, typestore_from_bag
 from rclpy.action import ActionServer
 
 WAIT_SECS = 120
 CALLS = 6
-
-
-def typestore_from_bag(reader: Reader):
-    """A typestore knowing every connection's type from the definition stored in the bag."""
-    store = get_typestore(Stores.ROS2_JAZZY)
-    for conn in reader.connections:
-        if conn.msgtype not in store.types and conn.msgdef.data:
-            parsed = get_types_from_msg(conn.msgdef.data, conn.msgtype)
-            store.register({name: fields for name, fields in parsed.items() if name not in store.types})
-    return store
-
-
-def decode(store, raw, msgtype):
-    """rosbags files the types of a parsed `pkg/srv/Name` or `pkg/action/Name` under `pkg/srv/msg/Name`."""
-    if msgtype not in store.types:
-        msgtype = msgtype.replace("/srv/", "/srv/msg/").replace("/action/", "/action/msg/")
-    return store.deserialize_cdr(raw, msgtype)
 
 
 def record(ros, bag, *flags):
@@ -141,6 +127,61 @@ def test_an_actions_topics_are_recorded_by_action_name_and_topics_by_type(ros, t
     assert "Topic information: Topic: /chatter | Type: std_msgs/msg/String | Count: 3" in info, info
     assert ("Action information: Action: /count | Type: lockstep_interfaces/action/Countdown | Topics: 2 | "
             "Service events: 0") in info, info
+
+
+def set_string_parameter(ros, node, name, value):
+    request = SetParameters.Request(parameters=[Parameter(name=name, value=ParameterValue(
+        type=ParameterType.PARAMETER_STRING, string_value=value))])
+    [result] = ros.call(SetParameters, f"{node}/set_parameters", request, timeout=WAIT_SECS,
+                        retry_every=5.0).results
+    return result
+
+
+def test_our_nodes_publish_their_service_calls_when_the_parameter_turns_introspection_on(ros, tmp_path):
+    # The simulator started with its services' introspection on: its calls are recorded with their contents.
+    sim = ros.start("lockstep_sim_node", params={"mode": "commanded",
+                                                 "service_configure_introspection": "contents"})
+    topic = "/lockstep_sim_node/set_destination/_service_event"
+    bag = tmp_path / "ours"
+    proc, status = record(ros, bag, "--services", "/lockstep_sim_node/set_destination")
+    ros.wait_until(lambda: status and any(t.topic == topic for t in status[-1].topics), WAIT_SECS,
+                   "the recorder subscribed to the simulator's service events", proc)
+    for column in range(3):
+        ros.call(SetDestination, "/lockstep_sim_node/set_destination",
+                 SetDestination.Request(column=column, row=1), timeout=WAIT_SECS)
+    ros.wait_until(lambda: recorded(status, topic) == 6, WAIT_SECS, "6 events of 3 calls recorded", proc)
+    # Metadata only from now on: the events go on, without the request and response.
+    result = set_string_parameter(ros, "/lockstep_sim_node", "service_configure_introspection", "metadata")
+    assert result.successful, result.reason
+    ros.call(SetDestination, "/lockstep_sim_node/set_destination", SetDestination.Request(column=9, row=1),
+             timeout=WAIT_SECS)
+    ros.wait_until(lambda: recorded(status, topic) == 8, WAIT_SECS, "2 more events recorded", proc)
+    # A value that names no state is refused with the allowed ones; the node keeps going.
+    result = set_string_parameter(ros, "/lockstep_sim_node", "service_configure_introspection", "on")
+    assert not result.successful and "must be disabled, metadata or contents" in result.reason, result.reason
+    result = set_string_parameter(ros, "/lockstep_sim_node", "service_configure_introspection", "disabled")
+    assert result.successful, result.reason
+    ros.call(SetDestination, "/lockstep_sim_node/set_destination", SetDestination.Request(column=2, row=1),
+             timeout=WAIT_SECS)
+    assert sim.alive()
+    assert proc.stop(timeout=60) == 0, proc.log()
+
+    with Reader(bag) as reader:
+        assert [(c.topic, c.msgtype) for c in reader.connections] == [
+            (topic, "lockstep_interfaces/srv/SetDestination_Event")]
+        store = typestore_from_bag(reader)
+        events = [decode(store, raw, conn.msgtype) for conn, _, raw in reader.messages()]
+    # Nothing after introspection was disabled: the last call is not in the bag.
+    assert len(events) == 8, len(events)
+    assert [e.request[0].column for e in events[:6] if e.info.event_type == 1] == [0, 1, 2]
+    assert all(len(e.response) == 1 for e in events[:6] if e.info.event_type == 2)
+    assert [(e.info.event_type, len(e.request), len(e.response)) for e in events[6:]] == [(1, 0, 0), (2, 0, 0)]
+
+
+def test_a_bad_introspection_value_at_start_is_named(ros):
+    sim = ros.start("lockstep_sim_node", params={"mode": "commanded", "service_configure_introspection": "all"})
+    assert sim.popen.wait(timeout=WAIT_SECS) != 0
+    assert "'service_configure_introspection' = 'all': must be disabled, metadata or contents" in sim.log()
 
 
 def run_lockstep(*args):

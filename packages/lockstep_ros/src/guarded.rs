@@ -13,6 +13,7 @@ use std::ops::{Deref, DerefMut};
 use r2r::indexmap::IndexMap;
 use r2r::{Parameter, ParameterValue, RosParams};
 
+use crate::introspection;
 use crate::param_rules::{check_parameter, ParamRules};
 
 /// Decides whether a set of `name` to `value` is taken; `Err(reason)` refuses it. It sees the values in force.
@@ -131,14 +132,25 @@ impl<P: RosParams + ParamRules> RosParams for Guarded<P> {
         param: Option<Parameter>,
         params: &mut IndexMap<String, Parameter>,
     ) -> r2r::Result<()> {
-        self.params.register_parameters(prefix, param, params)
+        self.params.register_parameters(prefix, param, params)?;
+        // Every node's: the introspection of its services and clients.
+        match prefix.is_empty() {
+            true => introspection::register_parameters(params),
+            false => Ok(()),
+        }
     }
 
     fn get_parameter(&mut self, param_name: &str) -> r2r::Result<ParameterValue> {
-        self.params.get_parameter(param_name)
+        match introspection::get_parameter(param_name) {
+            Some(value) => Ok(value),
+            None => self.params.get_parameter(param_name),
+        }
     }
 
     fn set_parameter(&mut self, param_name: &str, param_val: &ParameterValue) -> r2r::Result<()> {
+        if let Some(done) = introspection::set_parameter(param_name, param_val) {
+            return done;
+        }
         // A wrong type or unknown name is refused by the typed struct before the guard acts on it.
         self.params.check_parameter(param_name, param_val)?;
         self.admit(param_name, param_val)
@@ -152,6 +164,9 @@ impl<P: RosParams + ParamRules> RosParams for Guarded<P> {
     /// The check of `~/set_parameters_atomically` before it sets anything: the type and the rules (the guard,
     /// which may act, runs on the set itself).
     fn check_parameter(&self, param_name: &str, param_val: &ParameterValue) -> r2r::Result<()> {
+        if let Some(verdict) = introspection::check_parameter(param_name, param_val) {
+            return verdict;
+        }
         self.params.check_parameter(param_name, param_val)?;
         check_parameter(P::param_rules(), param_name, param_val).map_err(|msg| {
             r2r::Error::ParameterValueConv {

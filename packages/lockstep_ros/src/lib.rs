@@ -10,6 +10,7 @@
 //!   (finite, in range, not empty) at start and on every run-time set; a bad set is refused with the reason.
 //! - [`action_server`]: a ROS 2 action server whose cancelled goals end CANCELED (r2r's stay CANCELING).
 //! - [`generic`]: subscriptions and publishers of any installed message type, as serialized CDR.
+//! - [`introspection`]: parameters that make the node's services publish their calls (service introspection).
 //! - [`graph`]: who subscribes to a topic (r2r has only the publishers' side).
 //! - [`typesupport`]: a message type's C type support loaded at run time (types not compiled in).
 //! - [`text`]: request text echoed into a log line or an answer, clipped to its first 200 characters.
@@ -26,6 +27,7 @@ pub mod generic;
 pub mod graph;
 mod guarded;
 pub mod help;
+pub mod introspection;
 pub mod param_rules;
 pub mod parameter_events;
 mod parameter_service;
@@ -45,12 +47,9 @@ pub use param_rules::{Check, Int, ParamRule, ParamRules, Real};
 pub use rcl_node::RclError;
 pub use shared_node::{lock, SharedNode};
 
-use std::future::Future;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::{future::Future, sync::Arc, sync::Mutex, time::Duration};
 
-pub use r2r;
-pub use r2r::{log_debug, log_error, log_info, log_warn};
+pub use r2r::{self, log_debug, log_error, log_info, log_warn};
 
 /// The items of a comma-separated string parameter (`joints:=a, b,c`): trimmed, empty ones dropped. ROS 2
 /// string-array parameters cannot be empty, so list parameters are strings.

@@ -12,6 +12,7 @@ use std::process::Command;
 use anyhow::anyhow;
 
 use crate::env::{self, Mode};
+use crate::introspection::{Introspection, CLIENT_VAR, SERVICE_VAR};
 
 /// One line for `lockstep --help`.
 pub const ABOUT: &str = "Record any ROS 2 node's data flow without changing it: its dependency headers, its \
@@ -43,12 +44,13 @@ The interceptor is liblockstep_intercept_preload.so, found through $LOCKSTEP_INT
 the `lockstep` binary, else in ../lib from it; `cargo build -p lockstep_intercept_preload` builds it.";
 
 /// The usage line: the command goes after `--`, so that its own options stay its own.
-pub const USAGE: &str = "lockstep trace [--replay] -- <COMMAND> [ARGS]...";
+pub const USAGE: &str = "lockstep trace [--replay] [--service-introspection STATE] -- <COMMAND> [ARGS]...";
 
 /// Examples at the end of `lockstep trace --help`.
 pub const EXAMPLES: &str = "Examples:
   lockstep trace -- ros2 run demo_nodes_cpp talker
   lockstep trace -- python3 my_node.py
+  lockstep trace --service-introspection contents -- ros2 run demo_nodes_cpp add_two_ints_server
   lockstep trace --replay -- ros2 run my_package my_node --ros-args -r __node:=m1
 In a launch file: <node pkg=\"demo_nodes_cpp\" exec=\"talker\" launch-prefix=\"lockstep trace --\"/>, \
 or `lockstep launch FILE --trace` for every node.";
@@ -60,6 +62,14 @@ pub struct TraceArgs {
     /// Replay mode: pace the node through its recorded events instead of recording it.
     #[arg(long)]
     pub replay: bool,
+    /// Make the node's services publish their calls on <service>/_service_event (what `lockstep bag record
+    /// --services` records), as the node's own configure_introspection would: metadata (who called, when)
+    /// or contents (with the request and response).
+    #[arg(long, value_enum, value_name = "STATE")]
+    pub service_introspection: Option<Introspection>,
+    /// The same for the node's service clients.
+    #[arg(long, value_enum, value_name = "STATE")]
+    pub client_introspection: Option<Introspection>,
     /// The program to run and its arguments (after `--`), as you would type them without `lockstep trace`.
     #[arg(
         value_name = "COMMAND",
@@ -87,6 +97,14 @@ pub fn run(args: TraceArgs) -> anyhow::Result<Infallible> {
     let library = env::library_for_this_program()?;
     let current = std::env::var_os(env::PRELOAD_VAR);
     let mut command = traced_command(&library, args.mode(), &args.command, current.as_ref())?;
+    for (var, state) in [
+        (SERVICE_VAR, args.service_introspection),
+        (CLIENT_VAR, args.client_introspection),
+    ] {
+        if let Some(state) = state {
+            command.env(var, state.as_str());
+        }
+    }
     let err = command.exec();
     Err(exec_error(command.get_program(), &err))
 }

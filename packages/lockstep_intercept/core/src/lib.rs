@@ -11,6 +11,7 @@ pub mod cdr;
 pub mod cli;
 pub mod env;
 pub mod events;
+pub mod introspection;
 pub mod names;
 pub mod output;
 pub mod pacer;

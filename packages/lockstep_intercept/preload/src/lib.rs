@@ -19,6 +19,7 @@
 mod digest;
 mod flow;
 mod graph;
+mod introspect;
 mod key;
 mod own;
 mod pace;

@@ -9,6 +9,7 @@ use lockstep_intercept::events::EventKind;
 use lockstep_intercept::tracker::{Handle, ServiceCall};
 use r2r_rcl::*;
 
+use crate::introspect;
 use crate::key::key;
 use crate::real::real;
 use crate::state::lock;
@@ -92,6 +93,9 @@ pub unsafe extern "C" fn rcl_service_init(
             let mut state = lock();
             state.tracker.add_service(key(service), key(node), &name);
             state.service_types.insert(key(service), types_of(type_support));
+            drop(state);
+            // SAFETY: the service was just initialised on `node`.
+            unsafe { introspect::configure(service, std::ptr::null_mut(), node, type_support, &name) };
         }
     }
     ret
@@ -115,6 +119,9 @@ pub unsafe extern "C" fn rcl_client_init(
             let mut state = lock();
             state.tracker.add_client(key(client), key(node), &name);
             state.service_types.insert(key(client), types_of(type_support));
+            drop(state);
+            // SAFETY: the client was just initialised on `node`.
+            unsafe { introspect::configure(std::ptr::null_mut(), client, node, type_support, &name) };
         }
     }
     ret
