@@ -1,7 +1,7 @@
 """A fleet on one scene: three simulated robots (each a namespace with its own simulator and navigation
-actuator) and one lockstep_task_manager on the warehouse station map. Nine tasks: each completes once, no
-robot runs two at once, free robots take the tasks whose first station is nearest, a task naming a robot
-runs on it, and ListTasks shows the robots."""
+actuator) and one lockstep_task_manager on the warehouse station map, read from its Nav2 route graph. Nine
+tasks: each completes once, no robot runs two at once, free robots take the tasks whose first station is
+nearest, a task naming a robot runs on it, and ListTasks shows the robots."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from lockstep_interfaces.srv import ListTasks
 from lockstep_testing.harness import REPO_ROOT, reliable
 from tasks_support import Manager, sim_params
 
-MAP = REPO_ROOT / "config/tasks/warehouse_map.yaml"
+# The warehouse drawn as a Nav2 route graph (GeoJSON): the same stations and lanes as warehouse_map.yaml, which
+# the single-robot tests use, so the manager reads both formats over its real start path.
+MAP = REPO_ROOT / "config/tasks/warehouse_map.geojson"
 FLEET = """levels: [task, duty, message, action]
 parameters: {speed: min}
 actuators:

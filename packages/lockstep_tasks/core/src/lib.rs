@@ -20,6 +20,8 @@ pub mod fleet;
 pub mod journal;
 pub mod manager;
 pub mod map;
+mod map_file;
+pub mod map_geojson;
 pub mod params;
 pub mod robots;
 pub mod routes;

@@ -13,15 +13,17 @@
 //!   - {from: J1, to: O, length_m: 5.2, speed_limit_mps: 1.0, one_way: true}
 //! ```
 //!
-//! Every error names the file, the line where known, and the key at fault (`lanes[3].to`).
+//! Every error names the file, the line where known, and the key at fault (`lanes[3].to`). A Nav2 route graph
+//! (GeoJSON) is read too (see [`crate::map_geojson`]).
 
-use std::collections::btree_map::{BTreeMap, Entry};
+use std::collections::btree_map::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
 use petgraph::graph::{DiGraph, NodeIndex};
-use serde::Deserialize;
 
+use crate::map_file::{LaneEntry, MapFile, Position};
+use crate::map_geojson;
 use crate::travel::{Edge, RouteError};
 
 /// At most this many stations in one map.
@@ -45,73 +47,6 @@ pub struct MapError {
     /// Path of the key at fault, e.g. `lanes[3].to` (`.` for the whole file).
     pub key: String,
     pub reason: String,
-}
-
-fn default_frame() -> String {
-    "map".into()
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MapFile {
-    #[serde(default = "default_frame")]
-    frame_id: String,
-    stations: Stations,
-    #[serde(default)]
-    lanes: Vec<LaneEntry>,
-}
-
-/// The stations by name, and the first name given twice (the YAML parser lets a repeated key replace the
-/// first one; here it is refused).
-struct Stations {
-    by_name: BTreeMap<String, Position>,
-    twice: Option<String>,
-}
-
-impl<'de> Deserialize<'de> for Stations {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Stations;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a map of station name -> {x, y}")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Stations, M::Error> {
-                let (mut by_name, mut twice) = (BTreeMap::new(), None);
-                while let Some((name, position)) = map.next_entry::<String, Position>()? {
-                    match by_name.entry(name) {
-                        Entry::Occupied(e) => {
-                            twice.get_or_insert_with(|| e.key().clone());
-                        }
-                        Entry::Vacant(e) => {
-                            e.insert(position);
-                        }
-                    }
-                }
-                Ok(Stations { by_name, twice })
-            }
-        }
-        deserializer.deserialize_map(Visit)
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Position {
-    x: f64,
-    y: f64,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LaneEntry {
-    from: String,
-    to: String,
-    #[serde(default)]
-    length_m: Option<f64>,
-    speed_limit_mps: f64,
-    #[serde(default)]
-    one_way: bool,
 }
 
 /// One lane of the map, its length resolved.
@@ -169,6 +104,9 @@ impl StationMap {
                 reason: too_large(),
             });
         }
+        if map_geojson::is_geojson(text) {
+            return Self::parse_geojson(file, text);
+        }
         let raw: MapFile = crate::yaml::deserialize(text).map_err(|(line, key, reason)| MapError {
             file: file.to_owned(),
             line,
@@ -184,6 +122,22 @@ impl StationMap {
             },
             key,
             reason,
+        })
+    }
+
+    /// A Nav2 route graph (GeoJSON): errors name the feature and its key.
+    fn parse_geojson(file: &str, text: &str) -> Result<Self, MapError> {
+        let error = |line, key, reason| MapError {
+            file: file.to_owned(),
+            line,
+            key,
+            reason,
+        };
+        let (raw, origins) =
+            map_geojson::to_map_file(text).map_err(|(line, key, reason)| error(line, key, reason))?;
+        Self::build(file, raw).map_err(|(key, reason)| {
+            let key = map_geojson::feature_key(&key, &origins);
+            error(None, key, map_geojson::feature_text(&reason, &origins))
         })
     }
 

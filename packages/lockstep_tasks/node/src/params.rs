@@ -18,7 +18,7 @@ pub struct ManagerParams {
     pub keep_finished: i64,
     /// The latest task_events the topic keeps (transient-local): a subscriber that joins later with transient-local durability receives them, the RESTORED events of tasks taken back from state_file among them. Also the reliable history a slow subscriber may lag behind by.
     pub events_kept: i64,
-    /// The station map (YAML: stations, lanes with length and speed limit); "" for none. Routes given as
+    /// The station map (YAML: stations, lanes with length and speed limit; or a Nav2 route graph in GeoJSON); "" for none. Routes given as
     /// {from, to} stations are planned on it, shortest by time.
     pub map_file: String,
     /// Comma-separated robot names, each a namespace holding its actuators (robot1,robot2); "" for one

@@ -1,0 +1,316 @@
+//! Nav2 route graphs (the route server's GeoJSON, `nav2_route`'s `graph_filepath`) read as station maps, so a
+//! graph drawn for Nav2 plans here without being drawn again.
+//!
+//! ```json
+//! {"type": "FeatureCollection", "features": [
+//!   {"type": "Feature", "geometry": {"type": "Point", "coordinates": [2.5, 5.5]},
+//!    "properties": {"id": 0, "frame": "map", "metadata": {"name": "A"}}},
+//!   {"type": "Feature", "geometry": {"type": "MultiLineString", "coordinates": [[[2.5, 5.5], [4.5, 5.5]]]},
+//!    "properties": {"id": 20, "startid": 0, "endid": 1, "metadata": {"abs_speed_limit": 0.8}}}
+//! ]}
+//! ```
+//!
+//! - A node (a `Point` feature) is a station named by its `metadata.name`, else by its `id` (`"7"`); its
+//!   `frame` (default `map`) must be the same for every node.
+//! - An edge (a `MultiLineString` or `LineString` feature) is driven from `startid` to `endid` only, as in
+//!   Nav2; an edge and its reverse at the same speed make one two-way lane. Its length is the straight line
+//!   between its nodes (as Nav2's scorers take it); its speed limit is `metadata.abs_speed_limit` (m/s, what
+//!   Nav2's time scorer reads), else `metadata.speed_limit` percent of [`DEFAULT_SPEED_MPS`] (what Nav2's speed
+//!   limit operation reads), else [`DEFAULT_SPEED_MPS`] (the time scorer's default `max_vel`).
+//!
+//! Errors name the feature and the key (`features[12].properties.endid`).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::map_file::{LaneEntry, MapFile, Position, Stations};
+
+/// The speed of an edge without a speed limit (m/s): Nav2's time scorer's default `max_vel`.
+pub const DEFAULT_SPEED_MPS: f64 = 0.5;
+/// Nesting deeper than this is refused before parsing (a hostile file).
+const MAX_DEPTH: usize = 64;
+
+/// Where each station and lane of the converted map came from, to name the feature in later errors.
+pub(crate) struct Origins {
+    /// Station name -> feature index.
+    pub stations: BTreeMap<String, usize>,
+    /// Lane index -> feature index.
+    pub lanes: Vec<usize>,
+}
+
+type Problem = (String, String);
+
+/// Whether `text` is a GeoJSON document rather than a YAML map: JSON object text naming a FeatureCollection.
+pub(crate) fn is_geojson(text: &str) -> bool {
+    text.trim_start().starts_with('{') && text.contains("\"FeatureCollection\"")
+}
+
+/// A station map's raw form from GeoJSON text: the first problem as (key path, reason), with the line for
+/// syntax errors.
+pub(crate) fn to_map_file(text: &str) -> Result<(MapFile, Origins), (Option<usize>, String, String)> {
+    if let Some(line) = too_deep(text) {
+        return Err((
+            Some(line),
+            ".".into(),
+            format!("nested more than {MAX_DEPTH} levels deep"),
+        ));
+    }
+    let doc: Value = serde_json::from_str(text)
+        .map_err(|e| (Some(e.line()), ".".to_owned(), format!("not valid JSON: {e}")))?;
+    convert(&doc).map_err(|(key, reason)| (None, key, reason))
+}
+
+/// The line where nesting first goes deeper than [`MAX_DEPTH`] (brackets outside strings).
+fn too_deep(text: &str) -> Option<usize> {
+    let (mut depth, mut line, mut in_string, mut escaped) = (0usize, 1usize, false, false);
+    for c in text.chars() {
+        match (in_string, c) {
+            (_, '\n') => line += 1,
+            (true, '\\') if !escaped => {
+                escaped = true;
+                continue;
+            }
+            (true, '"') if !escaped => in_string = false,
+            (false, '"') => in_string = true,
+            (false, '{' | '[') => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(line);
+                }
+            }
+            (false, '}' | ']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        escaped = false;
+    }
+    None
+}
+
+fn convert(doc: &Value) -> Result<(MapFile, Origins), Problem> {
+    if doc.get("type").and_then(Value::as_str) != Some("FeatureCollection") {
+        return Err(("type".into(), "must be \"FeatureCollection\"".into()));
+    }
+    let features = doc
+        .get("features")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ("features".to_owned(), "missing, or not a list".to_owned()))?;
+    let mut nodes = Nodes::default();
+    let mut edges = Vec::new();
+    for (k, feature) in features.iter().enumerate() {
+        let at = |key: &str| format!("features[{k}].{key}");
+        let kind = feature
+            .pointer("/geometry/type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| (at("geometry.type"), "missing, or not a string".to_owned()))?;
+        match kind {
+            "Point" => nodes.add(k, feature)?,
+            "MultiLineString" | "LineString" => edges.push((k, edge(k, feature)?)),
+            other => {
+                return Err((
+                    at("geometry.type"),
+                    format!("'{other}' is neither a node (Point) nor an edge (MultiLineString)"),
+                ))
+            }
+        }
+    }
+    let lanes = lanes(&edges, &nodes)?;
+    let frame_id = nodes.frame.map_or_else(|| "map".to_owned(), |(frame, _)| frame);
+    let origins = Origins {
+        stations: nodes.by_name.iter().map(|(n, &(k, _))| (n.clone(), k)).collect(),
+        lanes: lanes.iter().map(|(k, _)| *k).collect(),
+    };
+    let by_name = nodes
+        .by_name
+        .into_iter()
+        .map(|(name, (_, [x, y]))| (name, Position { x, y }))
+        .collect();
+    let raw = MapFile {
+        frame_id,
+        stations: Stations {
+            by_name,
+            twice: nodes.twice,
+        },
+        lanes: lanes.into_iter().map(|(_, lane)| lane).collect(),
+    };
+    Ok((raw, origins))
+}
+
+#[derive(Default)]
+struct Nodes {
+    /// Station name -> (feature index, position).
+    by_name: BTreeMap<String, (usize, [f64; 2])>,
+    /// Node id -> station name.
+    names: BTreeMap<i64, String>,
+    twice: Option<String>,
+    /// The frame and the feature that named it first.
+    frame: Option<(String, usize)>,
+}
+
+impl Nodes {
+    fn add(&mut self, k: usize, feature: &Value) -> Result<(), Problem> {
+        let at = |key: &str| format!("features[{k}].{key}");
+        let id = integer(feature, "/properties/id")
+            .ok_or_else(|| (at("properties.id"), "a node needs an integer id".to_owned()))?;
+        let name = match feature.pointer("/properties/metadata/name") {
+            None => id.to_string(),
+            Some(Value::String(name)) if !name.trim().is_empty() => name.clone(),
+            Some(_) => {
+                return Err((
+                    at("properties.metadata.name"),
+                    "must be a station name (a non-empty string)".into(),
+                ))
+            }
+        };
+        let xy = feature
+            .pointer("/geometry/coordinates")
+            .and_then(Value::as_array)
+            .and_then(|c| Some([c.first()?.as_f64()?, c.get(1)?.as_f64()?]))
+            .ok_or_else(|| {
+                (
+                    at("geometry.coordinates"),
+                    "a node needs [x, y] in metres".to_owned(),
+                )
+            })?;
+        if let Some(frame) = feature.pointer("/properties/frame") {
+            let frame = frame
+                .as_str()
+                .ok_or_else(|| (at("properties.frame"), "must be a string".to_owned()))?;
+            match &self.frame {
+                Some((first, j)) if first != frame => {
+                    return Err((
+                        at("properties.frame"),
+                        format!("'{frame}', but features[{j}] is in '{first}': one frame for every node"),
+                    ))
+                }
+                Some(_) => {}
+                None => self.frame = Some((frame.to_owned(), k)),
+            }
+        }
+        if let Some(other) = self.names.insert(id, name.clone()) {
+            return Err((
+                at("properties.id"),
+                format!("node id {id} is given twice (station {other} has it already)"),
+            ));
+        }
+        if self.by_name.insert(name.clone(), (k, xy)).is_some() {
+            self.twice.get_or_insert(name);
+        }
+        Ok(())
+    }
+}
+
+/// An edge's (start id, end id, speed limit in m/s).
+fn edge(k: usize, feature: &Value) -> Result<(i64, i64, f64), Problem> {
+    let at = |key: &str| format!("features[{k}].{key}");
+    let end = |key: &str| {
+        integer(feature, &format!("/properties/{key}")).ok_or_else(|| {
+            (
+                at(&format!("properties.{key}")),
+                "an edge needs the integer id of a node".to_owned(),
+            )
+        })
+    };
+    let (start, stop) = (end("startid")?, end("endid")?);
+    let number = |key: &str| -> Result<Option<f64>, Problem> {
+        match feature.pointer(&format!("/properties/metadata/{key}")) {
+            None => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+                _ => Err((
+                    at(&format!("properties.metadata.{key}")),
+                    format!("must be a number above 0, not {v}"),
+                )),
+            },
+        }
+    };
+    let speed = match (number("abs_speed_limit")?, number("speed_limit")?) {
+        (Some(mps), _) => mps,
+        (None, Some(percent)) => DEFAULT_SPEED_MPS * percent / 100.0,
+        (None, None) => DEFAULT_SPEED_MPS,
+    };
+    Ok((start, stop, speed))
+}
+
+/// The lanes: every edge one way, but an edge and its reverse at the same speed are one two-way lane.
+fn lanes(edges: &[(usize, (i64, i64, f64))], nodes: &Nodes) -> Result<Vec<(usize, LaneEntry)>, Problem> {
+    let name = |k: usize, key: &str, id: i64| {
+        nodes.names.get(&id).cloned().ok_or_else(|| {
+            (
+                format!("features[{k}].properties.{key}"),
+                format!("no node has id {id}"),
+            )
+        })
+    };
+    let mut speeds: BTreeMap<(i64, i64), f64> = BTreeMap::new();
+    for &(_, (a, b, speed)) in edges {
+        speeds.entry((a, b)).or_insert(speed);
+    }
+    let mut lanes = Vec::with_capacity(edges.len());
+    for &(k, (a, b, speed)) in edges {
+        let (from, to) = (name(k, "startid", a)?, name(k, "endid", b)?);
+        let two_way = a != b && speeds.get(&(b, a)) == Some(&speed);
+        if two_way && (b, a) < (a, b) {
+            continue; // the reverse edge's lane drives this way too
+        }
+        lanes.push((
+            k,
+            LaneEntry {
+                from,
+                to,
+                length_m: None,
+                speed_limit_mps: speed,
+                one_way: !two_way,
+            },
+        ));
+    }
+    Ok(lanes)
+}
+
+fn integer(feature: &Value, pointer: &str) -> Option<i64> {
+    feature.pointer(pointer).and_then(Value::as_i64)
+}
+
+/// A key of the converted map (`lanes[3].to`, `stations.A.x`) as the feature it came from.
+pub(crate) fn feature_key(key: &str, origins: &Origins) -> String {
+    let Some(rest) = key.strip_prefix("lanes[") else {
+        return key
+            .strip_prefix("stations.")
+            .and_then(|s| {
+                let name = s.rsplit_once('.').map_or(s, |(n, _)| n);
+                origins.stations.get(name)
+            })
+            .map_or_else(
+                || key.to_owned(),
+                |k| format!("features[{k}].geometry.coordinates"),
+            );
+    };
+    let Some((index, field)) = rest.split_once(']') else {
+        return key.to_owned();
+    };
+    let Some(&k) = index.parse::<usize>().ok().and_then(|i| origins.lanes.get(i)) else {
+        return key.to_owned();
+    };
+    let field = match field {
+        ".from" => ".properties.startid",
+        ".to" => ".properties.endid",
+        ".speed_limit_mps" => ".properties.metadata.abs_speed_limit",
+        _ => "",
+    };
+    format!("features[{k}]{field}")
+}
+
+/// `text` (a reason) with each `lanes[i]` it names as the feature it came from.
+pub(crate) fn feature_text(text: &str, origins: &Origins) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("lanes[") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        let end = after.find(']').map_or(after.len(), |e| e + 1);
+        out.push_str(&feature_key(&after[..end], origins));
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
