@@ -14,6 +14,9 @@ use super::noted::{forget, note};
 /// # Safety
 /// `F` is the C signature of rcl's `name`.
 unsafe fn real<F: Copy>(cell: &OnceLock<usize>, name: &CStr) -> F {
+    // These hooks link librcl into every program with this crate, its test binaries included; the wheels'
+    // librcl needs libpython, kept linked from here for them.
+    crate::python_link::keep();
     let address = *cell.get_or_init(|| {
         // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name has no other precondition.
         let address = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
