@@ -28,6 +28,7 @@ pub mod routes;
 pub mod scheduler;
 pub mod sim;
 pub mod status;
+pub mod traffic;
 mod travel;
 pub mod tree;
 mod yaml;
