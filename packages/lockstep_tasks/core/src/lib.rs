@@ -22,6 +22,7 @@ pub mod manager;
 pub mod map;
 mod map_file;
 pub mod map_geojson;
+pub mod map_traffic;
 pub mod params;
 pub mod robots;
 pub mod routes;

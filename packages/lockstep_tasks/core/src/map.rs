@@ -24,6 +24,8 @@ use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::map_file::{LaneEntry, MapFile, Position};
 use crate::map_geojson;
+use crate::map_traffic;
+use crate::traffic::Layout;
 use crate::travel::{Edge, RouteError};
 
 /// At most this many stations in one map.
@@ -59,6 +61,10 @@ pub struct Lane {
     pub speed_limit_mps: f64,
     /// Driven only from `from` to `to`.
     pub one_way: bool,
+    /// Both directions share the floor (a one-lane aisle): robots driving it either way count together.
+    pub narrow: bool,
+    /// Robots on the lane at once per direction.
+    pub capacity: u32,
 }
 
 /// A checked station map, ready to plan on.
@@ -72,6 +78,8 @@ pub struct StationMap {
     lanes: Vec<Lane>,
     /// One edge per direction a lane is driven.
     pub(crate) graph: DiGraph<(), Edge>,
+    /// How the floor is shared.
+    layout: Layout,
 }
 
 impl StationMap {
@@ -145,6 +153,7 @@ impl StationMap {
     fn build(file: &str, raw: MapFile) -> Result<Self, (String, String)> {
         check_counts(&raw)?;
         let (names, positions) = station_positions(&raw.stations.by_name)?;
+        let layout = map_traffic::layout(&raw)?;
         let mut graph = DiGraph::with_capacity(names.len(), raw.lanes.len() * 2);
         for _ in &names {
             graph.add_node(());
@@ -182,7 +191,13 @@ impl StationMap {
             positions,
             lanes,
             graph,
+            layout,
         })
+    }
+
+    /// How the floor is shared: lane and station capacities, narrow lanes, mutex groups.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     /// The file name errors give.
@@ -352,6 +367,9 @@ fn check_lane(
         length_m: length,
         speed_limit_mps: speed,
         one_way: lane.one_way,
+        narrow: lane.narrow,
+        // Checked by the layout, before the lanes.
+        capacity: lane.capacity.map_or(1, |c| u32::try_from(c).unwrap_or(1)),
     };
     Ok((from, to, lane))
 }

@@ -16,6 +16,27 @@ pub(crate) struct MapFile {
     pub stations: Stations,
     #[serde(default)]
     pub lanes: Vec<LaneEntry>,
+    /// Group name -> the stations and lanes one robot at a time may use.
+    #[serde(default)]
+    pub mutex_groups: BTreeMap<String, GroupEntry>,
+}
+
+/// A mutex group's members: stations, and lanes by their stations (either direction).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GroupEntry {
+    #[serde(default)]
+    pub stations: Vec<String>,
+    #[serde(default)]
+    pub lanes: Vec<LaneRef>,
+}
+
+/// A lane named by its stations.
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LaneRef {
+    pub from: String,
+    pub to: String,
 }
 
 /// The stations by name, and the first name given twice (the YAML parser lets a repeated key replace the
@@ -57,6 +78,9 @@ impl<'de> Deserialize<'de> for Stations {
 pub(crate) struct Position {
     pub x: f64,
     pub y: f64,
+    /// Robots the station holds at once (default 1).
+    #[serde(default)]
+    pub capacity: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -69,4 +93,10 @@ pub(crate) struct LaneEntry {
     pub speed_limit_mps: f64,
     #[serde(default)]
     pub one_way: bool,
+    /// Both directions share the floor: robots driving it either way count together.
+    #[serde(default)]
+    pub narrow: bool,
+    /// Robots on the lane at once per direction (default 1).
+    #[serde(default)]
+    pub capacity: Option<i64>,
 }

@@ -18,13 +18,17 @@
 //!   Nav2's time scorer reads), else `metadata.speed_limit` percent of [`DEFAULT_SPEED_MPS`] (what Nav2's speed
 //!   limit operation reads), else [`DEFAULT_SPEED_MPS`] (the time scorer's default `max_vel`).
 //!
+//! - Shared floor (Lockstep's own metadata): `metadata.capacity` on a node or an edge (robots at once, default
+//!   1), `metadata.narrow: true` on an edge (both directions count as one), `metadata.mutex_group` (a name or a
+//!   list) on nodes and edges, one robot at a time on any member.
+//!
 //! Errors name the feature and the key (`features[12].properties.endid`).
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::map_file::{LaneEntry, MapFile, Position, Stations};
+use crate::map_file::{GroupEntry, LaneEntry, LaneRef, MapFile, Position, Stations};
 
 /// The speed of an edge without a speed limit (m/s): Nav2's time scorer's default `max_vel`.
 pub const DEFAULT_SPEED_MPS: f64 = 0.5;
@@ -115,15 +119,27 @@ fn convert(doc: &Value) -> Result<(MapFile, Origins), Problem> {
         }
     }
     let lanes = lanes(&edges, &nodes)?;
-    let frame_id = nodes.frame.map_or_else(|| "map".to_owned(), |(frame, _)| frame);
+    let frame_id = nodes
+        .frame
+        .as_ref()
+        .map_or_else(|| "map".to_owned(), |(frame, _)| frame.clone());
     let origins = Origins {
-        stations: nodes.by_name.iter().map(|(n, &(k, _))| (n.clone(), k)).collect(),
-        lanes: lanes.iter().map(|(k, _)| *k).collect(),
+        stations: nodes
+            .by_name
+            .iter()
+            .map(|(n, s)| (n.clone(), s.feature))
+            .collect(),
+        lanes: lanes.iter().map(|(k, ..)| *k).collect(),
     };
+    let mutex_groups = mutex_groups(&nodes, &lanes);
     let by_name = nodes
         .by_name
         .into_iter()
-        .map(|(name, (_, [x, y]))| (name, Position { x, y }))
+        .map(|(name, node)| {
+            let [x, y] = node.xy;
+            let capacity = node.capacity;
+            (name, Position { x, y, capacity })
+        })
         .collect();
     let raw = MapFile {
         frame_id,
@@ -131,15 +147,53 @@ fn convert(doc: &Value) -> Result<(MapFile, Origins), Problem> {
             by_name,
             twice: nodes.twice,
         },
-        lanes: lanes.into_iter().map(|(_, lane)| lane).collect(),
+        lanes: lanes.into_iter().map(|(_, lane, _)| lane).collect(),
+        mutex_groups,
     };
+
     Ok((raw, origins))
+}
+
+/// The mutex groups the nodes and edges name, with their members.
+fn mutex_groups(nodes: &Nodes, lanes: &[LaneRead]) -> BTreeMap<String, GroupEntry> {
+    let mut mutex_groups: BTreeMap<String, GroupEntry> = BTreeMap::new();
+    for (name, node) in &nodes.by_name {
+        for group in &node.groups {
+            mutex_groups
+                .entry(group.clone())
+                .or_default()
+                .stations
+                .push(name.clone());
+        }
+    }
+    for (_, lane, groups) in lanes {
+        for group in groups {
+            let reference = LaneRef {
+                from: lane.from.clone(),
+                to: lane.to.clone(),
+            };
+            mutex_groups
+                .entry(group.clone())
+                .or_default()
+                .lanes
+                .push(reference);
+        }
+    }
+    mutex_groups
+}
+
+/// A node read: its feature, position and floor rules.
+struct Node {
+    feature: usize,
+    xy: [f64; 2],
+    capacity: Option<i64>,
+    groups: Vec<String>,
 }
 
 #[derive(Default)]
 struct Nodes {
-    /// Station name -> (feature index, position).
-    by_name: BTreeMap<String, (usize, [f64; 2])>,
+    /// Station name -> the node.
+    by_name: BTreeMap<String, Node>,
     /// Node id -> station name.
     names: BTreeMap<i64, String>,
     twice: Option<String>,
@@ -193,15 +247,31 @@ impl Nodes {
                 format!("node id {id} is given twice (station {other} has it already)"),
             ));
         }
-        if self.by_name.insert(name.clone(), (k, xy)).is_some() {
+        let node = Node {
+            feature: k,
+            xy,
+            capacity: capacity(k, feature)?,
+            groups: groups(k, feature)?,
+        };
+        if self.by_name.insert(name.clone(), node).is_some() {
             self.twice.get_or_insert(name);
         }
         Ok(())
     }
 }
 
-/// An edge's (start id, end id, speed limit in m/s).
-fn edge(k: usize, feature: &Value) -> Result<(i64, i64, f64), Problem> {
+/// What an edge says: its nodes, its speed limit (m/s) and how its floor is shared.
+#[derive(Debug, Clone, PartialEq)]
+struct EdgeSpec {
+    start: i64,
+    end: i64,
+    speed: f64,
+    narrow: bool,
+    capacity: Option<i64>,
+    groups: Vec<String>,
+}
+
+fn edge(k: usize, feature: &Value) -> Result<EdgeSpec, Problem> {
     let at = |key: &str| format!("features[{k}].{key}");
     let end = |key: &str| {
         integer(feature, &format!("/properties/{key}")).ok_or_else(|| {
@@ -229,11 +299,64 @@ fn edge(k: usize, feature: &Value) -> Result<(i64, i64, f64), Problem> {
         (None, Some(percent)) => DEFAULT_SPEED_MPS * percent / 100.0,
         (None, None) => DEFAULT_SPEED_MPS,
     };
-    Ok((start, stop, speed))
+    let narrow = match feature.pointer("/properties/metadata/narrow") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(v) => {
+            return Err((
+                at("properties.metadata.narrow"),
+                format!("must be true or false, not {v}"),
+            ))
+        }
+    };
+    Ok(EdgeSpec {
+        start,
+        end: stop,
+        speed,
+        narrow,
+        capacity: capacity(k, feature)?,
+        groups: groups(k, feature)?,
+    })
 }
 
-/// The lanes: every edge one way, but an edge and its reverse at the same speed are one two-way lane.
-fn lanes(edges: &[(usize, (i64, i64, f64))], nodes: &Nodes) -> Result<Vec<(usize, LaneEntry)>, Problem> {
+/// `metadata.capacity` of a feature, a whole number (checked against its range with the map).
+fn capacity(k: usize, feature: &Value) -> Result<Option<i64>, Problem> {
+    match feature.pointer("/properties/metadata/capacity") {
+        None => Ok(None),
+        Some(v) => v.as_i64().map(Some).ok_or_else(|| {
+            (
+                format!("features[{k}].properties.metadata.capacity"),
+                format!("must be a whole number, not {v}"),
+            )
+        }),
+    }
+}
+
+/// `metadata.mutex_group` of a feature: one group name or a list of them.
+fn groups(k: usize, feature: &Value) -> Result<Vec<String>, Problem> {
+    let bad = |v: &Value| {
+        (
+            format!("features[{k}].properties.metadata.mutex_group"),
+            format!("must be a group name or a list of them, not {v}"),
+        )
+    };
+    match feature.pointer("/properties/metadata/mutex_group") {
+        None => Ok(Vec::new()),
+        Some(Value::String(name)) => Ok(vec![name.clone()]),
+        Some(Value::Array(names)) => names
+            .iter()
+            .map(|n| n.as_str().map(str::to_owned).ok_or_else(|| bad(n)))
+            .collect(),
+        Some(v) => Err(bad(v)),
+    }
+}
+
+/// A lane read from one edge (or an edge and its reverse), with the mutex groups its edges name.
+type LaneRead = (usize, LaneEntry, Vec<String>);
+
+/// The lanes: every edge one way, but an edge and its reverse that share speed and floor rules are one
+/// two-way lane.
+fn lanes(edges: &[(usize, EdgeSpec)], nodes: &Nodes) -> Result<Vec<LaneRead>, Problem> {
     let name = |k: usize, key: &str, id: i64| {
         nodes.names.get(&id).cloned().ok_or_else(|| {
             (
@@ -242,26 +365,34 @@ fn lanes(edges: &[(usize, (i64, i64, f64))], nodes: &Nodes) -> Result<Vec<(usize
             )
         })
     };
-    let mut speeds: BTreeMap<(i64, i64), f64> = BTreeMap::new();
-    for &(_, (a, b, speed)) in edges {
-        speeds.entry((a, b)).or_insert(speed);
+    let rules = |e: &EdgeSpec| (e.speed.to_bits(), e.narrow, e.capacity);
+    let mut first: BTreeMap<(i64, i64), &EdgeSpec> = BTreeMap::new();
+    for (_, e) in edges {
+        first.entry((e.start, e.end)).or_insert(e);
     }
     let mut lanes = Vec::with_capacity(edges.len());
-    for &(k, (a, b, speed)) in edges {
-        let (from, to) = (name(k, "startid", a)?, name(k, "endid", b)?);
-        let two_way = a != b && speeds.get(&(b, a)) == Some(&speed);
-        if two_way && (b, a) < (a, b) {
+    for (k, e) in edges {
+        let (from, to) = (name(*k, "startid", e.start)?, name(*k, "endid", e.end)?);
+        let reverse = first
+            .get(&(e.end, e.start))
+            .filter(|r| e.start != e.end && rules(r) == rules(e));
+        if reverse.is_some() && (e.end, e.start) < (e.start, e.end) {
             continue; // the reverse edge's lane drives this way too
         }
+        let mut groups = e.groups.clone();
+        groups.extend(reverse.into_iter().flat_map(|r| r.groups.iter().cloned()));
         lanes.push((
-            k,
+            *k,
             LaneEntry {
                 from,
                 to,
                 length_m: None,
-                speed_limit_mps: speed,
-                one_way: !two_way,
+                speed_limit_mps: e.speed,
+                one_way: reverse.is_none(),
+                narrow: e.narrow,
+                capacity: e.capacity,
             },
+            groups,
         ));
     }
     Ok(lanes)
@@ -282,7 +413,10 @@ pub(crate) fn feature_key(key: &str, origins: &Origins) -> String {
             })
             .map_or_else(
                 || key.to_owned(),
-                |k| format!("features[{k}].geometry.coordinates"),
+                |k| match key.ends_with(".capacity") {
+                    true => format!("features[{k}].properties.metadata.capacity"),
+                    false => format!("features[{k}].geometry.coordinates"),
+                },
             );
     };
     let Some((index, field)) = rest.split_once(']') else {
@@ -295,6 +429,7 @@ pub(crate) fn feature_key(key: &str, origins: &Origins) -> String {
         ".from" => ".properties.startid",
         ".to" => ".properties.endid",
         ".speed_limit_mps" => ".properties.metadata.abs_speed_limit",
+        ".capacity" => ".properties.metadata.capacity",
         _ => "",
     };
     format!("features[{k}]{field}")
