@@ -2,6 +2,7 @@
 
 use std::str::FromStr;
 
+use crate::battery::BatteryConfig;
 use crate::error::{check_finite, Error, Result};
 use crate::input::CommandLimits;
 use crate::scene::Cell;
@@ -81,6 +82,8 @@ pub struct SimConfig {
     /// real rules); a rule that never reaches a fixpoint is stopped after this long and the step goes on
     /// without it, with a warning naming the rule files and the limit.
     pub rules_max_seconds: f64,
+    /// The battery (capacity 0: none).
+    pub battery: BatteryConfig,
 }
 
 /// The default of [`SimConfig::rules_max_seconds`]: a step's evaluation takes milliseconds, and a scene's
@@ -114,6 +117,7 @@ impl Default for SimConfig {
             path_max_points: 2000,
             state_history_depth: 1000,
             rules_max_seconds: DEFAULT_RULES_MAX_SECONDS,
+            battery: BatteryConfig::default(),
         }
     }
 }
@@ -135,6 +139,19 @@ impl SimConfig {
         check_finite("slam_sigma_yaw_rad", self.slam_sigma_yaw_rad, false)?;
         check_finite("slam_period_secs", self.slam_period_secs, false)?;
         check_finite("rules_max_seconds", self.rules_max_seconds, true)?;
+        let b = &self.battery;
+        check_finite("battery.capacity_wh", b.capacity_wh, false)?;
+        check_finite("battery.idle_w", b.idle_w, false)?;
+        check_finite("battery.drive_wh_per_m", b.drive_wh_per_m, false)?;
+        check_finite("battery.charge_w", b.charge_w, false)?;
+        check_finite("battery.voltage_v", b.voltage_v, true)?;
+        check_finite("battery.charger_radius_m", b.charger_radius_m, false)?;
+        if !(0.0..=1.0).contains(&b.start_fraction) {
+            return Err(Error::BadParameter {
+                name: "battery.start_fraction",
+                reason: format!("is {}; it must be in [0, 1]", b.start_fraction),
+            });
+        }
         if !self.start_yaw_rad.is_finite() {
             return Err(Error::BadParameter {
                 name: "start_yaw_rad",

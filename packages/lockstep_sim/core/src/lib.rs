@@ -40,6 +40,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod battery;
 mod config;
 mod drive;
 mod error;
@@ -56,6 +57,7 @@ mod surface;
 mod vehicle;
 mod watched;
 
+pub use battery::{Battery, BatteryConfig, BatteryReading, Supply};
 pub use config::{Mode, SimConfig, DEFAULT_RULES_MAX_SECONDS};
 pub use drive::{DriveScript, DriveSegment, DriveStep, RunningDrive};
 pub use error::{Error, Result};

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use lockstep_sim::BatteryConfig;
 use lockstep_sim::{
     cell_setting, check_time_scale, count_setting, history_depth, marker_period_secs, non_negative_setting,
     period_of_rate, positive_setting, watch_period, CommandLimits, DiffDriveParams, Mode, SimConfig,
@@ -13,6 +14,21 @@ use r2r::ParameterValue;
 use crate::params::SimParams;
 
 impl SimParams {
+    /// The battery model of the `battery.*` parameters; an error names `battery.chargers` and the pair.
+    pub fn battery_config(&self) -> anyhow::Result<BatteryConfig> {
+        let b = &self.battery;
+        Ok(BatteryConfig {
+            capacity_wh: b.capacity_wh,
+            start_fraction: b.start_percent / 100.0,
+            idle_w: b.idle_w,
+            drive_wh_per_m: b.drive_wh_per_m,
+            charge_w: b.charge_w,
+            voltage_v: b.voltage_v,
+            chargers: chargers(&b.chargers)?,
+            charger_radius_m: b.charger_radius_m,
+        })
+    }
+
     /// The simulator's configuration; an error names the parameter.
     pub fn config(&self) -> anyhow::Result<SimConfig> {
         lockstep_ros::param_rules::check_all(&mut self.clone()).map_err(anyhow::Error::msg)?;
@@ -58,6 +74,7 @@ impl SimParams {
             start: cell_setting(self.start_column, self.start_row, "start")?,
             start_yaw_rad: self.start_yaw_rad,
             destination: cell_setting(self.destination_column, self.destination_row, "destination")?,
+            battery: self.battery_config()?,
             path_max_points: count_setting("path_max_points", self.path_max_points, 2)?,
             state_history_depth: count_setting("state_history_depth", self.state_history_depth, 1)?,
             rules_max_seconds: self.rules_max_seconds,
@@ -119,6 +136,36 @@ impl From<&SimParams> for Statics {
             state_history_depth: history_depth(p.state_history_depth),
         }
     }
+}
+
+/// Charger positions from `x y` pairs separated by commas; an error names the parameter and the pair.
+fn chargers(text: &str) -> anyhow::Result<Vec<[f64; 2]>> {
+    /// More would be a typo (and every step looks at each).
+    const MAX_CHARGERS: usize = 1000;
+    let pairs = lockstep_ros::param_list(text);
+    anyhow::ensure!(
+        pairs.len() <= MAX_CHARGERS,
+        "parameter `battery.chargers`: {} chargers, more than {MAX_CHARGERS}",
+        pairs.len()
+    );
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(i, pair)| {
+            let xy: Vec<f64> = pair
+                .split_whitespace()
+                .map(str::parse::<f64>)
+                .collect::<Result<_, _>>()
+                .unwrap_or_default();
+            match xy[..] {
+                [x, y] if x.is_finite() && y.is_finite() => Ok([x, y]),
+                _ => anyhow::bail!(
+                    "parameter `battery.chargers`: charger {} is `{pair}`; each is `x y` in metres (\"2.5 5.5, 17.5 12.5\")",
+                    i + 1
+                ),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -292,5 +339,17 @@ mod tests {
             rule_paths(" a.dl, ,b.dl "),
             [PathBuf::from("a.dl"), PathBuf::from("b.dl")]
         );
+    }
+
+    #[test]
+    fn chargers_are_x_y_pairs_and_a_bad_one_is_named() {
+        assert_eq!(
+            chargers(" 2.5 5.5, 17.5 12.5 ").unwrap(),
+            [[2.5, 5.5], [17.5, 12.5]]
+        );
+        assert!(chargers("").unwrap().is_empty());
+        let e = chargers("2.5 5.5, 3").unwrap_err().to_string();
+        assert!(e.contains("charger 2 is `3`; each is `x y` in metres"), "{e}");
+        assert!(chargers("1 nan").is_err());
     }
 }

@@ -1,14 +1,14 @@
 //! Building the ROS messages from the simulator's state. Every stamp is simulated time.
 
 use lockstep_ros::time::secs_to_time;
-use lockstep_sim::{grid_cells, Pose2D, Rgba, Simulator, OBSTACLE_COLOR};
+use lockstep_sim::{grid_cells, BatteryReading, Pose2D, Rgba, Simulator, Supply, OBSTACLE_COLOR};
 use r2r::geometry_msgs::msg::{
     Point, Pose, PoseStamped, PoseWithCovariance, PoseWithCovarianceStamped, Quaternion, Twist, TwistStamped,
     TwistWithCovariance, Vector3,
 };
 use r2r::nav_msgs::msg::Odometry;
 use r2r::rosgraph_msgs::msg::Clock;
-use r2r::sensor_msgs::msg::{JointState, Range};
+use r2r::sensor_msgs::msg::{BatteryState, JointState, Range};
 use r2r::std_msgs::msg::{ColorRGBA, Header};
 use r2r::visualization_msgs::msg::{Marker, MarkerArray};
 
@@ -65,6 +65,33 @@ pub fn ground_truth(sim: &Simulator, st: &Statics) -> PoseStamped {
     PoseStamped {
         header: header(sim.time_secs(), &st.p.map_frame),
         pose: pose_msg(&sim.pose(), 0.0),
+    }
+}
+
+/// The battery as sensor_msgs/BatteryState: charge and capacity in Ah at the nominal voltage, the current
+/// negative while it drains; what is not simulated (temperature, cells) is NaN or empty, as the message asks.
+pub fn battery_state(sim: &Simulator, reading: &BatteryReading, st: &Statics) -> BatteryState {
+    let b = &st.p.battery;
+    let volts = b.voltage_v;
+    let status = match reading.supply {
+        Supply::Charging => BatteryState::POWER_SUPPLY_STATUS_CHARGING as u8,
+        Supply::Discharging => BatteryState::POWER_SUPPLY_STATUS_DISCHARGING as u8,
+        Supply::Full => BatteryState::POWER_SUPPLY_STATUS_FULL as u8,
+    };
+    BatteryState {
+        header: header(sim.time_secs(), &st.p.base_frame),
+        voltage: volts as f32,
+        temperature: f32::NAN,
+        current: (reading.power_w / volts) as f32,
+        charge: (reading.charge_wh / volts) as f32,
+        capacity: (b.capacity_wh / volts) as f32,
+        design_capacity: (b.capacity_wh / volts) as f32,
+        percentage: reading.fraction as f32,
+        power_supply_status: status,
+        power_supply_health: BatteryState::POWER_SUPPLY_HEALTH_GOOD as u8,
+        power_supply_technology: BatteryState::POWER_SUPPLY_TECHNOLOGY_UNKNOWN as u8,
+        present: true,
+        ..BatteryState::default()
     }
 }
 

@@ -48,6 +48,46 @@ impl Default for VehicleParams {
     }
 }
 
+/// The battery model's parameters (read at start).
+#[derive(r2r::RosParams, Debug, Clone)]
+pub struct BatteryParams {
+    /// Full charge [Wh]; 0 = no battery model (the vehicle never runs out, battery_state is not published).
+    pub capacity_wh: f64,
+    /// Charge at start [% of the capacity].
+    pub start_percent: f64,
+    /// Drain while on, driving or not [W].
+    pub idle_w: f64,
+    /// Drain per metre driven [Wh/m].
+    pub drive_wh_per_m: f64,
+    /// Charging power at a charger [W].
+    pub charge_w: f64,
+    /// Nominal voltage: battery_state's current and charge in Ah follow from it [V].
+    pub voltage_v: f64,
+    /// Charger positions in the map frame, `x y` pairs separated by commas ("2.5 5.5, 17.5 12.5") [m]; "" = none.
+    pub chargers: String,
+    /// The vehicle charges standing still within this distance of a charger [m].
+    pub charger_radius_m: f64,
+    /// battery_state messages per simulated second.
+    pub rate_hz: f64,
+}
+
+impl Default for BatteryParams {
+    fn default() -> Self {
+        let c = lockstep_sim::BatteryConfig::default();
+        BatteryParams {
+            capacity_wh: c.capacity_wh,
+            start_percent: c.start_fraction * 100.0,
+            idle_w: c.idle_w,
+            drive_wh_per_m: c.drive_wh_per_m,
+            charge_w: c.charge_w,
+            voltage_v: c.voltage_v,
+            chargers: String::new(),
+            charger_radius_m: c.charger_radius_m,
+            rate_hz: 1.0,
+        }
+    }
+}
+
 /// Parameters of the simulator node.
 #[derive(r2r::RosParams, Debug, Clone)]
 pub struct SimParams {
@@ -135,6 +175,8 @@ pub struct SimParams {
     pub drive_repeat: bool,
     /// Wall seconds one evaluation of the rules may take, in (0, 3600]. The rules are evaluated every step, in milliseconds for real rules; 1 s leaves room for decoding a large scene on a loaded machine while a rule that never reaches a fixpoint (`n(X + 1) :- n(X).`) stalls a step for at most that long: the step goes on without the rules (the vehicle holds still) and a warning names the rule files and the limit.
     pub rules_max_seconds: f64,
+    /// The battery: it drains with time and distance, charges at chargers, and stops the vehicle when empty; published as sensor_msgs/BatteryState on battery_state.
+    pub battery: BatteryParams,
 }
 
 impl Default for SimParams {
@@ -183,6 +225,7 @@ impl Default for SimParams {
             drive_script: String::new(),
             drive_repeat: false,
             rules_max_seconds: c.rules_max_seconds,
+            battery: BatteryParams::default(),
         }
     }
 }
@@ -243,6 +286,14 @@ const RULES: &[ParamRule] = &[
     ParamRule::int("path_max_points", Int::closed(2, 10_000_000, "points")),
     ParamRule::int("state_history_depth", Int::closed(1, 1_000_000, "states")),
     ParamRule::real("rules_max_seconds", Real::above(0.0, 3600.0, "s")),
+    ParamRule::real("battery.capacity_wh", Real::closed(0.0, 1e6, "Wh")),
+    ParamRule::real("battery.start_percent", Real::closed(0.0, 100.0, "%")),
+    ParamRule::real("battery.idle_w", Real::closed(0.0, 1e5, "W")),
+    ParamRule::real("battery.drive_wh_per_m", Real::closed(0.0, 1e3, "Wh/m")),
+    ParamRule::real("battery.charge_w", Real::closed(0.0, 1e6, "W")),
+    ParamRule::real("battery.voltage_v", Real::above(0.0, 1e4, "V")),
+    ParamRule::real("battery.charger_radius_m", Real::closed(0.0, 100.0, "m")),
+    ParamRule::real("battery.rate_hz", Real::above(0.0, 1e3, "Hz")),
 ];
 
 impl ParamRules for SimParams {

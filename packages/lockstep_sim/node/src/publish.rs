@@ -8,7 +8,7 @@ use lockstep_sim::Simulator;
 use r2r::geometry_msgs::msg::{PoseStamped, PoseWithCovarianceStamped, TwistStamped};
 use r2r::nav_msgs::msg::Odometry;
 use r2r::rosgraph_msgs::msg::Clock;
-use r2r::sensor_msgs::msg::{JointState, Range};
+use r2r::sensor_msgs::msg::{BatteryState, JointState, Range};
 use r2r::visualization_msgs::msg::MarkerArray;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -73,6 +73,26 @@ impl<S> Logged<S> {
 
 type Pub<T> = Logged<r2r::Publisher<T>>;
 
+/// Whether a message kept to `period` of simulated time is due at `now`, its next time in `next` (f64 bits)
+/// moved on when it is. Behind (publishing slower than the rate): one per publish, counted from now; the
+/// simulated time gone back (a reset): due at once.
+fn due(next: &AtomicU64, now: f64, period: f64) -> bool {
+    let mut at = f64::from_bits(next.load(Ordering::Relaxed));
+    if at - now > period {
+        at = now;
+    }
+    if now + 1e-9 < at {
+        return false;
+    }
+    let following = if at + period <= now {
+        now + period
+    } else {
+        at + period
+    };
+    next.store(following.to_bits(), Ordering::Relaxed);
+    true
+}
+
 /// Whether a subscriber listens (or the count is unknown).
 fn heard<T: r2r::WrappedTypesupport + 'static>(publisher: &Pub<T>) -> bool {
     publisher
@@ -90,6 +110,9 @@ pub struct Publishers {
     scan_rear: Pub<Range>,
     /// Simulated time of the next range reading (f64 bits).
     next_range_secs: AtomicU64,
+    battery: Pub<BatteryState>,
+    /// Simulated time of the next battery state (f64 bits).
+    next_battery_secs: AtomicU64,
     slam: Pub<PoseWithCovarianceStamped>,
     truth: Pub<PoseStamped>,
     joints: Pub<JointState>,
@@ -114,6 +137,11 @@ impl Publishers {
             scan_front: Logged::new(n.create_publisher("scan_front", deep.clone())?, "scan_front"),
             scan_rear: Logged::new(n.create_publisher("scan_rear", deep.clone())?, "scan_rear"),
             next_range_secs: AtomicU64::new(0f64.to_bits()),
+            battery: Logged::new(
+                n.create_publisher("battery_state", qos::reliable(10))?,
+                "battery_state",
+            ),
+            next_battery_secs: AtomicU64::new(0f64.to_bits()),
             slam: Logged::new(n.create_publisher("slam_pose", deep.clone())?, "slam_pose"),
             truth: Logged::new(n.create_publisher("ground_truth", deep.clone())?, "ground_truth"),
             joints: Logged::new(n.create_publisher("joint_states", deep)?, "joint_states"),
@@ -145,24 +173,27 @@ impl Publishers {
         if st.p.range_rate_hz <= 0.0 || !(heard(&self.scan_front) || heard(&self.scan_rear)) {
             return;
         }
-        let (now, period) = (sim.time_secs(), 1.0 / st.p.range_rate_hz);
-        let mut next = f64::from_bits(self.next_range_secs.load(Ordering::Relaxed));
-        if next - now > period {
-            next = now; // the simulated time went back (a reset): start again
-        }
-        if now + 1e-9 < next {
+        if !due(&self.next_range_secs, sim.time_secs(), 1.0 / st.p.range_rate_hz) {
             return;
         }
         let (front, rear) = messages::ranges(sim, st);
         self.scan_front.publish(&front, &self.logger);
         self.scan_rear.publish(&rear, &self.logger);
-        // Behind (publishing slower than the range rate): one reading per publish, counted from now.
-        let following = if next + period <= now {
-            now + period
-        } else {
-            next + period
+    }
+
+    /// battery_state, at `battery.rate_hz` of simulated time, when the simulator has a battery.
+    fn battery(&self, sim: &Simulator, st: &Statics) {
+        let Some(reading) = sim.battery() else {
+            return;
         };
-        self.next_range_secs.store(following.to_bits(), Ordering::Relaxed);
+        if due(
+            &self.next_battery_secs,
+            sim.time_secs(),
+            1.0 / st.p.battery.rate_hz,
+        ) {
+            let msg = messages::battery_state(sim, &reading, st);
+            self.battery.publish(&msg, &self.logger);
+        }
     }
 
     /// ground_truth, odom, odom_map, joint_states and /clock; scan_front and scan_rear at their rate.
@@ -176,6 +207,7 @@ impl Publishers {
             self.odom_map.publish(&messages::odometry_in_map(sim, st), log);
         }
         self.ranges(sim, st);
+        self.battery(sim, st);
         self.joints.publish(&messages::joint_states(sim, st), log);
         if let Some(clock) = &self.clock {
             clock.publish(&messages::clock(sim), log);

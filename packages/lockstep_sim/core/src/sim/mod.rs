@@ -17,6 +17,7 @@ use std::path::Path;
 
 use lockstep_rules::{Engine, Facts, RuleSet};
 
+use crate::battery::{Battery, BatteryReading};
 use crate::config::{Mode, SimConfig};
 use crate::error::{Error, Result};
 use crate::history::{PathHistory, Recent};
@@ -137,6 +138,8 @@ impl Simulator {
         engine.set_max_seconds(config.rules_max_seconds);
         let states_visited = Recent::new(config.state_history_depth);
         let mut sim = Simulator {
+            battery: Battery::new(config.battery.clone()),
+            battery_reading: None,
             noise: Gaussian::new(config.seed),
             destination: config.destination,
             path: PathHistory::new((0.0, pose.x_m, pose.y_m), PATH_SPACING_M, config.path_max_points),
@@ -329,10 +332,19 @@ impl Simulator {
             return report;
         }
         self.refresh_surfaces(&mut report);
-        let desired = self.desired_command(&mut report);
+        let mut desired = self.desired_command(&mut report);
+        if self.battery.as_ref().is_some_and(Battery::empty) {
+            desired = (0.0, 0.0); // an empty battery drives nothing
+        }
         self.delay_command(desired);
         let (wl, wr) = self.wheel_speeds_reached(dt_secs);
+        let before = self.pose;
         self.move_vehicle(wl, wr, dt_secs, &mut report);
+        if let Some(battery) = self.battery.as_mut() {
+            let driven_m = before.distance_to(&self.pose);
+            let xy = [self.pose.x_m, self.pose.y_m];
+            self.battery_reading = Some(battery.step(dt_secs, driven_m, xy));
+        }
         self.time_secs += dt_secs;
         if self.config.slam_period_secs > 0.0 && self.time_secs + 1e-9 >= self.next_slam_secs {
             self.take_slam_sample();
@@ -363,6 +375,10 @@ impl Simulator {
     /// Simulated time (s).
     pub fn time_secs(&self) -> f64 {
         self.time_secs
+    }
+    /// The battery after the last step; `None` without a battery model (or before the first step).
+    pub fn battery(&self) -> Option<BatteryReading> {
+        self.battery_reading
     }
     /// The true pose in the `map` frame.
     pub fn pose(&self) -> Pose2D {

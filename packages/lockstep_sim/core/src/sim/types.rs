@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 
 use lockstep_rules::{Engine, Facts};
 
+use crate::battery::{Battery, BatteryReading};
 use crate::config::SimConfig;
 use crate::history::{PathHistory, Recent};
 use crate::noise::Gaussian;
@@ -65,6 +66,9 @@ pub struct Perception {
 /// the same trajectory, odometry and SLAM samples, bit for bit.
 #[derive(Debug)]
 pub struct Simulator {
+    /// The battery model (`None`: no battery, never empty) and its last reading.
+    pub(super) battery: Option<Battery>,
+    pub(super) battery_reading: Option<BatteryReading>,
     pub(super) config: SimConfig,
     pub(super) scene: Scene,
     /// Which codes are obstacles, and their names (see `decode`).
