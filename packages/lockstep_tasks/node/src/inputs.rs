@@ -61,6 +61,11 @@ pub enum Input {
         busy: bool,
         remaining_s: f64,
     },
+    /// A robot's `battery_state`.
+    Battery {
+        robot: String,
+        battery: lockstep_tasks::manager::energy::BatteryView,
+    },
     Tick,
 }
 
@@ -166,6 +171,7 @@ impl Pending {
                 busy,
                 remaining_s,
             },
+            Input::Battery { robot, battery } => Event::Battery { robot, battery },
             Input::Tick => Event::Tick,
         }
     }

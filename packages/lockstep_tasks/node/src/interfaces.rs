@@ -8,12 +8,13 @@
 
 use std::collections::BTreeMap;
 
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use lockstep_ros::{lock, qos, SharedNode};
 use lockstep_tasks::robots::Robot;
 use r2r::lockstep_interfaces::action::ExecuteTask;
 use r2r::lockstep_interfaces::msg::{ActuatorState, TaskEvent};
 use r2r::lockstep_interfaces::srv::{AddAttribute, ListTasks, PauseTask, ResumeTask};
+use r2r::sensor_msgs::msg::BatteryState;
 use r2r::std_msgs::msg::String as StringMsg;
 use r2r::std_srvs::srv::Trigger;
 
@@ -27,6 +28,8 @@ pub struct Interfaces {
     pub events: Events,
     pub facts: Box<dyn Stream<Item = StringMsg> + Unpin>,
     pub states: Vec<Box<dyn Stream<Item = ActuatorState> + Unpin>>,
+    /// Each robot's `battery_state`, with the robot's name.
+    pub batteries: Vec<Box<dyn Stream<Item = (String, BatteryState)> + Unpin>>,
     pub services: Services,
 }
 
@@ -55,6 +58,12 @@ pub fn interfaces(
     for topic in &state_topics {
         states.push(Box::new(n.subscribe::<ActuatorState>(topic, qos::reliable(100))?));
     }
+    let mut batteries: Vec<Box<dyn Stream<Item = (String, BatteryState)> + Unpin>> = Vec::new();
+    for (name, robot) in robots {
+        let stream = n.subscribe::<BatteryState>(&robot.topic("battery_state"), qos::reliable(10))?;
+        let name = name.clone();
+        batteries.push(Box::new(stream.map(move |msg| (name.clone(), msg))));
+    }
     Ok(Interfaces {
         goals: Box::new(create_action_server::<ExecuteTask::Action>(
             &mut n,
@@ -66,6 +75,7 @@ pub fn interfaces(
         },
         facts: Box::new(n.subscribe::<StringMsg>("task_facts", qos::reliable(10))?),
         states,
+        batteries,
         services: Services {
             list: Box::new(n.create_service::<ListTasks::Service>("list_tasks", qos::requests())?),
             pause: Box::new(n.create_service::<PauseTask::Service>("pause_task", qos::requests())?),

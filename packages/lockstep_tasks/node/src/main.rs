@@ -44,6 +44,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::future;
 use lockstep_ros::SharedNode;
+use lockstep_tasks::manager::energy::EnergyModel;
 use lockstep_tasks::manager::{Event, Manager};
 use tokio::sync::mpsc;
 
@@ -92,6 +93,11 @@ fn driver(
     manager.map = start.map;
     manager.journal = start.state_file.is_some();
     manager.echo = lockstep_ros::text::echo;
+    manager.energy = (start.p.drive_wh_per_m > 0.0 || start.p.idle_w > 0.0).then_some(EnergyModel {
+        drive_wh_per_m: start.p.drive_wh_per_m,
+        idle_w: start.p.idle_w,
+        reserve_fraction: start.p.battery_reserve_percent / 100.0,
+    });
     let mut driver = Driver::new(manager, events, tx, logger);
     driver.server_wait = Duration::from_secs_f64(start.p.server_wait_s);
     driver.state_file = start.state_file;
@@ -128,7 +134,7 @@ fn setup(
     );
     let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
     let mut driver = driver(&node, start, i.events, tx.clone())?;
-    let topics = forward_topics(i.goals, i.facts, i.states, tx.clone(), step_period);
+    let topics = forward_topics(i.goals, i.facts, i.states, i.batteries, tx.clone(), step_period);
     let services = forward_services(i.services, tx);
     let run = async move {
         // The inputs at hand are handled together (at most INPUTS_AT_ONCE): see Driver::handle_all.

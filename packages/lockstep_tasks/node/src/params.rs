@@ -30,6 +30,12 @@ pub struct ManagerParams {
     pub state_file: String,
     /// Wall seconds one evaluation of the condition rules (rules_files with task_facts) may take, in (0, 3600]. The manager's loop waits for it (goals and requests are answered after it) and one normally takes milliseconds, so 1 s: a rule that never reaches a fixpoint (`n(X + 1) :- n(X).`) holds the manager at most that long. task_facts whose evaluation overruns it are refused (the previous facts stay), and so is an add_attribute condition; the log names the rule files and the limit.
     pub rules_max_seconds: f64,
+    /// Energy a robot spends per metre driven [Wh/m]; with idle_w, a task whose drives need more than any robot's battery (from its battery_state) holds above battery_reserve_percent is refused with the figures. 0 with idle_w 0: no energy check.
+    pub drive_wh_per_m: f64,
+    /// Energy a robot spends per second while on, driving or not [W].
+    pub idle_w: f64,
+    /// The part of a battery a task may not use [%].
+    pub battery_reserve_percent: f64,
 }
 
 /// What each parameter may hold (`lockstep_ros::ParamRules`).
@@ -40,6 +46,9 @@ const RULES: &[ParamRule] = &[
     ParamRule::int("keep_finished", Int::closed(0, 1_000_000, "tasks")),
     ParamRule::int("events_kept", Int::closed(1, 100_000, "events")),
     ParamRule::real("rules_max_seconds", Real::above(0.0, 3600.0, "s")),
+    ParamRule::real("drive_wh_per_m", Real::closed(0.0, 1e3, "Wh/m")),
+    ParamRule::real("idle_w", Real::closed(0.0, 1e5, "W")),
+    ParamRule::real("battery_reserve_percent", Real::closed(0.0, 99.0, "%")),
 ];
 
 impl ParamRules for ManagerParams {
@@ -62,6 +71,9 @@ impl Default for ManagerParams {
             start_stations: String::new(),
             state_file: String::new(),
             rules_max_seconds: lockstep_tasks::manager::environment::DEFAULT_RULES_MAX_SECONDS,
+            drive_wh_per_m: 0.0,
+            idle_w: 0.0,
+            battery_reserve_percent: 20.0,
         }
     }
 }

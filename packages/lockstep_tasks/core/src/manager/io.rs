@@ -138,6 +138,11 @@ pub enum Event<S> {
     },
     /// The state file read at start: its unfinished tasks wait as interrupted for `resume_task`.
     Restore(journal::State),
+    /// A robot's `battery_state`.
+    Battery {
+        robot: String,
+        battery: super::energy::BatteryView,
+    },
     /// Time passed: delays, conditions and time-outs are checked.
     Tick,
 }

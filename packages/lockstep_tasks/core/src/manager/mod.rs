@@ -21,6 +21,7 @@
 //!   only as [`Manager::echo`] shows it (clipped).
 
 mod apply;
+pub mod energy;
 pub mod environment;
 pub mod goals;
 mod io;
@@ -72,6 +73,10 @@ pub struct Manager<S> {
     pub echo: limits::Echo,
     /// Unfinished tasks at most; a goal beyond them is refused as busy.
     pub max_unfinished: usize,
+    /// How robots spend energy; `None`: tasks are not checked against batteries.
+    pub energy: Option<energy::EnergyModel>,
+    /// Each robot's latest battery state, by robot name.
+    pub batteries: BTreeMap<String, energy::BatteryView>,
     /// What the event being handled asks the node to do.
     out: Vec<Command<S>>,
 }
@@ -103,6 +108,8 @@ impl<S: Setup> Manager<S> {
             now: 0.0,
             echo: limits::length_only,
             max_unfinished: limits::MAX_UNFINISHED_TASKS,
+            energy: None,
+            batteries: BTreeMap::new(),
             out: Vec::new(),
         };
         manager.use_setup(setup);
@@ -203,6 +210,7 @@ impl<S: Setup> Manager<S> {
                 remaining_s,
             } => self.env.set_busy(&server, busy, remaining_s, self.now),
             Event::Restore(saved) => self.restore(saved),
+            Event::Battery { robot, battery } => self.battery(robot, battery),
             Event::Tick => {}
         }
     }

@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+use super::energy;
 use super::goals::{decompose, goal_parameters};
 use super::io::{Command, GoalRequest, Level, RequestId, RobotInfo, Setup};
 use super::limits;
@@ -121,6 +122,25 @@ impl<S: Setup> Manager<S> {
         Ok((chosen.robot, chosen.reason))
     }
 
+    /// A robot's battery state: kept for the energy check (its first one is logged).
+    pub(crate) fn battery(&mut self, robot: String, battery: energy::BatteryView) {
+        if !(battery.capacity_wh.is_finite() && battery.capacity_wh > 0.0 && battery.charge_wh.is_finite()) {
+            return;
+        }
+        if self.batteries.insert(robot.clone(), battery).is_none() {
+            let name = if robot.is_empty() {
+                "the robot"
+            } else {
+                robot.as_str()
+            };
+            let line = format!(
+                "battery of {name}: {:.2} Wh of {:.2} Wh",
+                battery.charge_wh, battery.capacity_wh
+            );
+            self.log(Level::Info, line);
+        }
+    }
+
     pub(crate) fn robot_names(&self) -> String {
         self.robots.keys().cloned().collect::<Vec<_>>().join(", ")
     }
@@ -146,6 +166,11 @@ impl<S: Setup> Manager<S> {
             &robot,
             self.map.as_ref(),
         )?;
+        if let Some(why_not) =
+            (self.energy.as_ref()).and_then(|m| energy::too_long(&tree, m, &self.batteries))
+        {
+            return Err(why_not);
+        }
         Ok((tree, robot, why, params))
     }
 
