@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check Lockstep has, from a bare machine: setup (idempotent), fmt, the code's shape, clippy, Rust tests, the
-# black-box pytest + rclpy suite, and, beside it, a colcon build of all packages. Exits non-zero on the first failure
-# and prints how long each step took.
+# black-box pytest + rclpy suite, and a colcon build of all packages. Exits non-zero on the first failure and
+# prints how long each step took.
 #
 #   bash scripts/test.sh [--under-load] [--pytest-only] [-- PYTEST_ARGS...]
 #
@@ -62,21 +62,6 @@ if [ "$pytest_only" = 0 ]; then
     cargo test --workspace --all-features --doc
 fi
 
-# colcon compiles every package again (its own cargo target, as a ROS 2 user's workspace would) and checks the
-# install space: a few minutes of CPU with nothing to wait for. pytest's tests mostly wait on node processes and
-# DDS, so the colcon check runs beside them (niced, so the tests' nodes come first; the suite holds on a loaded
-# machine, see --under-load) rather than after them.
-colcon_pid=""
-if [ "$pytest_only" = 0 ]; then
-    mkdir -p "$repo/log"
-    colcon_log="$repo/log/colcon_check.log"
-    colcon_started=$SECONDS
-    # A process group of its own, so that a failing suite can stop it.
-    setsid bash -c 'nice -n 19 bash scripts/colcon_check.sh >"$1" 2>&1; echo $? >"$1.rc"' colcon "$colcon_log" &
-    colcon_pid=$!
-    printf '[test] colcon build and install check started beside pytest (log: %s)\n' "$colcon_log"
-fi
-
 step "black-box tests (pytest + rclpy)"
 export LOCKSTEP_BIN="$repo/target/debug/lockstep"
 load_pids=()
@@ -105,21 +90,13 @@ pytest_rc=$?
 set -e
 for pid in ${load_pids[@]+"${load_pids[@]}"}; do kill "$pid" 2>/dev/null || true; done
 if [ "$pytest_rc" != 0 ]; then
-    [ -n "$colcon_pid" ] && kill -- -"$colcon_pid" 2>/dev/null
     step_failed "pytest exited $pytest_rc"
     exit "$pytest_rc"
 fi
 
-if [ -n "$colcon_pid" ]; then
-    step "colcon build (the rest, after pytest)"
-    wait "$colcon_pid" || true
-    colcon_rc="$(cat "$colcon_log.rc" 2>/dev/null || echo 1)"
-    cat "$colcon_log"
-    printf '[test] colcon build and install check: %d s in all, beside pytest\n' "$((SECONDS - colcon_started))"
-    if [ "$colcon_rc" != 0 ]; then
-        step_failed "colcon check exited $colcon_rc (log: $colcon_log)"
-        exit "$colcon_rc"
-    fi
+if [ "$pytest_only" = 0 ]; then
+    step "colcon build"
+    bash scripts/colcon_check.sh
 fi
 
 steps_done
