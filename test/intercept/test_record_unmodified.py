@@ -52,7 +52,13 @@ def record_pipeline(ros, bag, messages: int = 30):
         k = next(warm)
         odom.publish(Float64(data=-100.0 - k))
         raw.publish(Float64(data=-float(k)))
-        return all(written(status, t) >= 1 for t in outputs)
+        return all(written(status, t) >= 1 for t in outputs) and headers_subscribed()
+
+    def headers_subscribed() -> bool:
+        """Each downstream node subscribes to its upstream's header topic (in the graph, so matched soon)."""
+        def subscribers(topic: str) -> set:
+            return {i.node_name for i in ros.node.get_subscriptions_info_by_topic(f"{topic}/lockstep_header")}
+        return "fusion" in subscribers("/filtered") and "controller" in subscribers("/fused")
 
     ros.wait_until(warmed_up, WAIT_SECS, "the recorder writing every output, header and event topic", launch)
     before = written(status, "/fused/lockstep_header")
@@ -117,12 +123,13 @@ def check_fusion(rec: Recording, messages: int) -> None:
         expected = [("/filtered", last_filtered)] + ([("/odom", last_odom)] if last_odom is not None else [])
         assert [(i.channel_name, i.payload_digest) for i in header.inputs] == expected, header
         upstream = header.inputs[0]
-        named = filtered_headers.get(upstream.payload_digest)
-        if named is not None:
+        if upstream.payload_digest in measured(filtered):  # (a late warm-up value may meet a measured /odom)
+            # Warm-up outputs are left out: fusion's subscription to filter's headers may match a little after
+            # its data subscription, and an output whose input header never came names that input untraced.
+            named = filtered_headers[upstream.payload_digest]
             assert (upstream.module_name, upstream.sequence_num, upstream.epoch) == \
                 ("filter", named.sequence_num, named.epoch), "the input is filter's output, with its header"
             assert [s.channel_name for s in upstream.sources] == ["/raw"], "second level: what filter used"
-        if upstream.payload_digest in measured(filtered):  # (a late warm-up value may meet a measured /odom)
             state = odom[last_odom].data if last_odom is not None else 0.0
             assert fused[header.payload_digest].data == filtered[upstream.payload_digest].data + state
             checked += 1
