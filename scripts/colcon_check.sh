@@ -10,6 +10,16 @@ source scripts/env.sh
 
 # Unoptimised: CI checks that the packages build and install, not their speed.
 export LOCKSTEP_CARGO_PROFILE="${LOCKSTEP_CARGO_PROFILE:-dev}"
+# The crates are compiled already (scripts/test.sh built them, in target/, with these arguments and this
+# environment): colcon's cargo reuses them instead of compiling the workspace a second time into build/.
+# What is checked here is the colcon packages, their install space and the installed workspace.
+# LOCKSTEP_COLCON_REUSE_TARGET=0 builds apart, as a user's `colcon build` does.
+if [ "${LOCKSTEP_COLCON_REUSE_TARGET:-1}" = 1 ]; then
+    export LOCKSTEP_CARGO_TARGET_DIR="$repo/target"
+    export LOCKSTEP_CARGO_BUILD_ARGS="--all-features --bins --lib --tests --examples"
+    export LOCKSTEP_CARGO_AMENT_PREFIX_PATH="$AMENT_PREFIX_PATH"
+    export LOCKSTEP_CARGO_CMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH"
+fi
 colcon build --base-paths msg packages test/fixtures --event-handlers console_cohesion+ summary+
 
 # A fresh shell environment from the install space only (plus the ROS underlay).

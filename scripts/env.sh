@@ -83,3 +83,24 @@ export PATH="${CARGO_TARGET_DIR:-$lockstep_root/target}/debug:$lockstep_venv/bin
 export LOCKSTEP_PYTHON="$lockstep_venv/bin/python"
 unset lockstep_dir lockstep_libs
 unset -f lockstep_add_prefix
+
+# Sourced twice (a script run from a shell that sourced it already), the lists above hold every entry twice:
+# keep each entry's first place only, so the result is the same however often this file is sourced (r2r and
+# cargo see the same AMENT_PREFIX_PATH and compile nothing again).
+lockstep_dedupe() { # <variable>
+    local IFS=: entry kept="" seen=":"
+    local -a entries
+    read -ra entries <<<"${!1:-}"
+    for entry in "${entries[@]}"; do
+        case "$seen" in
+            *":$entry:"*) ;;
+            *) kept="${kept:+$kept:}$entry" seen="$seen$entry:" ;;
+        esac
+    done
+    export "$1=$kept"
+}
+for lockstep_var in AMENT_PREFIX_PATH CMAKE_PREFIX_PATH LD_LIBRARY_PATH PYTHONPATH PATH; do
+    lockstep_dedupe "$lockstep_var"
+done
+unset lockstep_var
+unset -f lockstep_dedupe

@@ -52,26 +52,45 @@ function(lockstep_cargo_build)
     list(APPEND package_args "-p" "${crate}")
   endforeach()
 
-  _lockstep_interface_prefixes(AMENT_PREFIX_PATH ament_prefixes)
-  _lockstep_interface_prefixes(CMAKE_PREFIX_PATH cmake_prefixes)
+  # LOCKSTEP_CARGO_AMENT_PREFIX_PATH / LOCKSTEP_CARGO_CMAKE_PREFIX_PATH, when set, are what cargo sees instead:
+  # a workspace already built by cargo outside colcon (with the same interfaces) is then up to date here too.
+  if(DEFINED ENV{LOCKSTEP_CARGO_AMENT_PREFIX_PATH} AND DEFINED ENV{LOCKSTEP_CARGO_CMAKE_PREFIX_PATH})
+    set(ament_prefixes "$ENV{LOCKSTEP_CARGO_AMENT_PREFIX_PATH}")
+    set(cmake_prefixes "$ENV{LOCKSTEP_CARGO_CMAKE_PREFIX_PATH}")
+  else()
+    _lockstep_interface_prefixes(AMENT_PREFIX_PATH ament_prefixes)
+    _lockstep_interface_prefixes(CMAKE_PREFIX_PATH cmake_prefixes)
+  endif()
+  # The targets cargo builds: the workspace's binaries, or LOCKSTEP_CARGO_BUILD_ARGS (the arguments that
+  # build gave, since cargo resolves features per set of targets).
+  if(DEFINED ENV{LOCKSTEP_CARGO_BUILD_ARGS})
+    separate_arguments(build_args UNIX_COMMAND "$ENV{LOCKSTEP_CARGO_BUILD_ARGS}")
+  else()
+    set(build_args "--bins")
+  endif()
 
   # cargo decides what is up to date; always ask it.
   add_custom_target(${PROJECT_NAME}_cargo ALL
     COMMAND ${CMAKE_COMMAND} -E env "CARGO_TARGET_DIR=${target_dir}"
             "AMENT_PREFIX_PATH=${ament_prefixes}" "CMAKE_PREFIX_PATH=${cmake_prefixes}"
-            ${CARGO_EXECUTABLE} build --profile ${profile} --workspace --bins ${package_args}
+            ${CARGO_EXECUTABLE} build --profile ${profile} --workspace ${build_args} ${package_args}
     WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
-    COMMENT "cargo build --profile ${profile} --workspace --bins (${PROJECT_NAME}: ${ARG_CRATES})"
+    COMMENT "cargo build --profile ${profile} --workspace ${build_args} (${PROJECT_NAME}: ${ARG_CRATES})"
     USES_TERMINAL)
 
-  # A cdylib is no binary: `--bins` leaves it out, so build each one's library target after the binaries.
+  # A cdylib is no binary: `--bins` leaves it out, so build the libraries too, after the binaries, with the
+  # same targets besides (the same features: nothing compiled again).
+  set(lib_args ${build_args})
+  if(NOT "--lib" IN_LIST lib_args)
+    list(APPEND lib_args "--lib")
+  endif()
   foreach(lib IN LISTS ARG_LIBRARIES)
     add_custom_target(${PROJECT_NAME}_${lib}_lib ALL
       COMMAND ${CMAKE_COMMAND} -E env "CARGO_TARGET_DIR=${target_dir}"
               "AMENT_PREFIX_PATH=${ament_prefixes}" "CMAKE_PREFIX_PATH=${cmake_prefixes}"
-              ${CARGO_EXECUTABLE} build --profile ${profile} -p ${lib} --lib
+              ${CARGO_EXECUTABLE} build --profile ${profile} --workspace ${lib_args}
       WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
-      COMMENT "cargo build --profile ${profile} -p ${lib} --lib"
+      COMMENT "cargo build --profile ${profile} --workspace ${lib_args} (for lib${lib}.so)"
       USES_TERMINAL)
     add_dependencies(${PROJECT_NAME}_${lib}_lib ${PROJECT_NAME}_cargo)
     install(FILES "${target_dir}/${profile_dir}/lib${lib}.so" DESTINATION lib)
