@@ -250,6 +250,11 @@ impl Traffic {
         }
     }
 
+    /// `robot` no longer waits (it drives to the last station it holds, and asks again there).
+    pub fn stop_waiting(&mut self, robot: &str) {
+        self.waiting.remove(robot);
+    }
+
     /// `robot` is gone (lost, or taken off the floor): everything it held is let go.
     pub fn release_all(&mut self, robot: &str) -> BTreeSet<Resource> {
         self.waiting.remove(robot);

@@ -106,6 +106,7 @@ pub fn task_event(
         EventKind::Retry => TaskEvent::RETRY as u8,
         EventKind::TimedOut => TaskEvent::TIMED_OUT as u8,
         EventKind::Fallback => TaskEvent::FALLBACK as u8,
+        EventKind::Waiting => TaskEvent::WAITING as u8,
     };
     TaskEvent {
         stamp,

@@ -89,16 +89,24 @@ impl<S: Setup> Manager<S> {
                     actuator,
                     params,
                 } => {
-                    let server = (self.env.server(&task.robot, &actuator))
+                    let robot = task.robot.clone();
+                    let server = (self.env.server(&robot, &actuator))
                         .unwrap_or_default()
                         .to_owned();
+                    if self.start_drive(id, &robot, leaf, &path, &actuator, &server, &params) {
+                        continue;
+                    }
+                    let Some(task) = self.tasks.get_mut(id) else {
+                        return;
+                    };
                     let sent = Self::send_goal(task, leaf, &path, &actuator, &server, &params, &mut self.out);
                     if let Err(reason) = sent {
                         follow_up.extend(task.sched.leaf_failed(leaf, &reason));
                     }
                 }
                 Output::CancelGoal { leaf, .. } => {
-                    Self::cancel_goal(task, leaf, &mut self.env, self.now, &mut self.out)
+                    Self::cancel_goal(task, leaf, &mut self.env, self.now, &mut self.out);
+                    self.drive_ended(id, leaf);
                 }
                 Output::PauseGoal { leaf, .. } => Self::pause_goal(task, leaf, false, &mut self.out),
                 Output::ResumeGoal { leaf, .. } => Self::pause_goal(task, leaf, true, &mut self.out),

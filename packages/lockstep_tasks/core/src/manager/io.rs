@@ -238,6 +238,8 @@ pub enum EventKind {
     Retry,
     TimedOut,
     Fallback,
+    /// A robot waits for a lane or station another holds (or steps aside to let it pass).
+    Waiting,
 }
 
 /// One `task_events` message (stamped by the node).

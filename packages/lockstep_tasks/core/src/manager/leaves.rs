@@ -160,6 +160,19 @@ impl<S: Setup> Manager<S> {
         if task.goals.get(&leaf).is_none_or(|g| g.generation != generation) {
             return;
         }
+        // A stretch of a drive on the shared floor: it goes on unless that was the last one.
+        if matches!(end, Ok((true, _))) {
+            task.goals.remove(&leaf);
+            self.unsaved = true;
+            if self.stretch_done(id, leaf) {
+                return;
+            }
+        } else {
+            self.drive_ended(id, leaf);
+        }
+        let Some(task) = self.tasks.get_mut(id) else {
+            return;
+        };
         let out = match end {
             Err(reason) => {
                 let Some(g) = task.goals.remove(&leaf) else { return };

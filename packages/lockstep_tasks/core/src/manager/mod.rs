@@ -23,6 +23,8 @@
 mod apply;
 pub mod energy;
 pub mod environment;
+pub mod floor;
+mod floor_drive;
 pub mod goals;
 mod io;
 mod leaves;
@@ -77,6 +79,8 @@ pub struct Manager<S> {
     pub energy: Option<energy::EnergyModel>,
     /// Each robot's latest battery state, by robot name.
     pub batteries: BTreeMap<String, energy::BatteryView>,
+    /// The shared floor's reservations (set up at first use, with a map).
+    pub floor: Option<floor::Floor>,
     /// What the event being handled asks the node to do.
     out: Vec<Command<S>>,
 }
@@ -110,6 +114,7 @@ impl<S: Setup> Manager<S> {
             max_unfinished: limits::MAX_UNFINISHED_TASKS,
             energy: None,
             batteries: BTreeMap::new(),
+            floor: None,
             out: Vec::new(),
         };
         manager.use_setup(setup);
@@ -124,6 +129,7 @@ impl<S: Setup> Manager<S> {
         self.now = now;
         self.event(event);
         self.step();
+        self.floor_step();
         let errors: Vec<(String, String)> = self.env.errors.borrow_mut().drain(..).collect();
         for (query, e) in errors {
             let line = format!("condition `{}`: {}", (self.echo)(&query), (self.echo)(&e));

@@ -55,6 +55,17 @@ pub fn fake() -> Rc<Fake> {
     Rc::new(Fake { config, servers })
 }
 
+/// A setup of the configuration `text` whose actuators are served on every robot of `robots`, at
+/// `/<robot>/<server>`.
+pub fn fake_fleet(text: &str, robots: &[&str]) -> Rc<Fake> {
+    let config = Config::parse("fleet.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+    let servers = (robots.iter())
+        .flat_map(|r| config.actuators.iter().map(move |(name, a)| (r, name, a)))
+        .map(|(r, name, a)| ((r.to_string(), name.clone()), format!("/{r}/{}", a.server)))
+        .collect();
+    Rc::new(Fake { config, servers })
+}
+
 /// A goal out on an actuator.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Out {

@@ -1,0 +1,54 @@
+//! The shared floor in the manager: a drive along a planned route holds the lanes and stations ahead of it
+//! ([`crate::traffic`]) before it goes, and is sent as far as its reservations reach. A robot whose next lane
+//! or station is held waits at the last station before it (a WAITING event names the resource and who holds
+//! it) and goes on when it is let go. Robots waiting on each other in a cycle are found after every event;
+//! the first of the cycle that can step aside drives to a free neighbour station and plans again from there.
+//! Maps without lanes, and drives of one station, are sent as they are.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::params::Params;
+use crate::traffic::Traffic;
+use crate::tree::Id;
+
+/// A drive sent a stretch at a time.
+#[derive(Debug, Clone)]
+pub struct Drive {
+    pub task: String,
+    pub leaf: Id,
+    pub path: String,
+    pub actuator: String,
+    pub server: String,
+    pub params: Params,
+    /// The route's stations and points (one point per station).
+    pub stations: Vec<String>,
+    pub points: Vec<Value>,
+    /// The station reached last (an index into `stations`).
+    pub at: usize,
+    /// Where the goal out now ends; `None`: no goal out (waiting).
+    pub to: Option<usize>,
+    /// What it waits for, once announced: (resource, holders).
+    pub waiting: Option<(String, Vec<String>)>,
+    /// Its turn among the robots that stand and ask: the one that stopped first asks first.
+    pub turn: u64,
+    /// The station it stops at whatever is free beyond (the side station it steps aside to).
+    pub stop_at: Option<usize>,
+    /// It stopped past `at`, on the lane to the next station: its next goal leaves out the point behind.
+    pub past_at: bool,
+}
+
+/// The floor's reservations and the drives that use them, by robot.
+#[derive(Debug, Default)]
+pub struct Floor {
+    pub traffic: Traffic,
+    pub drives: BTreeMap<String, Drive>,
+    /// Where a cancelled drive had got to, by (task, leaf): the station reached last, and whether it had
+    /// left it. Sent again, the drive goes on from there.
+    pub reached: BTreeMap<(String, Id), (usize, bool)>,
+    /// Every lane as it may be driven, (from, to): where a robot may step aside to.
+    pub lanes: Vec<(String, String)>,
+    /// The next turn given to a robot that stops.
+    pub next_turn: u64,
+}
