@@ -76,10 +76,10 @@ def cut(bag: Path, dst: Path, keep) -> Path:
     return copy_mcap(bag, dst, keep=lambda topic, log_time, data: keep(log_time))
 
 
-def log_times(bag: Path) -> list:
-    """Every message's log time, in order."""
-    times = []
+def topic_times(bag: Path) -> list:
+    """(log time, topic) of every message, in order."""
+    found = []
     for path in sorted(Path(bag).glob("*.mcap")):
         with open(path, "rb") as f:
-            times.extend(m.log_time for _, _, m in make_reader(f).iter_messages(log_time_order=True))
-    return sorted(times)
+            found.extend((m.log_time, c.topic) for _, c, m in make_reader(f).iter_messages(log_time_order=True))
+    return sorted(found)
