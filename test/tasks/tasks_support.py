@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from action_msgs.msg import GoalStatus, GoalStatusArray
+from geometry_msgs.msg import PoseStamped
 from lockstep_interfaces.action import ExecuteTask
 from lockstep_interfaces.msg import TaskEvent
 
@@ -142,3 +143,20 @@ def sim_params(**overrides) -> dict:
 
 def secs(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
+
+
+def start_robots(ros, cells: dict, depth: int = 100) -> tuple:
+    """Per robot (name -> its start cell (column, row)): a simulator and a navigation actuator in the
+    namespace /name. Returns each robot's ground-truth collector and navigation process, once every robot's
+    first ground truth is in."""
+    truth, navigation = {}, {}
+    for robot, (column, row) in cells.items():
+        truth[robot] = ros.collect(PoseStamped, f"/{robot}/ground_truth", reliable(depth=depth))
+        ros.start("lockstep_sim_node", name=f"sim_{robot}", remaps={"__ns": f"/{robot}"},
+                  params=sim_params(mode="commanded", start_column=column, start_row=row))
+        navigation[robot] = ros.start("lockstep_actuator", name="navigation",
+                                      remaps={"__ns": f"/{robot}", "__node": "navigation"},
+                                      params={"kind": "navigation"})
+    for robot in cells:
+        ros.wait_until(lambda robot=robot: truth[robot], 60, f"{robot}'s first ground truth")
+    return truth, navigation

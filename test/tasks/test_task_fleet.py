@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import math
 
-from geometry_msgs.msg import PoseStamped
 from lockstep_interfaces.msg import TaskEvent
 from lockstep_interfaces.srv import ListTasks
 
-from lockstep_testing.harness import REPO_ROOT, reliable
-from tasks_support import Manager, sim_params
+from lockstep_testing.harness import REPO_ROOT
+from tasks_support import Manager, start_robots
 
 # The warehouse drawn as a Nav2 route graph (GeoJSON): the same stations and lanes as warehouse_map.yaml, which
 # the single-robot tests use, so the manager reads both formats over its real start path.
@@ -44,15 +43,7 @@ NAMED = ("D", "J7", "robot3")
 
 
 def test_three_robots_run_nine_tasks_once_each_one_at_a_time(ros, tmp_path):
-    truth = {}
-    for robot, (_, (column, row)) in ROBOTS.items():
-        truth[robot] = ros.collect(PoseStamped, f"/{robot}/ground_truth", reliable(depth=100))
-        ros.start("lockstep_sim_node", name=f"sim_{robot}", remaps={"__ns": f"/{robot}"},
-                  params=sim_params(mode="commanded", start_column=column, start_row=row))
-        ros.start("lockstep_actuator", name="navigation", remaps={"__ns": f"/{robot}", "__node": "navigation"},
-                  params={"kind": "navigation"})
-    for robot in ROBOTS:
-        ros.wait_until(lambda robot=robot: truth[robot], 60, f"{robot}'s first ground truth")
+    truth, _ = start_robots(ros, {robot: cell for robot, (_, cell) in ROBOTS.items()})
     config = tmp_path / "fleet.yaml"
     config.write_text(FLEET)
     m = Manager(ros, config, servers={r: f"/{r}/navigate" for r in ROBOTS}, map_file=str(MAP),

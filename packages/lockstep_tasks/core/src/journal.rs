@@ -6,7 +6,7 @@
 //! A state file that cannot be read is never overwritten: the manager refuses to start, naming the file and
 //! the problem, so nothing in it is lost.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -75,6 +75,9 @@ pub struct State {
     #[serde(default)]
     pub stations: BTreeMap<String, String>,
     pub tasks: Vec<TaskRecord>,
+    /// Robot -> the lanes, stations and mutex groups it holds on the shared floor.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub held: BTreeMap<String, BTreeSet<crate::traffic::Resource>>,
 }
 
 /// Read the state file; `Ok(None)` when it does not exist yet.
@@ -155,6 +158,10 @@ mod tests {
             version: VERSION,
             next_seq: 7,
             stations: BTreeMap::from([("robot1".into(), "C".into())]),
+            held: BTreeMap::from([(
+                "robot1".into(),
+                BTreeSet::from([crate::traffic::Resource::Station("C".into())]),
+            )]),
             tasks: vec![TaskRecord {
                 id: "task-7".into(),
                 seq: 7,

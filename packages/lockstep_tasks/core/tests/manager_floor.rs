@@ -27,7 +27,7 @@ templates:
 ";
 
 /// W - M - E, one lane wide; S beside M.
-const MAP: &str = "stations:
+const AISLE: &str = "stations:
   W: {x: 0.0, y: 0.0}
   M: {x: 5.0, y: 0.0}
   E: {x: 10.0, y: 0.0}
@@ -38,58 +38,219 @@ lanes:
   - {from: M, to: S, speed_limit_mps: 1.0}
 ";
 
-/// A goal out: (task, leaf, generation, robot, route stations).
-type Sent = (String, usize, u64, String, Vec<String>);
+/// The warehouse's upper corridor, one lane wide: C - J6 - J7 - D, with J5 off J6 and J8 off J7.
+const CORRIDOR: &str = "stations:
+  C: {x: 2.5, y: 12.5}
+  J6: {x: 4.5, y: 12.5}
+  J7: {x: 14.5, y: 12.5}
+  D: {x: 17.5, y: 12.5}
+  J5: {x: 4.5, y: 8.5}
+  J8: {x: 14.5, y: 5.5}
+lanes:
+  - {from: C, to: J6, speed_limit_mps: 1.0, narrow: true}
+  - {from: J6, to: J7, speed_limit_mps: 1.0, narrow: true}
+  - {from: J7, to: D, speed_limit_mps: 1.0, narrow: true}
+  - {from: J5, to: J6, speed_limit_mps: 1.0}
+  - {from: J7, to: J8, speed_limit_mps: 1.0}
+";
 
-fn manager() -> Manager<Fake> {
-    let mut m = Manager::new(fake_fleet(CONFIG, &["r1", "r2"]), Environment::new(Vec::new()));
-    m.map = Some(StationMap::parse("map.yaml", MAP).unwrap());
-    m.robots = [("r1", "W"), ("r2", "E")]
-        .into_iter()
+/// A goal out: (task, leaf, generation).
+type Sent = (String, usize, u64);
+
+/// What a run gave: the robots sent goals first, the WAITING events (robot, reason), each task's outcome,
+/// and where each robot ended.
+struct Run {
+    first_sent: Vec<String>,
+    waits: Vec<(String, String)>,
+    outcomes: BTreeMap<String, String>,
+    stations: Vec<String>,
+}
+
+fn manager(map: &str, robots: &[(&str, &str)]) -> Manager<Fake> {
+    let names: Vec<&str> = robots.iter().map(|(r, _)| *r).collect();
+    let mut m = Manager::new(fake_fleet(CONFIG, &names), Environment::new(Vec::new()));
+    m.map = Some(StationMap::parse("map.yaml", map).unwrap());
+    m.robots = (robots.iter())
         .map(|(name, at)| {
             let robot = Robot {
-                name: name.to_owned(),
-                station: Some(at.to_owned()),
+                name: (*name).to_owned(),
+                station: Some((*at).to_owned()),
             };
-            (name.to_owned(), robot)
+            ((*name).to_owned(), robot)
         })
         .collect();
     m
 }
 
-fn sent_and_waits(commands: &[Command<Fake>], sent: &mut Vec<Sent>, waits: &mut Vec<(String, String)>) {
+fn record(commands: &[Command<Fake>], sent: &mut Vec<Sent>, run: &mut Run) {
     for c in commands {
         match c {
             Command::SendGoal {
                 task,
                 leaf,
                 generation,
-                robot,
-                goal,
                 ..
-            } => {
-                let stations = goal["route"].as_array().unwrap().len();
-                sent.push((
-                    task.clone(),
-                    *leaf,
-                    *generation,
-                    robot.clone(),
-                    vec![String::new(); stations],
-                ));
-            }
+            } => sent.push((task.clone(), *leaf, *generation)),
             Command::Publish(e) if e.kind == EventKind::Waiting => {
-                waits.push((e.robot.clone(), e.reason.clone()))
+                run.waits.push((e.robot.clone(), e.reason.clone()))
+            }
+            Command::Finish { task, outcome, .. } => {
+                run.outcomes.insert(task.clone(), format!("{outcome:?}"));
             }
             _ => {}
         }
     }
 }
 
+/// Each robot of `robots` (name, station) is sent to its destination in `to` at once; then every goal out
+/// ends well, one at a time, oldest first, until none is out. No resource is ever held twice meanwhile.
+fn run(map: &str, robots: &[(&str, &str)], to: &[&str]) -> Run {
+    let mut m = manager(map, robots);
+    let mut sent = Vec::new();
+    let mut run = Run {
+        first_sent: Vec::new(),
+        waits: Vec::new(),
+        outcomes: BTreeMap::new(),
+        stations: Vec::new(),
+    };
+    for (request, ((robot, _), to)) in robots.iter().zip(to).enumerate() {
+        let goal = GoalRequest {
+            uuid: format!("g{request}"),
+            task_type: "go".into(),
+            parameters_json: format!("{{\"to\": \"{to}\"}}"),
+            robot: (*robot).into(),
+            ..GoalRequest::default()
+        };
+        let out = m.handle(
+            0.0,
+            Event::Goal {
+                request: request as u64,
+                goal,
+            },
+        );
+        record(&out, &mut sent, &mut run);
+    }
+    run.first_sent = (sent.iter())
+        .map(|(task, ..)| m.tasks[task].robot.clone())
+        .collect();
+    let mut now = 0.0;
+    while !sent.is_empty() {
+        let (task, leaf, generation) = sent.remove(0);
+        assert!(now < 50.0, "the robots never arrive: {:?}", run.waits);
+        let mut count: BTreeMap<String, usize> = BTreeMap::new();
+        for held in m.floor.as_ref().unwrap().traffic.held().robots.values() {
+            for resource in held {
+                *count.entry(resource.to_string()).or_default() += 1;
+            }
+        }
+        assert!(count.values().all(|&n| n == 1), "held twice: {count:?}");
+        now += 1.0;
+        let goal_id = [0; 16];
+        m.handle(
+            now,
+            Event::Accepted {
+                task: task.clone(),
+                leaf,
+                generation,
+                goal_id,
+            },
+        );
+        let done = Event::Done {
+            task,
+            leaf,
+            generation,
+            success: true,
+            message: String::new(),
+        };
+        let out = m.handle(now, done);
+        record(&out, &mut sent, &mut run);
+    }
+    run.stations = m.robots.values().map(|r| r.station.clone().unwrap()).collect();
+    run
+}
+
 #[test]
 fn head_on_in_a_one_lane_aisle_one_robot_waits_then_steps_aside_and_both_arrive() {
-    let mut m = manager();
-    let (mut sent, mut waits) = (Vec::new(), Vec::new());
-    let mut now = 0.0;
+    let run = run(AISLE, &[("r1", "W"), ("r2", "E")], &["E", "W"]);
+    // r1 holds W -> M and drives there; r2 waits at E for M, which r1 holds.
+    assert_eq!(run.first_sent, ["r1"]);
+    assert_eq!(
+        run.waits[0],
+        (
+            "r2".to_owned(),
+            "waiting at E for station M, held by r1".to_owned()
+        )
+    );
+    assert_eq!(
+        run.outcomes.len(),
+        2,
+        "both tasks end: {:?} {:?}",
+        run.outcomes,
+        run.waits
+    );
+    assert!(
+        run.outcomes.values().all(|o| o.contains("Completed")),
+        "{:?}",
+        run.outcomes
+    );
+    assert_eq!(run.stations, ["E", "W"], "each robot at its destination");
+    assert!(
+        run.waits
+            .iter()
+            .any(|(r, why)| r == "r1" && why.contains("steps aside from M to S")),
+        "the cycle is broken by r1 stepping aside: {:?}",
+        run.waits
+    );
+}
+
+#[test]
+fn the_robot_that_steps_aside_leaves_the_corridor_the_other_needs() {
+    let run = run(CORRIDOR, &[("r1", "C"), ("r2", "D")], &["D", "C"]);
+    assert_eq!(run.stations, ["D", "C"], "{:?}", run.waits);
+    let asides: Vec<&str> = (run.waits.iter())
+        .filter(|(_, why)| why.contains("steps aside"))
+        .map(|(_, why)| why.as_str())
+        .collect();
+    // r1 reaches J7, the two wait on each other; J6 is on r2's way, J8 is not.
+    assert_eq!(asides.len(), 1, "{asides:?}");
+    assert!(asides[0].starts_with("steps aside from J7 to J8"), "{asides:?}");
+}
+
+#[test]
+fn a_restart_takes_back_what_was_held_none_lost_and_none_twice() {
+    let mut m = manager(AISLE, &[("r1", "W"), ("r2", "E")]);
+    let goal = GoalRequest {
+        uuid: "g0".into(),
+        task_type: "go".into(),
+        parameters_json: "{\"to\": \"E\"}".into(),
+        robot: "r1".into(),
+        ..GoalRequest::default()
+    };
+    m.handle(0.0, Event::Goal { request: 0, goal });
+    let held = m.floor.as_ref().unwrap().traffic.held();
+    // r1 holds the lane to M and M (E is r2's); r2 stands at E.
+    let r1: Vec<String> = held.robots["r1"].iter().map(ToString::to_string).collect();
+    assert_eq!(r1, ["station M", "station W", "lane M -> W"], "{r1:?}");
+    // Through the state file's text, as a restart reads it.
+    let text = serde_json::to_string(&m.journal_state()).unwrap();
+    let mut again = manager(AISLE, &[("r1", "W"), ("r2", "E")]);
+    again.handle(1.0, Event::Restore(serde_json::from_str(&text).unwrap()));
+    assert_eq!(again.floor.as_ref().unwrap().traffic.held(), held);
+    // The restored task resumed: its drive holds nothing twice and goes on; r2 still cannot enter M.
+    let id = again.tasks.keys().next().unwrap().clone();
+    let out = again.handle(2.0, Event::Resume { request: 9, task: id });
+    assert!(out
+        .iter()
+        .any(|c| matches!(c, Command::SendGoal { robot, .. } if robot == "r1")));
+    let after = again.floor.as_ref().unwrap().traffic.held();
+    assert_eq!(after.robots["r1"], held.robots["r1"]);
+    assert_eq!(after.robots["r2"], held.robots["r2"]);
+}
+
+#[test]
+fn the_fleet_view_shows_who_holds_what_and_who_waits() {
+    use lockstep_tasks::manager::view::RobotMood;
+    let mut m = manager(AISLE, &[("r1", "W"), ("r2", "E")]);
     for (request, (robot, to)) in [("r1", "E"), ("r2", "W")].into_iter().enumerate() {
         let goal = GoalRequest {
             uuid: format!("g{request}"),
@@ -98,75 +259,31 @@ fn head_on_in_a_one_lane_aisle_one_robot_waits_then_steps_aside_and_both_arrive(
             robot: robot.into(),
             ..GoalRequest::default()
         };
-        let out = m.handle(
-            now,
+        m.handle(
+            0.0,
             Event::Goal {
                 request: request as u64,
                 goal,
             },
         );
-        sent_and_waits(&out, &mut sent, &mut waits);
     }
-    // r1 holds W -> M and drives there; r2 waits at E for M, which r1 holds.
+    let view = m.fleet_view().unwrap();
+    assert_eq!(view.frame_id, "map");
+    let [r1, r2] = [&view.robots[0], &view.robots[1]];
     assert_eq!(
-        sent.iter().map(|s| (s.3.as_str(), s.4.len())).collect::<Vec<_>>(),
-        [("r1", 2)]
+        (r1.name.as_str(), r1.at, r1.mood),
+        ("r1", [0.0, 0.0], RobotMood::Going)
     );
+    assert_eq!(r1.route, [[0.0, 0.0], [5.0, 0.0], [10.0, 0.0]]);
     assert_eq!(
-        waits,
-        [(
-            "r2".to_owned(),
-            "waiting at E for station M, held by r1".to_owned()
-        )]
+        r1.lanes,
+        [([5.0, 0.0], [0.0, 0.0])],
+        "the aisle W - M, held both ways as one"
     );
-    let mut done = BTreeMap::new();
-    let mut steps = 0;
-    // Each goal out ends well, one at a time, oldest first, until nothing is out.
-    while let Some(goal) = sent.first().cloned() {
-        sent.remove(0);
-        steps += 1;
-        assert!(steps < 20, "the robots never arrive: {waits:?}");
-        let floor = m.floor.as_ref().unwrap();
-        let mut count: BTreeMap<String, usize> = BTreeMap::new();
-        for held in floor.traffic.held().robots.values() {
-            for resource in held {
-                *count.entry(resource.to_string()).or_default() += 1;
-            }
-        }
-        assert!(count.values().all(|&n| n == 1), "held twice: {count:?}");
-        now += 1.0;
-        let accept = Event::Accepted {
-            task: goal.0.clone(),
-            leaf: goal.1,
-            generation: goal.2,
-            goal_id: [0; 16],
-        };
-        m.handle(now, accept);
-        let out = m.handle(
-            now,
-            Event::Done {
-                task: goal.0.clone(),
-                leaf: goal.1,
-                generation: goal.2,
-                success: true,
-                message: String::new(),
-            },
-        );
-        sent_and_waits(&out, &mut sent, &mut waits);
-        for c in &out {
-            if let Command::Finish { task, outcome, .. } = c {
-                done.insert(task.clone(), format!("{outcome:?}"));
-            }
-        }
-    }
-    assert_eq!(done.len(), 2, "both tasks end: {done:?} {waits:?}");
-    assert!(done.values().all(|o| o.contains("Completed")), "{done:?}");
-    let stations: Vec<_> = m.robots.values().map(|r| r.station.clone().unwrap()).collect();
-    assert_eq!(stations, ["E", "W"], "each robot at its destination");
-    assert!(
-        waits
-            .iter()
-            .any(|(r, why)| r == "r1" && why.contains("steps aside from M to S")),
-        "the cycle is broken by r1 stepping aside: {waits:?}"
+    assert_eq!(r1.stations.len(), 2, "W and M");
+    assert_eq!(
+        (r2.name.as_str(), r2.at, r2.mood),
+        ("r2", [10.0, 0.0], RobotMood::Waiting)
     );
+    assert_eq!(r2.stations, [[10.0, 0.0]]);
 }

@@ -24,6 +24,9 @@ use lockstep_tasks_node::action_server::ActionServerGoal;
 pub struct Events {
     pub publisher: r2r::Publisher<TaskEvent>,
     pub clock: std::sync::Arc<std::sync::Mutex<r2r::Clock>>,
+    /// `fleet_markers`: the live fleet view, published when it changed.
+    pub markers: r2r::Publisher<r2r::visualization_msgs::msg::MarkerArray>,
+    pub last_view: Option<lockstep_tasks::manager::view::FleetView>,
 }
 
 pub struct Driver {
@@ -102,11 +105,31 @@ impl Driver {
                 }
             }
             let Some(event) = queue.pop_front() else {
+                self.publish_view();
                 return;
             };
             let now = self.epoch.elapsed().as_secs_f64();
             commands = self.manager.handle(now, event);
         }
+    }
+
+    /// The fleet view on `fleet_markers`, if it changed (a manager without a map has none).
+    fn publish_view(&mut self) {
+        let view = self.manager.fleet_view();
+        if view.is_none() || view == self.events.last_view {
+            return;
+        }
+        if let Some(view) = &view {
+            let stamp = lockstep_ros::time::clock_stamp(&self.events.clock);
+            if let Err(e) = self
+                .events
+                .markers
+                .publish(&crate::markers::fleet_markers(view, stamp))
+            {
+                r2r::log_warn!(&self.logger, "could not publish on fleet_markers: {e}");
+            }
+        }
+        self.events.last_view = view;
     }
 
     fn command(&mut self, command: Command<Loaded>) -> Option<Event<Loaded>> {

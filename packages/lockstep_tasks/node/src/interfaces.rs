@@ -17,6 +17,7 @@ use r2r::lockstep_interfaces::srv::{AddAttribute, ListTasks, PauseTask, ResumeTa
 use r2r::sensor_msgs::msg::BatteryState;
 use r2r::std_msgs::msg::String as StringMsg;
 use r2r::std_srvs::srv::Trigger;
+use r2r::visualization_msgs::msg::MarkerArray;
 
 use crate::driver::Events;
 use crate::services::Services;
@@ -72,6 +73,8 @@ pub fn interfaces(
         events: Events {
             publisher: n.create_publisher::<TaskEvent>("task_events", events_qos(events_kept)?)?,
             clock: n.get_ros_clock(),
+            markers: n.create_publisher::<MarkerArray>("fleet_markers", events_qos(1)?)?,
+            last_view: None,
         },
         facts: Box::new(n.subscribe::<StringMsg>("task_facts", qos::reliable(10))?),
         states,

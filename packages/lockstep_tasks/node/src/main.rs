@@ -33,6 +33,7 @@ mod driver;
 mod inputs;
 mod interfaces;
 mod loaded;
+mod markers;
 mod params;
 mod services;
 mod start;
@@ -98,6 +99,7 @@ fn driver(
         idle_w: start.p.idle_w,
         reserve_fraction: start.p.battery_reserve_percent / 100.0,
     });
+    manager.robot_timeout_s = (start.p.robot_timeout_s > 0.0).then_some(start.p.robot_timeout_s);
     let mut driver = Driver::new(manager, events, tx, logger);
     driver.server_wait = Duration::from_secs_f64(start.p.server_wait_s);
     driver.state_file = start.state_file;

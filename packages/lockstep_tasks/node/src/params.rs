@@ -36,6 +36,8 @@ pub struct ManagerParams {
     pub idle_w: f64,
     /// The part of a battery a task may not use [%].
     pub battery_reserve_percent: f64,
+    /// A robot none of whose own actuators has published on actuator_states for this long is lost: what it held on the map is let go, its running task's goals fail (its retry and fallback rules decide what follows), its queued tasks that did not name it go to the robots that answer, and it takes no new task until it is heard again. 0: robots are never lost.
+    pub robot_timeout_s: f64,
 }
 
 /// What each parameter may hold (`lockstep_ros::ParamRules`).
@@ -49,6 +51,7 @@ const RULES: &[ParamRule] = &[
     ParamRule::real("drive_wh_per_m", Real::closed(0.0, 1e3, "Wh/m")),
     ParamRule::real("idle_w", Real::closed(0.0, 1e5, "W")),
     ParamRule::real("battery_reserve_percent", Real::closed(0.0, 99.0, "%")),
+    ParamRule::real("robot_timeout_s", Real::closed(0.0, 3600.0, "s")),
 ];
 
 impl ParamRules for ManagerParams {
@@ -74,6 +77,7 @@ impl Default for ManagerParams {
             drive_wh_per_m: 0.0,
             idle_w: 0.0,
             battery_reserve_percent: 20.0,
+            robot_timeout_s: 10.0,
         }
     }
 }

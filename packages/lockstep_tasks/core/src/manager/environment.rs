@@ -240,6 +240,11 @@ impl Environment {
     }
 
     /// The action server of `robot`'s `actuator`, fully qualified.
+    /// When `server`'s state was last heard [s], if ever.
+    pub fn last_heard(&self, server: &str) -> Option<f64> {
+        self.busy.get(server).map(|(_, at)| *at)
+    }
+
     pub fn server(&self, robot: &str, actuator: &str) -> Option<&str> {
         (self.servers.get(&(robot.to_owned(), actuator.to_owned()))).map(String::as_str)
     }

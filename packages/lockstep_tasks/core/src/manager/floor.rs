@@ -5,12 +5,12 @@
 //! the first of the cycle that can step aside drives to a free neighbour station and plans again from there.
 //! Maps without lanes, and drives of one station, are sent as they are.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::Value;
 
 use crate::params::Params;
-use crate::traffic::Traffic;
+use crate::traffic::{Resource, Traffic};
 use crate::tree::Id;
 
 /// A drive sent a stretch at a time.
@@ -51,4 +51,48 @@ pub struct Floor {
     pub lanes: Vec<(String, String)>,
     /// The next turn given to a robot that stops.
     pub next_turn: u64,
+}
+
+impl Floor {
+    /// Room for a cycle of waiting robots none of which has a free neighbour: the nearest free station, found
+    /// through stations where waiting robots stand, and the waiting robot next to it, which steps there (the
+    /// robots behind it then have room one after the other). `None`: no free station is reachable so.
+    pub fn make_room(&self, cycle: &[String]) -> Option<(String, String)> {
+        let standing = |station: &str| -> Option<&String> {
+            let holders = self.traffic.holders(&Resource::Station(station.to_owned()));
+            holders
+                .first()
+                .and_then(|h| self.drives.get_key_value(h))
+                .filter(|(_, d)| d.to.is_none())
+                .map(|(r, _)| r)
+        };
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut queue: VecDeque<&str> = VecDeque::new();
+        for robot in cycle {
+            if let Some(d) = self.drives.get(robot) {
+                let here = d.stations[d.at].as_str();
+                if seen.insert(here) {
+                    queue.push_back(here);
+                }
+            }
+        }
+        while let Some(station) = queue.pop_front() {
+            let Some(robot) = standing(station) else { continue };
+            for (_, next) in self.lanes.iter().filter(|(from, _)| from == station) {
+                if !seen.insert(next.as_str()) {
+                    continue;
+                }
+                let step = [(station.to_owned(), next.clone())];
+                if self
+                    .traffic
+                    .yield_for(std::slice::from_ref(robot), &step)
+                    .is_some()
+                {
+                    return Some((robot.clone(), next.clone()));
+                }
+                queue.push_back(next.as_str());
+            }
+        }
+        None
+    }
 }

@@ -1,6 +1,8 @@
 //! The manager's side of the shared floor ([`super::floor`]): drives taken over, held and sent a stretch at a
 //! time, waits announced, cycles of waiting robots broken.
 
+use std::collections::BTreeSet;
+
 use serde_json::{json, Value};
 
 use super::floor::{Drive, Floor};
@@ -8,7 +10,7 @@ use super::io::{EventKind, Level, Setup, TaskEvent};
 use super::Manager;
 use crate::params::Params;
 use crate::routes::{Planner as _, ROUTE, ROUTE_STATIONS};
-use crate::traffic::{Grant, Traffic};
+use crate::traffic::{Grant, Held, Traffic};
 use crate::tree::Id;
 
 /// The route's stations and points, when the drive has lanes to hold.
@@ -23,9 +25,18 @@ fn route_of(params: &Params) -> Option<(Vec<String>, Vec<Value>)> {
 impl<S: Setup> Manager<S> {
     /// The floor, set up at first use from the map and the robots' stations; `None` without a map.
     fn floor_mut(&mut self) -> Option<&mut Floor> {
-        if self.floor.is_none() {
+        if self.floor.is_none() && self.reservations {
+            self.floor = Some(self.new_floor(Held::default())?);
+        }
+        self.floor.as_mut()
+    }
+
+    /// The floor of the map, with what a state file said was held (each robot also holds the station it
+    /// stands at).
+    pub(crate) fn new_floor(&self, held: Held) -> Option<Floor> {
+        {
             let map = self.map.as_ref()?;
-            let mut traffic = Traffic::new(map.layout().clone());
+            let mut traffic = Traffic::restore(map.layout().clone(), held);
             for robot in self.robots.values() {
                 if let Some(station) = &robot.station {
                     traffic.place(&robot.name, station);
@@ -37,13 +48,12 @@ impl<S: Setup> Manager<S> {
                     std::iter::once((l.from.clone(), l.to.clone())).chain(back)
                 })
                 .collect();
-            self.floor = Some(Floor {
+            Some(Floor {
                 traffic,
                 lanes,
                 ..Floor::default()
-            });
+            })
         }
-        self.floor.as_mut()
     }
 
     /// A drive goal the floor takes over: held and sent a stretch at a time. `false`: not a drive with
@@ -59,7 +69,16 @@ impl<S: Setup> Manager<S> {
         server: &str,
         params: &Params,
     ) -> bool {
-        let Some((stations, points)) = route_of(params) else {
+        // Only a goal that carries the route drives it: another actuator's leaf below a leg inherits the
+        // leg's route parameters without driving them (an announcement, a fallback on a display).
+        let drives_route = (self.tasks.get(task)).and_then(|t| {
+            t.setup
+                .config()
+                .actuators
+                .get(actuator)
+                .map(|a| a.goal.values().any(|p| p == ROUTE))
+        });
+        let Some((stations, points)) = route_of(params).filter(|_| drives_route == Some(true)) else {
             return false;
         };
         let Some(floor) = self.floor_mut() else {
@@ -142,6 +161,7 @@ impl<S: Setup> Manager<S> {
         drive.waiting = None;
         drive.stop_at = None;
         drive.to = Some(end);
+        self.unsaved = true;
         let from = drive.at + usize::from(std::mem::take(&mut drive.past_at));
         let mut params = drive.params.clone();
         params.insert(ROUTE.into(), Value::Array(drive.points[from..=end].to_vec()));
@@ -257,10 +277,34 @@ impl<S: Setup> Manager<S> {
         }
         let Some(floor) = self.floor.as_ref() else { return };
         let steps: Vec<_> = (floor.traffic.deadlocks().iter())
-            .filter_map(|cycle| floor.traffic.yield_for(cycle, &floor.lanes))
+            .filter_map(|cycle| {
+                // A side station off the way of every robot of the cycle, so the others pass it; else any.
+                let ahead: BTreeSet<&str> = (cycle.iter())
+                    .filter_map(|r| floor.drives.get(r))
+                    .flat_map(|d| d.stations[d.at..].iter().map(String::as_str))
+                    .collect();
+                let aside: Vec<(String, String)> = (floor.lanes.iter())
+                    .filter(|(_, to)| !ahead.contains(to.as_str()))
+                    .cloned()
+                    .collect();
+                (floor.traffic.yield_for(cycle, &aside))
+                    .or_else(|| floor.traffic.yield_for(cycle, &floor.lanes))
+                    .map(|y| (y.robot, y.to))
+                    .or_else(|| floor.make_room(cycle))
+                    .map(|(robot, side)| (robot, side, cycle.clone()))
+            })
             .collect();
-        for step in steps {
-            self.step_aside(&step.robot, &step.to);
+        for (robot, side, cycle) in steps {
+            // The robots it steps aside for ask first once it has left: the room is theirs, not a robot's that
+            // happens to wait nearby.
+            if let Some(floor) = self.floor.as_mut() {
+                for other in cycle.iter().filter(|r| **r != robot) {
+                    if let Some(d) = floor.drives.get_mut(other) {
+                        d.turn = 0;
+                    }
+                }
+            }
+            self.step_aside(&robot, &side);
         }
     }
 
@@ -270,6 +314,10 @@ impl<S: Setup> Manager<S> {
         let Some(drive) = self.floor.as_ref().and_then(|f| f.drives.get(robot)) else {
             return;
         };
+        if drive.to.is_some() {
+            // It drives already (the cycle broke up while this event was handled).
+            return;
+        }
         let Some(destination) = drive.stations.last() else {
             return;
         };

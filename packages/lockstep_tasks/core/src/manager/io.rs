@@ -22,6 +22,43 @@ pub trait Setup {
     fn check_goal(&self, robot: &str, actuator: &str, goal: &Value) -> Result<(), String>;
 }
 
+/// A setup whose goals are not type-checked (no ROS type support at hand): in-process runs, benchmarks and
+/// tests. Each robot's actuators are served at `/<robot>/<server>` (at `/<server>` for the robot "").
+pub struct Unchecked {
+    pub config: Config,
+    pub servers: BTreeMap<(String, String), String>,
+}
+
+impl Unchecked {
+    pub fn fleet(config: Config, robots: &[&str]) -> Self {
+        let servers = (robots.iter())
+            .flat_map(|r| config.actuators.iter().map(move |(name, a)| (r, name, a)))
+            .map(|(r, name, a)| {
+                let server = a.server.trim_start_matches('/');
+                let at = if r.is_empty() {
+                    format!("/{server}")
+                } else {
+                    format!("/{r}/{server}")
+                };
+                ((r.to_string(), name.clone()), at)
+            })
+            .collect();
+        Self { config, servers }
+    }
+}
+
+impl Setup for Unchecked {
+    fn config(&self) -> &Config {
+        &self.config
+    }
+    fn servers(&self) -> &BTreeMap<(String, String), String> {
+        &self.servers
+    }
+    fn check_goal(&self, _: &str, _: &str, _: &Value) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 /// An ExecuteTask goal as requested.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GoalRequest {

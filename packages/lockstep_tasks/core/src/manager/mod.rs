@@ -29,10 +29,12 @@ pub mod goals;
 mod io;
 mod leaves;
 pub mod limits;
+mod lost;
 mod queue;
 pub mod refusals;
 mod restore;
 pub mod task;
+pub mod view;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -41,7 +43,7 @@ use std::rc::Rc;
 pub use environment::{ActuatorLoad, Environment};
 pub use io::{
     AttributeRequest, Command, Event, EventKind, Feedback, GoalRequest, Level, Listing, RequestId, RobotInfo,
-    Setup, TaskEvent, TaskInfo, TaskResult,
+    Setup, TaskEvent, TaskInfo, TaskResult, Unchecked,
 };
 pub use task::{LeafGoal, State, Task};
 
@@ -81,6 +83,13 @@ pub struct Manager<S> {
     pub batteries: BTreeMap<String, energy::BatteryView>,
     /// The shared floor's reservations (set up at first use, with a map).
     pub floor: Option<floor::Floor>,
+    /// Whether drives hold lanes and stations before they go (on by default; off only to measure what
+    /// reservations cost and prevent).
+    pub reservations: bool,
+    /// A robot none of whose own actuators was heard for this long is lost [s]; `None`: never.
+    pub robot_timeout_s: Option<f64>,
+    /// The robots lost (their actuators silent), until one is heard again.
+    pub lost: std::collections::BTreeSet<String>,
     /// What the event being handled asks the node to do.
     out: Vec<Command<S>>,
 }
@@ -115,6 +124,9 @@ impl<S: Setup> Manager<S> {
             energy: None,
             batteries: BTreeMap::new(),
             floor: None,
+            reservations: true,
+            robot_timeout_s: None,
+            lost: Default::default(),
             out: Vec::new(),
         };
         manager.use_setup(setup);
@@ -128,6 +140,7 @@ impl<S: Setup> Manager<S> {
     pub fn handle(&mut self, now: f64, event: Event<S>) -> Vec<Command<S>> {
         self.now = now;
         self.event(event);
+        self.check_robots();
         self.step();
         self.floor_step();
         let errors: Vec<(String, String)> = self.env.errors.borrow_mut().drain(..).collect();

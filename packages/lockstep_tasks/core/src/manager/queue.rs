@@ -84,12 +84,14 @@ impl<S: Setup> Manager<S> {
     }
 
     /// The robot a new task goes to, with the reason.
-    fn choose_robot(&self, named: &str, params: &Params) -> Result<(String, String), String> {
+    pub(crate) fn choose_robot(&self, named: &str, params: &Params) -> Result<(String, String), String> {
         if self.robots.len() == 1 && named.is_empty() {
             let only = self.robots.keys().next().cloned().unwrap_or_default();
             return Ok((only, "the only robot".into()));
         }
+        // A lost robot takes no new task unless the goal names it (it waits for the robot to come back).
         let views: Vec<RobotView> = (self.robots.keys())
+            .filter(|name| !self.lost.contains(*name) || *name == named)
             .map(|name| {
                 let (station, busy) = self.free_at(name);
                 RobotView {
@@ -217,6 +219,7 @@ impl<S: Setup> Manager<S> {
         };
         let mut task = self.make_task(new, Scheduler::new(tree), self.setup.clone());
         task.client = true;
+        task.named = !wanted.robot.is_empty();
         self.tasks.insert(id.clone(), task);
         // Queued tasks are in the state file too: a restart finds them.
         self.unsaved = true;
@@ -247,6 +250,7 @@ impl<S: Setup> Manager<S> {
             dirty: true,
             started_s: self.now,
             ended: 0,
+            named: true,
         }
     }
 
@@ -297,7 +301,10 @@ impl<S: Setup> Manager<S> {
 
     /// Start each robot's next task if none holds it, step the running ones, send feedback where it changed.
     pub(crate) fn step(&mut self) {
-        let robots: Vec<String> = self.robots.keys().cloned().collect();
+        let robots: Vec<String> = (self.robots.keys())
+            .filter(|r| !self.lost.contains(*r))
+            .cloned()
+            .collect();
         for robot in robots {
             self.start_next(&robot);
         }
@@ -332,7 +339,14 @@ impl<S: Setup> Manager<S> {
                 RobotInfo {
                     name: r.name.clone(),
                     station: r.station.clone().unwrap_or_default(),
-                    state: if running.is_some() { "busy" } else { "idle" }.into(),
+                    state: if self.lost.contains(&r.name) {
+                        "lost"
+                    } else if running.is_some() {
+                        "busy"
+                    } else {
+                        "idle"
+                    }
+                    .into(),
                     running_task: running.map(|t| t.id.clone()).unwrap_or_default(),
                     queued_tasks: (self.tasks.values())
                         .filter(|t| t.robot == r.name && matches!(t.state, State::Queued | State::Preempted))
@@ -356,6 +370,9 @@ impl<S: Setup> Manager<S> {
                 .filter_map(|r| Some((r.name.clone(), r.station.clone()?)))
                 .collect(),
             tasks,
+            held: (self.floor.as_ref())
+                .map(|f| f.traffic.held().robots)
+                .unwrap_or_default(),
         }
     }
 

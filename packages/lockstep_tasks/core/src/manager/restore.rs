@@ -21,6 +21,11 @@ impl<S: Setup> Manager<S> {
                 robot.station = Some(station.clone());
             }
         }
+        // What robots held on the floor stays held: a drive taken up again holds nothing twice.
+        if !saved.held.is_empty() {
+            let held = crate::traffic::Held { robots: saved.held };
+            self.floor = self.new_floor(held);
+        }
         for record in saved.tasks {
             self.restore_task(record);
         }

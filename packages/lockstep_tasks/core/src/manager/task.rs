@@ -95,6 +95,8 @@ pub struct Task<S> {
     pub started_s: f64,
     /// Finishing order (1 for the first task to finish), 0 while it has not.
     pub ended: u64,
+    /// Its goal named the robot (or it was taken back from a state file): it stays on that robot.
+    pub named: bool,
 }
 
 impl<S: Setup> Task<S> {

@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use lockstep_tasks::manager::{Command, Environment, Event, GoalRequest, Manager, Setup, State};
+use lockstep_tasks::manager::{Command, Environment, Event, GoalRequest, Manager, State, Unchecked};
 use lockstep_tasks::{Config, Id, Outcome};
-use serde_json::Value;
 
 /// Two actions per `job` (a pick on the arm, then a drive); `flaky` is a pick tried once more after a failure.
 pub const CONFIG: &str = "\
@@ -30,40 +29,19 @@ templates:
   drive: {level: action, actuator: nav}
 ";
 
-pub struct Fake {
-    config: Config,
-    servers: BTreeMap<(String, String), String>,
-}
-
-impl Setup for Fake {
-    fn config(&self) -> &Config {
-        &self.config
-    }
-    fn servers(&self) -> &BTreeMap<(String, String), String> {
-        &self.servers
-    }
-    fn check_goal(&self, _: &str, _: &str, _: &Value) -> Result<(), String> {
-        Ok(())
-    }
-}
+/// The setup of these tests: goals are not type-checked.
+pub type Fake = Unchecked;
 
 pub fn fake() -> Rc<Fake> {
     let config = Config::parse("test.yaml", CONFIG).unwrap_or_else(|e| panic!("{e}"));
-    let servers = (config.actuators.iter())
-        .map(|(name, a)| ((String::new(), name.clone()), format!("/{}", a.server)))
-        .collect();
-    Rc::new(Fake { config, servers })
+    Rc::new(Unchecked::fleet(config, &[""]))
 }
 
 /// A setup of the configuration `text` whose actuators are served on every robot of `robots`, at
 /// `/<robot>/<server>`.
 pub fn fake_fleet(text: &str, robots: &[&str]) -> Rc<Fake> {
     let config = Config::parse("fleet.yaml", text).unwrap_or_else(|e| panic!("{e}"));
-    let servers = (robots.iter())
-        .flat_map(|r| config.actuators.iter().map(move |(name, a)| (r, name, a)))
-        .map(|(r, name, a)| ((r.to_string(), name.clone()), format!("/{r}/{}", a.server)))
-        .collect();
-    Rc::new(Fake { config, servers })
+    Rc::new(Unchecked::fleet(config, robots))
 }
 
 /// A goal out on an actuator.
