@@ -5,6 +5,7 @@ ExecuteTask goals."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -160,3 +161,25 @@ def start_robots(ros, cells: dict, depth: int = 100) -> tuple:
     for robot in cells:
         ros.wait_until(lambda robot=robot: truth[robot], 60, f"{robot}'s first ground truth")
     return truth, navigation
+
+
+def stamp_of(pose) -> float:
+    return pose.header.stamp.sec + pose.header.stamp.nanosec * 1e-9
+
+
+def side_by_side(a: list, b: list, within_s: float = 0.05):
+    """The pairs of poses of two robots (PoseStamped lists) stamped within `within_s` of each other."""
+    later = sorted(b, key=stamp_of)
+    j = 0
+    for p in sorted(a, key=stamp_of):
+        while j + 1 < len(later) and stamp_of(later[j + 1]) <= stamp_of(p):
+            j += 1
+        for q in later[j:j + 2]:
+            if abs(stamp_of(q) - stamp_of(p)) <= within_s:
+                yield p, q
+
+
+def closest_approach(a: list, b: list) -> float:
+    """The least distance between the two robots' poses stamped within 50 ms of each other."""
+    return min((math.hypot(p.pose.position.x - q.pose.position.x, p.pose.position.y - q.pose.position.y)
+                for p, q in side_by_side(a, b)), default=math.inf)

@@ -11,7 +11,7 @@ from lockstep_interfaces.msg import TaskEvent
 from visualization_msgs.msg import Marker, MarkerArray
 
 from lockstep_testing.harness import REPO_ROOT, reliable
-from tasks_support import Manager, start_robots
+from tasks_support import Manager, closest_approach, start_robots
 
 CONFIG = """levels: [task, action]
 actuators:
@@ -39,23 +39,6 @@ def one_lane_map(tmp_path):
     path = tmp_path / "one_lane_map.yaml"
     path.write_text(text)
     return path
-
-
-def closest_approach(a: list, b: list) -> float:
-    """The least distance between the two robots' poses stamped within 50 ms of each other."""
-    def t(p):
-        return p.header.stamp.sec + p.header.stamp.nanosec * 1e-9
-    later = sorted(b, key=t)
-    least = math.inf
-    j = 0
-    for p in sorted(a, key=t):
-        while j + 1 < len(later) and t(later[j + 1]) <= t(p):
-            j += 1
-        for q in later[j:j + 2]:
-            if abs(t(q) - t(p)) <= 0.05:
-                least = min(least, math.hypot(p.pose.position.x - q.pose.position.x,
-                                              p.pose.position.y - q.pose.position.y))
-    return least
 
 
 def test_head_on_in_a_one_lane_corridor_one_waits_one_steps_aside_and_both_arrive(ros, tmp_path):

@@ -7,7 +7,7 @@
 //! stations:                     # name -> position (m); junctions are stations too
 //!   A: {x: 2.5, y: 5.5}
 //!   J1: {x: 4.5, y: 5.5}
-//!   O: {x: 6.5, y: 2.5}
+//!   O: {x: 6.5, y: 2.5, charger: true}   # a robot standing here charges its battery
 //! lanes:                        # straight segments, driven both ways unless one_way
 //!   - {from: A, to: J1, speed_limit_mps: 0.8}         # length_m: the straight-line distance by default
 //!   - {from: J1, to: O, length_m: 5.2, speed_limit_mps: 1.0, one_way: true}
@@ -80,6 +80,8 @@ pub struct StationMap {
     pub(crate) graph: DiGraph<(), Edge>,
     /// How the floor is shared.
     layout: Layout,
+    /// The stations where a robot charges (sorted).
+    chargers: Vec<String>,
 }
 
 impl StationMap {
@@ -154,6 +156,10 @@ impl StationMap {
         check_counts(&raw)?;
         let (names, positions) = station_positions(&raw.stations.by_name)?;
         let layout = map_traffic::layout(&raw)?;
+        let chargers = (raw.stations.by_name.iter())
+            .filter(|(_, p)| p.charger)
+            .map(|(name, _)| name.clone())
+            .collect();
         let mut graph = DiGraph::with_capacity(names.len(), raw.lanes.len() * 2);
         for _ in &names {
             graph.add_node(());
@@ -192,6 +198,7 @@ impl StationMap {
             lanes,
             graph,
             layout,
+            chargers,
         })
     }
 
@@ -221,6 +228,11 @@ impl StationMap {
     /// The position of station `name`.
     pub fn position(&self, name: &str) -> Option<[f64; 2]> {
         self.index(name).ok().map(|i| self.positions[i])
+    }
+
+    /// The stations where a robot charges its battery (`charger: true`), sorted.
+    pub fn chargers(&self) -> &[String] {
+        &self.chargers
     }
 
     /// The lanes, in the file's order.

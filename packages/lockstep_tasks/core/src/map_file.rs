@@ -81,6 +81,9 @@ pub(crate) struct Position {
     /// Robots the station holds at once (default 1).
     #[serde(default)]
     pub capacity: Option<i64>,
+    /// A robot standing here charges its battery.
+    #[serde(default)]
+    pub charger: bool,
 }
 
 #[derive(Deserialize)]

@@ -21,6 +21,7 @@
 //! - Shared floor (Lockstep's own metadata): `metadata.capacity` on a node or an edge (robots at once, default
 //!   1), `metadata.narrow: true` on an edge (both directions count as one), `metadata.mutex_group` (a name or a
 //!   list) on nodes and edges, one robot at a time on any member.
+//! - Chargers: `metadata.charger: true` on a node (a robot standing there charges its battery).
 //!
 //! Errors name the feature and the key (`features[12].properties.endid`).
 
@@ -137,8 +138,16 @@ fn convert(doc: &Value) -> Result<(MapFile, Origins), Problem> {
         .into_iter()
         .map(|(name, node)| {
             let [x, y] = node.xy;
-            let capacity = node.capacity;
-            (name, Position { x, y, capacity })
+            let (capacity, charger) = (node.capacity, node.charger);
+            (
+                name,
+                Position {
+                    x,
+                    y,
+                    capacity,
+                    charger,
+                },
+            )
         })
         .collect();
     let raw = MapFile {
@@ -152,6 +161,18 @@ fn convert(doc: &Value) -> Result<(MapFile, Origins), Problem> {
     };
 
     Ok((raw, origins))
+}
+
+/// The feature's `metadata.<key>`: true or false (false when absent).
+fn flag(k: usize, feature: &Value, key: &str) -> Result<bool, Problem> {
+    match feature.pointer(&format!("/properties/metadata/{key}")) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(v) => Err((
+            format!("features[{k}].properties.metadata.{key}"),
+            format!("must be true or false, not {v}"),
+        )),
+    }
 }
 
 /// The mutex groups the nodes and edges name, with their members.
@@ -188,6 +209,8 @@ struct Node {
     xy: [f64; 2],
     capacity: Option<i64>,
     groups: Vec<String>,
+    /// `metadata.charger: true`: a robot standing here charges.
+    charger: bool,
 }
 
 #[derive(Default)]
@@ -252,6 +275,7 @@ impl Nodes {
             xy,
             capacity: capacity(k, feature)?,
             groups: groups(k, feature)?,
+            charger: flag(k, feature, "charger")?,
         };
         if self.by_name.insert(name.clone(), node).is_some() {
             self.twice.get_or_insert(name);
@@ -299,21 +323,11 @@ fn edge(k: usize, feature: &Value) -> Result<EdgeSpec, Problem> {
         (None, Some(percent)) => DEFAULT_SPEED_MPS * percent / 100.0,
         (None, None) => DEFAULT_SPEED_MPS,
     };
-    let narrow = match feature.pointer("/properties/metadata/narrow") {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(v) => {
-            return Err((
-                at("properties.metadata.narrow"),
-                format!("must be true or false, not {v}"),
-            ))
-        }
-    };
     Ok(EdgeSpec {
         start,
         end: stop,
         speed,
-        narrow,
+        narrow: flag(k, feature, "narrow")?,
         capacity: capacity(k, feature)?,
         groups: groups(k, feature)?,
     })

@@ -22,7 +22,10 @@ fn the_shipped_warehouse_plans_its_routes_on_the_shipped_map() {
     let (config, map) = common::shipped_paths();
     let config = Config::read(&config).unwrap_or_else(|e| panic!("{e}"));
     let map = lockstep_tasks::map::StationMap::read(&map).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(config.task_types(), ["move_material", "pick_and_deliver"]);
+    assert_eq!(
+        config.task_types(),
+        ["charge", "move_material", "pick_and_deliver"]
+    );
     assert_eq!(config.actuators["navigation"].server, "navigate");
     let goal = common::goal(serde_json::json!({"from": "A", "to": "B", "speed": 1.0, "at": "C"}));
     let mut tree = lockstep_tasks::Tree::decompose(&config, "move_material", &goal).unwrap();

@@ -9,10 +9,8 @@ mod world;
 
 use std::collections::BTreeMap;
 
-use lockstep_tasks::manager::{Command, Environment, Event, EventKind, GoalRequest, Manager};
-use lockstep_tasks::robots::Robot;
-use lockstep_tasks::StationMap;
-use world::{fake_fleet, Fake};
+use lockstep_tasks::manager::{Command, Event, EventKind, GoalRequest};
+use world::{arrive, go_to, on_map, Fake};
 
 const CONFIG: &str = "\
 levels: [task, action]
@@ -66,22 +64,6 @@ struct Run {
     stations: Vec<String>,
 }
 
-fn manager(map: &str, robots: &[(&str, &str)]) -> Manager<Fake> {
-    let names: Vec<&str> = robots.iter().map(|(r, _)| *r).collect();
-    let mut m = Manager::new(fake_fleet(CONFIG, &names), Environment::new(Vec::new()));
-    m.map = Some(StationMap::parse("map.yaml", map).unwrap());
-    m.robots = (robots.iter())
-        .map(|(name, at)| {
-            let robot = Robot {
-                name: (*name).to_owned(),
-                station: Some((*at).to_owned()),
-            };
-            ((*name).to_owned(), robot)
-        })
-        .collect();
-    m
-}
-
 fn record(commands: &[Command<Fake>], sent: &mut Vec<Sent>, run: &mut Run) {
     for c in commands {
         match c {
@@ -105,7 +87,7 @@ fn record(commands: &[Command<Fake>], sent: &mut Vec<Sent>, run: &mut Run) {
 /// Each robot of `robots` (name, station) is sent to its destination in `to` at once; then every goal out
 /// ends well, one at a time, oldest first, until none is out. No resource is ever held twice meanwhile.
 fn run(map: &str, robots: &[(&str, &str)], to: &[&str]) -> Run {
-    let mut m = manager(map, robots);
+    let mut m = on_map(CONFIG, map, robots);
     let mut sent = Vec::new();
     let mut run = Run {
         first_sent: Vec::new(),
@@ -114,13 +96,7 @@ fn run(map: &str, robots: &[(&str, &str)], to: &[&str]) -> Run {
         stations: Vec::new(),
     };
     for (request, ((robot, _), to)) in robots.iter().zip(to).enumerate() {
-        let goal = GoalRequest {
-            uuid: format!("g{request}"),
-            task_type: "go".into(),
-            parameters_json: format!("{{\"to\": \"{to}\"}}"),
-            robot: (*robot).into(),
-            ..GoalRequest::default()
-        };
+        let goal = go_to(request as u64, robot, to);
         let out = m.handle(
             0.0,
             Event::Goal {
@@ -145,24 +121,7 @@ fn run(map: &str, robots: &[(&str, &str)], to: &[&str]) -> Run {
         }
         assert!(count.values().all(|&n| n == 1), "held twice: {count:?}");
         now += 1.0;
-        let goal_id = [0; 16];
-        m.handle(
-            now,
-            Event::Accepted {
-                task: task.clone(),
-                leaf,
-                generation,
-                goal_id,
-            },
-        );
-        let done = Event::Done {
-            task,
-            leaf,
-            generation,
-            success: true,
-            message: String::new(),
-        };
-        let out = m.handle(now, done);
+        let out = arrive(&mut m, now, &task, leaf, generation);
         record(&out, &mut sent, &mut run);
     }
     run.stations = m.robots.values().map(|r| r.station.clone().unwrap()).collect();
@@ -218,7 +177,7 @@ fn the_robot_that_steps_aside_leaves_the_corridor_the_other_needs() {
 
 #[test]
 fn a_restart_takes_back_what_was_held_none_lost_and_none_twice() {
-    let mut m = manager(AISLE, &[("r1", "W"), ("r2", "E")]);
+    let mut m = on_map(CONFIG, AISLE, &[("r1", "W"), ("r2", "E")]);
     let goal = GoalRequest {
         uuid: "g0".into(),
         task_type: "go".into(),
@@ -233,7 +192,7 @@ fn a_restart_takes_back_what_was_held_none_lost_and_none_twice() {
     assert_eq!(r1, ["station M", "station W", "lane M -> W"], "{r1:?}");
     // Through the state file's text, as a restart reads it.
     let text = serde_json::to_string(&m.journal_state()).unwrap();
-    let mut again = manager(AISLE, &[("r1", "W"), ("r2", "E")]);
+    let mut again = on_map(CONFIG, AISLE, &[("r1", "W"), ("r2", "E")]);
     again.handle(1.0, Event::Restore(serde_json::from_str(&text).unwrap()));
     assert_eq!(again.floor.as_ref().unwrap().traffic.held(), held);
     // The restored task resumed: its drive holds nothing twice and goes on; r2 still cannot enter M.
@@ -250,15 +209,9 @@ fn a_restart_takes_back_what_was_held_none_lost_and_none_twice() {
 #[test]
 fn the_fleet_view_shows_who_holds_what_and_who_waits() {
     use lockstep_tasks::manager::view::RobotMood;
-    let mut m = manager(AISLE, &[("r1", "W"), ("r2", "E")]);
+    let mut m = on_map(CONFIG, AISLE, &[("r1", "W"), ("r2", "E")]);
     for (request, (robot, to)) in [("r1", "E"), ("r2", "W")].into_iter().enumerate() {
-        let goal = GoalRequest {
-            uuid: format!("g{request}"),
-            task_type: "go".into(),
-            parameters_json: format!("{{\"to\": \"{to}\"}}"),
-            robot: robot.into(),
-            ..GoalRequest::default()
-        };
+        let goal = go_to(request as u64, robot, to);
         m.handle(
             0.0,
             Event::Goal {

@@ -24,6 +24,8 @@ fn the_warehouse_as_a_nav2_route_graph_plans_the_routes_of_its_yaml_map() {
         read("config/tasks/warehouse_map.geojson"),
     );
     assert_eq!(graph.frame_id(), yaml.frame_id());
+    assert_eq!(graph.chargers(), ["C", "D"]);
+    assert_eq!(graph.chargers(), yaml.chargers());
     let names: Vec<&str> = yaml.stations().map(|(n, _)| n).collect();
     assert_eq!(
         graph.stations().collect::<Vec<_>>(),

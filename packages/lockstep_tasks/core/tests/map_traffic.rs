@@ -133,4 +133,12 @@ fn bad_floor_rules_are_named_by_key() {
         e,
         "g.geojson: features[3].properties.metadata.narrow: must be true or false, not \"yes\""
     );
+    let graph = geojson().replace(r#""capacity": 2"#, r#""charger": 1"#);
+    let e = StationMap::parse("g.geojson", &graph).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "g.geojson: features[1].properties.metadata.charger: must be true or false, not 1"
+    );
+    let graph = geojson().replace(r#""capacity": 2"#, r#""charger": true"#);
+    assert_eq!(StationMap::parse("g.geojson", &graph).unwrap().chargers(), ["E"]);
 }

@@ -100,6 +100,16 @@ fn driver(
         reserve_fraction: start.p.battery_reserve_percent / 100.0,
     });
     manager.robot_timeout_s = (start.p.robot_timeout_s > 0.0).then_some(start.p.robot_timeout_s);
+    let p = &start.p;
+    manager.charging = lockstep_tasks::manager::charging::policy(
+        p.recharge_below,
+        p.charge_to,
+        &p.charge_task,
+        p.charge_stall_s,
+        &manager.setup.config,
+        manager.map.as_ref(),
+    )
+    .map_err(anyhow::Error::msg)?;
     let mut driver = Driver::new(manager, events, tx, logger);
     driver.server_wait = Duration::from_secs_f64(start.p.server_wait_s);
     driver.state_file = start.state_file;

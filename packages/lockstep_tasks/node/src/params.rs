@@ -38,6 +38,14 @@ pub struct ManagerParams {
     pub battery_reserve_percent: f64,
     /// A robot none of whose own actuators has published on actuator_states for this long is lost: what it held on the map is let go, its running task's goals fail (its retry and fallback rules decide what follows), its queued tasks that did not name it go to the robots that answer, and it takes no new task until it is heard again. 0: robots are never lost.
     pub robot_timeout_s: f64,
+    /// A robot whose battery (its battery_state) is below this share of its capacity when it is about to start its next task, or stands idle, first drives to the nearest free charger of the map (stations with `charger: true`) with a `charge_task` task and charges there to charge_to [%]. A robot that could not finish its next task above battery_reserve_percent charges first too. 0: robots charge only when a task would not fit in their battery.
+    pub recharge_below: f64,
+    /// How full a robot charges before it takes its next task [%] (more if its next task needs more).
+    pub charge_to: f64,
+    /// The task type (a template of config_file) that drives a robot to the charger `to`; the manager adds `robot`, `at` and `charge_to_wh`.
+    pub charge_task: String,
+    /// A charging task whose robot's battery does not rise for this long at the charger fails, and that charger is not tried again for the robot until its battery rises somewhere [s].
+    pub charge_stall_s: f64,
 }
 
 /// What each parameter may hold (`lockstep_ros::ParamRules`).
@@ -52,6 +60,9 @@ const RULES: &[ParamRule] = &[
     ParamRule::real("idle_w", Real::closed(0.0, 1e5, "W")),
     ParamRule::real("battery_reserve_percent", Real::closed(0.0, 99.0, "%")),
     ParamRule::real("robot_timeout_s", Real::closed(0.0, 3600.0, "s")),
+    ParamRule::real("recharge_below", Real::closed(0.0, 100.0, "%")),
+    ParamRule::real("charge_to", Real::above(0.0, 100.0, "%")),
+    ParamRule::real("charge_stall_s", Real::above(0.0, 86400.0, "s")),
 ];
 
 impl ParamRules for ManagerParams {
@@ -78,6 +89,10 @@ impl Default for ManagerParams {
             idle_w: 0.0,
             battery_reserve_percent: 20.0,
             robot_timeout_s: 10.0,
+            recharge_below: 0.0,
+            charge_to: 90.0,
+            charge_task: "charge".into(),
+            charge_stall_s: 60.0,
         }
     }
 }

@@ -126,7 +126,10 @@ impl<S: Setup> Manager<S> {
     }
 
     /// The task is over: its end goes on `task_events` before the result goes to its client.
-    fn finish(&mut self, id: &str, outcome: crate::scheduler::Outcome) {
+    pub(crate) fn finish(&mut self, id: &str, outcome: crate::scheduler::Outcome) {
+        if self.hold_for_charge(id, &outcome) {
+            return;
+        }
         let Some(task) = self.tasks.get_mut(id) else {
             return;
         };
@@ -193,6 +196,9 @@ impl<S: Setup> Manager<S> {
     }
 
     pub(crate) fn cancel(&mut self, id: &str) {
+        if self.cancel_charging(id) {
+            return;
+        }
         let Some(task) = self.tasks.get_mut(id) else {
             return;
         };

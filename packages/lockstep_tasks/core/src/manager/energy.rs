@@ -17,6 +17,14 @@ pub struct EnergyModel {
     pub reserve_fraction: f64,
 }
 
+impl EnergyModel {
+    /// The energy a task's drives take [Wh].
+    pub fn need_wh(&self, tree: &Tree) -> f64 {
+        let (length_m, time_s) = task_drives(tree);
+        self.drive_wh_per_m * length_m + self.idle_w * time_s / 3600.0
+    }
+}
+
 /// What a robot's battery says (its latest `battery_state`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BatteryView {
@@ -50,6 +58,15 @@ pub fn task_drives(tree: &Tree) -> (f64, f64) {
         })
 }
 
+/// How log lines name a robot: its name, or "the robot" for the one in the manager's own namespace.
+pub fn robot_name(robot: &str) -> &str {
+    if robot.is_empty() {
+        "the robot"
+    } else {
+        robot
+    }
+}
+
 /// `None` when the task fits in some robot's battery above its reserve (or no battery is known); else why
 /// not, with the figures.
 pub fn too_long(
@@ -61,10 +78,10 @@ pub fn too_long(
         .iter()
         .max_by(|a, b| a.1.capacity_wh.total_cmp(&b.1.capacity_wh))?;
     let (length_m, time_s) = task_drives(tree);
-    let need_wh = model.drive_wh_per_m * length_m + model.idle_w * time_s / 3600.0;
+    let need_wh = model.need_wh(tree);
     let usable_wh = biggest.capacity_wh * (1.0 - model.reserve_fraction);
     (need_wh > usable_wh).then(|| {
-        let robot = if name.is_empty() { "the robot" } else { name.as_str() };
+        let robot = robot_name(name);
         format!(
             "the task needs {need_wh:.2} Wh ({length_m:.1} m at {} Wh/m, {time_s:.0} s at {} W), more than any \
              battery holds above its {:.0} % reserve (at most {usable_wh:.2} Wh of {:.2} Wh, {robot})",

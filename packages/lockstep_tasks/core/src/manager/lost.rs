@@ -6,13 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
-use super::goals::decompose;
 use super::io::{Command, Level, Setup};
 use super::task::State;
 use super::Manager;
-use crate::scheduler::Scheduler;
 
 impl<S: Setup> Manager<S> {
     /// The action servers of `robot` that belong to it alone.
@@ -100,36 +96,18 @@ impl<S: Setup> Manager<S> {
             .collect();
         for id in queued {
             let Some(task) = self.tasks.get(&id) else { continue };
-            let mut params = task.parameters.clone().into_iter().collect();
+            let params = task.parameters.clone().into_iter().collect();
             let Ok((other, why)) = self.choose_robot("", &params) else {
                 continue;
             };
             if other == robot {
                 continue;
             }
-            params.insert("robot".into(), Value::String(other.clone()));
-            params.remove("at");
-            if let Some(at) = self.robots.get(&other).and_then(|r| r.station.clone()) {
-                params.insert("at".into(), Value::String(at));
-            }
-            let tree = decompose(&*self.setup, &task.task_type, &params, &other, self.map.as_ref());
-            let tree = match tree {
-                Ok(tree) => tree,
-                Err(e) => {
-                    self.log(
-                        Level::Warn,
-                        format!("{id}: stays on lost robot `{robot}`: on `{other}` {e}"),
-                    );
-                    continue;
-                }
-            };
-            let Some(task) = self.tasks.get_mut(&id) else {
+            if let Err(e) = self.replan(&id, &other) {
+                let line = format!("{id}: stays on lost robot `{robot}`: on `{other}` {e}");
+                self.log(Level::Warn, line);
                 continue;
-            };
-            task.robot = other.clone();
-            task.parameters = params.into_iter().collect();
-            task.sched = Scheduler::new(tree);
-            task.dirty = true;
+            }
             self.log(
                 Level::Info,
                 format!("{id}: moves from lost robot `{robot}` to {why}"),

@@ -21,6 +21,8 @@
 //!   only as [`Manager::echo`] shows it (clipped).
 
 mod apply;
+pub mod charge_policy;
+pub mod charging;
 pub mod energy;
 pub mod environment;
 pub mod floor;
@@ -90,6 +92,8 @@ pub struct Manager<S> {
     pub robot_timeout_s: Option<f64>,
     /// The robots lost (their actuators silent), until one is heard again.
     pub lost: std::collections::BTreeSet<String>,
+    /// When robots charge; `None`: they never go to a charger by themselves.
+    pub charging: Option<charge_policy::ChargePolicy>,
     /// What the event being handled asks the node to do.
     out: Vec<Command<S>>,
 }
@@ -127,6 +131,7 @@ impl<S: Setup> Manager<S> {
             reservations: true,
             robot_timeout_s: None,
             lost: Default::default(),
+            charging: None,
             out: Vec::new(),
         };
         manager.use_setup(setup);
@@ -141,6 +146,7 @@ impl<S: Setup> Manager<S> {
         self.now = now;
         self.event(event);
         self.check_robots();
+        self.check_charging();
         self.step();
         self.floor_step();
         let errors: Vec<(String, String)> = self.env.errors.borrow_mut().drain(..).collect();

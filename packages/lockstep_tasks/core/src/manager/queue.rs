@@ -129,12 +129,15 @@ impl<S: Setup> Manager<S> {
         if !(battery.capacity_wh.is_finite() && battery.capacity_wh > 0.0 && battery.charge_wh.is_finite()) {
             return;
         }
-        if self.batteries.insert(robot.clone(), battery).is_none() {
-            let name = if robot.is_empty() {
-                "the robot"
-            } else {
-                robot.as_str()
-            };
+        let before = self.batteries.insert(robot.clone(), battery);
+        if before.is_some_and(|b| battery.charge_wh > b.charge_wh) {
+            // It charges again: chargers where it did not are worth another try.
+            if let Some(policy) = self.charging.as_mut() {
+                policy.stalled.retain(|(r, _)| *r != robot);
+            }
+        }
+        if before.is_none() {
+            let name = energy::robot_name(&robot);
             let line = format!(
                 "battery of {name}: {:.2} Wh of {:.2} Wh",
                 battery.charge_wh, battery.capacity_wh
@@ -251,6 +254,7 @@ impl<S: Setup> Manager<S> {
             started_s: self.now,
             ended: 0,
             named: true,
+            charging: None,
         }
     }
 
@@ -273,18 +277,64 @@ impl<S: Setup> Manager<S> {
         self.apply(&low, out);
     }
 
-    /// Start `robot`'s next task (by priority, then arrival) if no task holds it.
+    /// `robot`'s next task: by priority, then arrival.
+    fn next_task(&self, robot: &str) -> Option<String> {
+        (self.tasks.values())
+            .filter(|t| t.robot == robot && matches!(t.state, State::Queued | State::Preempted))
+            .min_by_key(|t| (std::cmp::Reverse(t.priority), t.seq))
+            .map(|t| t.id.clone())
+    }
+
+    /// Plan the unstarted task `id` again for `robot`, from the station the robot stands at now.
+    pub(crate) fn replan(&mut self, id: &str, robot: &str) -> Result<(), String> {
+        let task = self.tasks.get(id).ok_or_else(|| format!("no task `{id}`"))?;
+        let mut params: Params = task.parameters.clone().into_iter().collect();
+        params.insert("robot".into(), Value::String(robot.to_owned()));
+        params.remove("at");
+        if let Some(at) = self.robots.get(robot).and_then(|r| r.station.clone()) {
+            params.insert("at".into(), Value::String(at));
+        }
+        let tree = decompose(&*self.setup, &task.task_type, &params, robot, self.map.as_ref())?;
+        if let Some(task) = self.tasks.get_mut(id) {
+            task.robot = robot.to_owned();
+            task.parameters = params.into_iter().collect();
+            task.sched = Scheduler::new(tree);
+            task.dirty = true;
+        }
+        Ok(())
+    }
+
+    /// Start `robot`'s next task if no task holds it (a charging task first, when its battery asks for one).
+    /// A task that has not started yet and was planned from another station than the one the robot stands
+    /// at is planned again from there.
     fn start_next(&mut self, robot: &str) {
         let holder = (self.tasks.values())
             .any(|t| t.robot == robot && matches!(t.state, State::Running | State::Paused));
         if holder {
             return;
         }
-        let next = (self.tasks.values())
-            .filter(|t| t.robot == robot && matches!(t.state, State::Queued | State::Preempted))
-            .min_by_key(|t| (std::cmp::Reverse(t.priority), t.seq))
-            .map(|t| t.id.clone());
-        let Some(task) = next.and_then(|id| self.tasks.get_mut(&id)) else {
+        if self.charge_first(robot, self.next_task(robot).as_deref()) {
+            return;
+        }
+        let Some(id) = self.next_task(robot) else {
+            return;
+        };
+        let here = self.robots.get(robot).and_then(|r| r.station.clone());
+        let fresh = (self.tasks.get(&id))
+            .filter(|t| {
+                t.state == State::Queued && !t.resume_pending && t.sched.completed_leaves().is_empty()
+            })
+            .and_then(|t| t.parameters.get("at").and_then(Value::as_str))
+            .is_some_and(|at| here.as_deref().is_some_and(|h| h != at));
+        if fresh {
+            if let Err(e) = self.replan(&id, robot) {
+                self.log(
+                    Level::Warn,
+                    format!("{id}: planned from where `{robot}` stands: {e}"),
+                );
+            }
+        }
+        let Some(task) = self.tasks.get_mut(&id) else {
             return;
         };
         let id = task.id.clone();

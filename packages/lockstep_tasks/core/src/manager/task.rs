@@ -97,11 +97,22 @@ pub struct Task<S> {
     pub ended: u64,
     /// Its goal named the robot (or it was taken back from a state file): it stays on that robot.
     pub named: bool,
+    /// A charging task at its charger, its drive done: how far it charges.
+    pub charging: Option<super::charge_policy::Charging>,
 }
 
 impl<S: Setup> Task<S> {
     pub fn is_finished(&self) -> bool {
         matches!(self.state, State::Finished(_))
+    }
+
+    /// Its state as feedback and ListTasks show it: a running charging task at its charger is `charging`.
+    pub fn shown_state(&self) -> &'static str {
+        if self.charging.is_some() && self.state == State::Running {
+            "charging"
+        } else {
+            self.state.name()
+        }
     }
 
     /// What the state file keeps of it (an unfinished task).
@@ -131,7 +142,7 @@ impl<S: Setup> Task<S> {
         let tree = self.sched.tree();
         let mut fb = Feedback {
             task_id: self.id.clone(),
-            state: self.state.name().to_owned(),
+            state: self.shown_state().to_owned(),
             level_names: self.setup.config().levels.clone(),
             robot: self.robot.clone(),
             ..Default::default()
@@ -163,7 +174,7 @@ impl<S: Setup> Task<S> {
             task_id: self.id.clone(),
             task_type: self.task_type.clone(),
             priority: self.priority,
-            state: self.state.name().to_owned(),
+            state: self.shown_state().to_owned(),
             leaves_total: leaves.len() as u32,
             leaves_completed: leaves
                 .iter()

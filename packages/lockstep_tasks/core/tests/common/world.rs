@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use lockstep_tasks::manager::{Command, Environment, Event, GoalRequest, Manager, State, Unchecked};
-use lockstep_tasks::{Config, Id, Outcome};
+use lockstep_tasks::robots::Robot;
+use lockstep_tasks::{Config, Id, Outcome, StationMap};
 
 /// Two actions per `job` (a pick on the arm, then a drive); `flaky` is a pick tried once more after a failure.
 pub const CONFIG: &str = "\
@@ -42,6 +43,56 @@ pub fn fake() -> Rc<Fake> {
 pub fn fake_fleet(text: &str, robots: &[&str]) -> Rc<Fake> {
     let config = Config::parse("fleet.yaml", text).unwrap_or_else(|e| panic!("{e}"));
     Rc::new(Unchecked::fleet(config, robots))
+}
+
+/// A manager of the configuration `text` on the station map `map`, with `robots` (name, start station).
+pub fn on_map(text: &str, map: &str, robots: &[(&str, &str)]) -> Manager<Fake> {
+    let names: Vec<&str> = robots.iter().map(|(r, _)| *r).collect();
+    let mut m = Manager::new(fake_fleet(text, &names), Environment::new(Vec::new()));
+    m.map = Some(StationMap::parse("map.yaml", map).unwrap_or_else(|e| panic!("{e}")));
+    m.robots = (robots.iter())
+        .map(|(name, at)| {
+            let robot = Robot {
+                name: (*name).to_owned(),
+                station: Some((*at).to_owned()),
+            };
+            ((*name).to_owned(), robot)
+        })
+        .collect();
+    m
+}
+
+/// An ExecuteTask goal of the task type `go` to station `to`, naming `robot` ("" for none).
+pub fn go_to(request: u64, robot: &str, to: &str) -> GoalRequest {
+    GoalRequest {
+        uuid: format!("g{request}"),
+        task_type: "go".into(),
+        parameters_json: format!("{{\"to\": \"{to}\"}}"),
+        robot: robot.into(),
+        ..GoalRequest::default()
+    }
+}
+
+/// The goal of `task`'s `leaf` (its `generation`) accepted and ended well at `now`: what the manager did
+/// then.
+pub fn arrive(m: &mut Manager<Fake>, now: f64, task: &str, leaf: Id, generation: u64) -> Vec<Command<Fake>> {
+    let task = task.to_owned();
+    let accepted = Event::Accepted {
+        task: task.clone(),
+        leaf,
+        generation,
+        goal_id: [1; 16],
+    };
+    let mut out = m.handle(now, accepted);
+    let done = Event::Done {
+        task,
+        leaf,
+        generation,
+        success: true,
+        message: String::new(),
+    };
+    out.extend(m.handle(now, done));
+    out
 }
 
 /// A goal out on an actuator.
