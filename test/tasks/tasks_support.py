@@ -134,6 +134,19 @@ class Manager:
         return sum(1 for _, status in self.goals(kind).values() if status == GoalStatus.STATUS_SUCCEEDED)
 
 
+# One task type, `go`: a drive from where the robot stands (`at`) to the station `to`, planned on the map.
+GO_CONFIG = """levels: [task, action]
+actuators:
+  navigation: {server: navigate, type: lockstep_interfaces/action/Navigate, goal: {route: route, speed_mps: speed}}
+templates:
+  go:
+    level: task
+    required: [to, speed]
+    children: [{type: drive, parameters: {route: {from: "{at}", to: "{to}"}}}]
+  drive: {level: action, actuator: navigation}
+"""
+
+
 def sim_params(**overrides) -> dict:
     """The simulator on the sample warehouse scene, vehicle at A = column 2, row 9 = (2.5, 5.5), heading +x."""
     return {"scene_file": str(REPO_ROOT / "config/scenes/warehouse.scene"),

@@ -11,18 +11,8 @@ import time
 
 from lockstep_interfaces.msg import TaskEvent
 
-from tasks_support import Manager, side_by_side, start_robots
+from tasks_support import GO_CONFIG as CONFIG, Manager, side_by_side, start_robots
 
-CONFIG = """levels: [task, action]
-actuators:
-  navigation: {server: navigate, type: lockstep_interfaces/action/Navigate, goal: {route: route, speed_mps: speed}}
-templates:
-  go:
-    level: task
-    required: [to, speed]
-    children: [{type: drive, parameters: {route: {from: "{at}", to: "{to}"}}}]
-  drive: {level: action, actuator: navigation}
-"""
 # The open asphalt west of the first rack (config/scenes/warehouse.scene, columns 1-7, rows 6-10): the
 # crossing X, four arms 2 m long, four destinations on the diagonals.
 STATIONS = {"X": (4.5, 6.5), "N": (4.5, 8.5), "S": (4.5, 4.5), "W": (2.5, 6.5), "E": (6.5, 6.5),

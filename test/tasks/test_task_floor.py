@@ -11,18 +11,8 @@ from lockstep_interfaces.msg import TaskEvent
 from visualization_msgs.msg import Marker, MarkerArray
 
 from lockstep_testing.harness import REPO_ROOT, reliable
-from tasks_support import Manager, closest_approach, start_robots
+from tasks_support import GO_CONFIG as CONFIG, Manager, closest_approach, start_robots
 
-CONFIG = """levels: [task, action]
-actuators:
-  navigation: {server: navigate, type: lockstep_interfaces/action/Navigate, goal: {route: route, speed_mps: speed}}
-templates:
-  go:
-    level: task
-    required: [to, speed]
-    children: [{type: drive, parameters: {route: {from: "{at}", to: "{to}"}}}]
-  drive: {level: action, actuator: navigation}
-"""
 # Robot -> (start station, its cell, destination).
 ROBOTS = {"robot1": ("C", (2, 2), "D"), "robot2": ("D", (17, 2), "C")}
 STATIONS = {"C": (2.5, 12.5), "D": (17.5, 12.5)}
