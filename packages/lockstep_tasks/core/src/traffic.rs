@@ -239,6 +239,12 @@ impl Traffic {
             })
     }
 
+    /// Whether `robot` could drive the lane from `from` to `to` now (its lane and station have room).
+    pub fn can_step(&self, robot: &str, from: &str, to: &str) -> bool {
+        self.first_full(robot, &self.layout.step_needs(from, to))
+            .is_none()
+    }
+
     /// `robot` reached `station` driving from `from`: the lane, the station left and their groups are let go;
     /// it keeps the station it stands on and its groups.
     pub fn arrived(&mut self, robot: &str, from: &str, station: &str) {

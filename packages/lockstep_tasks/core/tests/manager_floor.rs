@@ -175,6 +175,34 @@ fn the_robot_that_steps_aside_leaves_the_corridor_the_other_needs() {
     assert!(asides[0].starts_with("steps aside from J7 to J8"), "{asides:?}");
 }
 
+/// A dead-end corridor B - A - X with two ways on at X: S (where r1 goes) and T.
+const DEAD_END: &str = "stations:
+  B: {x: 10.0, y: 0.0}
+  A: {x: 5.0, y: 0.0}
+  X: {x: 0.0, y: 0.0}
+  S: {x: -5.0, y: 0.0}
+  T: {x: 0.0, y: 5.0}
+lanes:
+  - {from: B, to: A, speed_limit_mps: 1.0}
+  - {from: A, to: X, speed_limit_mps: 1.0}
+  - {from: X, to: S, speed_limit_mps: 1.0}
+  - {from: X, to: T, speed_limit_mps: 1.0}
+";
+
+#[test]
+fn a_robot_with_no_free_neighbour_off_the_way_backs_out_through_several_lanes() {
+    // r1 at B heads for S; r2 at A heads for B: head-on. Every neighbour is on r1's way, so r2 backs out
+    // two lanes, A -> X -> T, in one go (one lane at a time, to X, it would stand in r1's way again).
+    let run = run(DEAD_END, &[("r1", "B"), ("r2", "A")], &["S", "B"]);
+    assert_eq!(run.stations, ["S", "B"], "{:?}", run.waits);
+    let asides: Vec<&str> = (run.waits.iter())
+        .filter(|(_, why)| why.contains("steps aside"))
+        .map(|(_, why)| why.as_str())
+        .collect();
+    assert_eq!(asides.len(), 1, "{asides:?}");
+    assert!(asides[0].starts_with("steps aside from A to T"), "{asides:?}");
+}
+
 #[test]
 fn a_restart_takes_back_what_was_held_none_lost_and_none_twice() {
     let mut m = on_map(CONFIG, AISLE, &[("r1", "W"), ("r2", "E")]);

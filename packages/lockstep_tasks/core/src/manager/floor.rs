@@ -37,6 +37,9 @@ pub struct Drive {
     pub stop_at: Option<usize>,
     /// It stopped past `at`, on the lane to the next station: its next goal leaves out the point behind.
     pub past_at: bool,
+    /// It stepped aside for a cycle of waiting robots: at its side station it asks again only after the
+    /// cycle's robots had their chance to take the room it left.
+    pub stepped_aside: bool,
 }
 
 /// The floor's reservations and the drives that use them, by robot.
@@ -53,7 +56,59 @@ pub struct Floor {
     pub next_turn: u64,
 }
 
+/// The most lanes a robot backs out through to get off the way of a cycle of waiting robots.
+const MAX_ESCAPE_LANES: usize = 6;
+
 impl Floor {
+    /// A way out of `cycle` for one of its robots: through lanes it can drive now, to the nearest station off
+    /// `ahead` (every station still ahead of the cycle's robots). The robot with the fewest lanes to drive
+    /// goes (ties: the first by name), with the stations of its way out (its own excluded). `None`: no robot
+    /// of the cycle gets off their way within [`MAX_ESCAPE_LANES`] lanes.
+    pub fn escape(&self, cycle: &[String], ahead: &BTreeSet<&str>) -> Option<(String, Vec<String>)> {
+        let waiting = self.traffic.waiting();
+        let mut best: Option<(String, Vec<String>)> = None;
+        for robot in cycle {
+            let Some(start) = waiting.get(robot).map(|w| w.from.as_str()) else {
+                continue;
+            };
+            // Breadth first from where it stands; `parent` leads back to the start.
+            let mut parent: BTreeMap<&str, &str> = BTreeMap::new();
+            let mut queue: VecDeque<(&str, usize)> = VecDeque::from([(start, 0)]);
+            let mut found = None;
+            while let Some((station, depth)) = queue.pop_front() {
+                if depth >= MAX_ESCAPE_LANES || found.is_some() {
+                    break;
+                }
+                for (_, next) in self.lanes.iter().filter(|(from, _)| from == station) {
+                    let next = next.as_str();
+                    if next == start
+                        || parent.contains_key(next)
+                        || !self.traffic.can_step(robot, station, next)
+                    {
+                        continue;
+                    }
+                    parent.insert(next, station);
+                    if !ahead.contains(next) {
+                        found = Some(next);
+                        break;
+                    }
+                    queue.push_back((next, depth + 1));
+                }
+            }
+            let Some(mut at) = found else { continue };
+            let mut path = vec![at.to_owned()];
+            while let Some(&back) = parent.get(at).filter(|b| **b != start) {
+                path.push(back.to_owned());
+                at = back;
+            }
+            path.reverse();
+            if best.as_ref().is_none_or(|(_, p)| path.len() < p.len()) {
+                best = Some((robot.clone(), path));
+            }
+        }
+        best
+    }
+
     /// Room for a cycle of waiting robots none of which has a free neighbour: the nearest free station, found
     /// through stations where waiting robots stand, and the waiting robot next to it, which steps there (the
     /// robots behind it then have room one after the other). `None`: no free station is reachable so.

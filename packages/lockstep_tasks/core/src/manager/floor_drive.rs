@@ -105,6 +105,7 @@ impl<S: Setup> Manager<S> {
                 turn,
                 stop_at: None,
                 past_at,
+                stepped_aside: false,
             },
         );
         if let Some(t) = self.tasks.get_mut(task) {
@@ -268,13 +269,31 @@ impl<S: Setup> Manager<S> {
     pub(crate) fn floor_step(&mut self) {
         let Some(floor) = self.floor.as_ref() else { return };
         let mut waiting: Vec<(u64, String)> = (floor.drives.iter())
-            .filter(|(_, d)| d.to.is_none())
+            .filter(|(_, d)| d.to.is_none() && !d.stepped_aside)
             .map(|(r, d)| (d.turn, r.clone()))
             .collect();
         waiting.sort();
         for (_, robot) in &waiting {
             self.advance(robot);
         }
+        self.break_cycles();
+        // The robots that stood aside ask last: the room they left went first to those they stood aside for.
+        let Some(floor) = self.floor.as_mut() else { return };
+        let mut aside: Vec<(u64, String)> = (floor.drives.iter_mut())
+            .filter(|(_, d)| d.to.is_none() && d.stepped_aside)
+            .map(|(r, d)| {
+                d.stepped_aside = false;
+                (d.turn, r.clone())
+            })
+            .collect();
+        aside.sort();
+        for (_, robot) in &aside {
+            self.advance(robot);
+        }
+    }
+
+    /// Each cycle of robots waiting on each other is broken by sending one of them off the others' way.
+    fn break_cycles(&mut self) {
         let Some(floor) = self.floor.as_ref() else { return };
         let steps: Vec<_> = (floor.traffic.deadlocks().iter())
             .filter_map(|cycle| {
@@ -287,14 +306,19 @@ impl<S: Setup> Manager<S> {
                     .filter(|(_, to)| !ahead.contains(to.as_str()))
                     .cloned()
                     .collect();
-                (floor.traffic.yield_for(cycle, &aside))
-                    .or_else(|| floor.traffic.yield_for(cycle, &floor.lanes))
-                    .map(|y| (y.robot, y.to))
-                    .or_else(|| floor.make_room(cycle))
-                    .map(|(robot, side)| (robot, side, cycle.clone()))
+                // One lane to a station off their way; else a few lanes back to one; else any free
+                // neighbour; else room made through the robots that stand.
+                let one_lane = |lanes: &[(String, String)]| {
+                    (floor.traffic.yield_for(cycle, lanes)).map(|y| (y.robot, vec![y.to]))
+                };
+                one_lane(&aside)
+                    .or_else(|| floor.escape(cycle, &ahead))
+                    .or_else(|| one_lane(&floor.lanes))
+                    .or_else(|| floor.make_room(cycle).map(|(robot, side)| (robot, vec![side])))
+                    .map(|(robot, way)| (robot, way, cycle.clone()))
             })
             .collect();
-        for (robot, side, cycle) in steps {
+        for (robot, way, cycle) in steps {
             // The robots it steps aside for ask first once it has left: the room is theirs, not a robot's that
             // happens to wait nearby.
             if let Some(floor) = self.floor.as_mut() {
@@ -304,13 +328,15 @@ impl<S: Setup> Manager<S> {
                     }
                 }
             }
-            self.step_aside(&robot, &side);
+            self.step_aside(&robot, &way);
         }
     }
 
-    /// `robot` leaves its route for `side`, and plans from there to where it was going.
-    fn step_aside(&mut self, robot: &str, side: &str) {
+    /// `robot` leaves its route through the stations of `way` (the last one its side station), and plans from
+    /// there to where it was going.
+    fn step_aside(&mut self, robot: &str, way: &[String]) {
         let Some(map) = self.map.as_ref() else { return };
+        let Some(side) = way.last() else { return };
         let Some(drive) = self.floor.as_ref().and_then(|f| f.drives.get(robot)) else {
             return;
         };
@@ -330,13 +356,21 @@ impl<S: Setup> Manager<S> {
         };
         let mut stations = vec![here.clone()];
         let mut points = vec![here_point];
+        for station in &way[..way.len() - 1] {
+            let Some([x, y]) = map.position(station) else {
+                return;
+            };
+            stations.push(station.clone());
+            points.push(json!({"x": x, "y": y}));
+        }
         stations.extend(onward.stations.iter().cloned());
         points.extend(onward.points.iter().map(|[x, y]| json!({"x": x, "y": y})));
         let (task, path) = (drive.task.clone(), drive.path.clone());
         if let Some(drive) = self.floor.as_mut().and_then(|f| f.drives.get_mut(robot)) {
             (drive.stations, drive.points, drive.at, drive.waiting) = (stations, points, 0, None);
             // Only as far as the side station: from there it asks again, after the robots it let pass.
-            drive.stop_at = Some(1);
+            drive.stop_at = Some(way.len());
+            drive.stepped_aside = true;
         }
         let reason = format!(
             "steps aside from {here} to {side} to let the robots it waits for pass, then plans again"
