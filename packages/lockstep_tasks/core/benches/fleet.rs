@@ -3,7 +3,9 @@
 //! goal's route at the route's speed; a goal ends when the drive would. Reported per fleet size: tasks done
 //! per hour, how often two robots came within 0.5 m (sampled every 0.1 s), the mean time a task spent with
 //! its robot standing for a held lane or station, and the manager's time per new task (assignment,
-//! decomposition, route planning). Everything is seeded: the same run gives the same figures.
+//! decomposition, route planning); each the mean of five task seeds. The manager is ticked every simulated
+//! second, as the node ticks it, and plans around a held station after the node's default
+//! `replan_after_s`. Everything is seeded: the same run gives the same figures.
 //!
 //!   cargo bench -p lockstep_tasks --bench fleet [-- ROBOTS...]     (default: 3 6 10)
 
@@ -31,6 +33,10 @@ templates:
 const HOUR_S: f64 = 3600.0;
 const CLOSE_M: f64 = 0.5;
 const SAMPLE_S: f64 = 0.1;
+/// Simulated seconds between two ticks of the manager.
+const TICK_S: f64 = 1.0;
+/// The task manager's default `replan_after_s`.
+const REPLAN_AFTER_S: f64 = 10.0;
 
 /// A seeded generator (64-bit LCG): the same stations every run.
 struct Lcg(u64);
@@ -99,13 +105,29 @@ fn position(track: &Track, t: f64, start: [f64; 2]) -> [f64; 2] {
 }
 
 struct Figures {
-    tasks_per_hour: usize,
-    close_encounters: usize,
+    tasks_per_hour: f64,
+    close_encounters: f64,
     waiting_s_per_task: f64,
     assign_us: f64,
 }
 
-fn run(map: &StationMap, robots: usize, reservations: bool) -> Figures {
+/// Runs with this many task seeds, their figures averaged: one seed's hour swings with where the first
+/// robots happen to meet.
+const SEEDS: u64 = 5;
+
+fn mean(runs: impl Iterator<Item = Figures>) -> Figures {
+    let runs: Vec<Figures> = runs.collect();
+    let n = runs.len().max(1) as f64;
+    let avg = |f: fn(&Figures) -> f64| runs.iter().map(f).sum::<f64>() / n;
+    Figures {
+        tasks_per_hour: avg(|f| f.tasks_per_hour),
+        close_encounters: avg(|f| f.close_encounters),
+        waiting_s_per_task: avg(|f| f.waiting_s_per_task),
+        assign_us: avg(|f| f.assign_us),
+    }
+}
+
+fn run(map: &StationMap, robots: usize, reservations: bool, seed: u64) -> Figures {
     let config = Config::parse("fleet.yaml", CONFIG).unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<String> = (1..=robots).map(|k| format!("robot{k}")).collect();
     let robot_names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -114,6 +136,7 @@ fn run(map: &StationMap, robots: usize, reservations: bool) -> Figures {
     let stations: Vec<String> = map.stations().map(|(s, _)| s.to_owned()).collect();
     m.map = Some(map.clone());
     m.reservations = reservations;
+    m.replan_after_s = Some(REPLAN_AFTER_S);
     m.robots = (names.iter().enumerate())
         .map(|(k, name)| {
             let station = Some(stations[k % stations.len()].clone());
@@ -129,7 +152,7 @@ fn run(map: &StationMap, robots: usize, reservations: bool) -> Figures {
     let starts: BTreeMap<String, [f64; 2]> = (m.robots.values())
         .filter_map(|r| Some((r.name.clone(), map.position(r.station.as_deref()?)?)))
         .collect();
-    let mut rng = Lcg(42);
+    let mut rng = Lcg(seed);
     let mut ends = BinaryHeap::new();
     let mut tracks: BTreeMap<String, Track> = BTreeMap::new();
     let (mut done, mut request, mut assign_s) = (0usize, 0u64, Vec::new());
@@ -154,6 +177,20 @@ fn run(map: &StationMap, robots: usize, reservations: bool) -> Figures {
         }
         for c in commands {
             note(c, now, &mut ends, &mut tracks, &mut done);
+        }
+        // The node ticks its manager as time passes (waits time out, robots plan around what holds them up):
+        // a tick every second of simulated time between goal ends.
+        let next_end = ends.peek().map_or(f64::INFINITY, |e: &Ends| e.0);
+        let next_tick = (now + TICK_S).floor();
+        if next_tick < next_end {
+            if next_tick > HOUR_S {
+                break;
+            }
+            now = next_tick;
+            for c in m.handle(now, Event::Tick) {
+                note(c, now, &mut ends, &mut tracks, &mut done);
+            }
+            continue;
         }
         let Some(Ends(t, task, leaf, generation)) = ends.pop() else {
             break;
@@ -205,8 +242,8 @@ fn run(map: &StationMap, robots: usize, reservations: bool) -> Figures {
     }
     assign_s.sort_by(f64::total_cmp);
     Figures {
-        tasks_per_hour: done,
-        close_encounters: close,
+        tasks_per_hour: done as f64,
+        close_encounters: close as f64,
         waiting_s_per_task: waiting_s / done.max(1) as f64,
         assign_us: assign_s.get(assign_s.len() / 2).copied().unwrap_or(0.0) * 1e6,
     }
@@ -265,7 +302,7 @@ fn main() {
     let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![3, 6, 10] } else { sizes };
     println!(
-        "fleet on {} ({} stations), one simulated hour per run",
+        "fleet on {} ({} stations), one simulated hour per run, the mean of {SEEDS} task seeds",
         map.file(),
         map.stations().count()
     );
@@ -275,10 +312,10 @@ fn main() {
     );
     println!("{:>6}  {:^39}  {:^60}", "", "with reservations", "without");
     for robots in sizes {
-        let with = run(&map, robots, true);
-        let without = run(&map, robots, false);
+        let with = mean((1..=SEEDS).map(|seed| run(&map, robots, true, seed)));
+        let without = mean((1..=SEEDS).map(|seed| run(&map, robots, false, seed)));
         println!(
-            "{robots:>6}  {:>13}  {:>22}  {:>14.1}  {:>13}  {:>22}  {:>14.0}",
+            "{robots:>6}  {:>13.1}  {:>22.1}  {:>14.1}  {:>13.1}  {:>22.1}  {:>14.0}",
             with.tasks_per_hour,
             with.close_encounters,
             with.waiting_s_per_task,

@@ -7,11 +7,11 @@
 //!   parameters: {route: {from: "{from}", to: O}}   # becomes the points A, J1, J2, O of the station map
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use petgraph::algo::dijkstra;
 use petgraph::graph::NodeIndex;
-use petgraph::visit::{EdgeRef, Reversed};
+use petgraph::visit::{EdgeRef, NodeFiltered, Reversed};
 use serde_json::{json, Value};
 
 use crate::map::StationMap;
@@ -181,6 +181,46 @@ impl StationMap {
         costs.into_iter().collect()
     }
 
+    /// The fastest route from `from` to `to` through none of the stations `avoid` (a way around stations
+    /// other robots hold); `to` and `from` themselves may not be avoided.
+    pub fn plan_around(
+        &self,
+        from: &str,
+        to: &str,
+        avoid: &BTreeSet<String>,
+    ) -> Result<PlannedRoute, RouteError> {
+        let (f, t) = (self.index(from)?, self.index(to)?);
+        let avoided: BTreeSet<usize> = (avoid.iter())
+            .filter_map(|s| self.index(s).ok())
+            .filter(|&n| n != f && n != t)
+            .collect();
+        let open = NodeFiltered::from_fn(&self.graph, |n: NodeIndex| !avoided.contains(&n.index()));
+        let costs: HashMap<NodeIndex, Cost> =
+            dijkstra(Reversed(&open), NodeIndex::new(t), None, |e| e.weight().cost())
+                .into_iter()
+                .collect();
+        self.route(f, t, &costs)
+    }
+
+    /// The route the `costs` lead along from `from` to `to`.
+    fn route(
+        &self,
+        f: usize,
+        t: usize,
+        costs: &HashMap<NodeIndex, Cost>,
+    ) -> Result<PlannedRoute, RouteError> {
+        let (nodes, edges) = self
+            .walk(f, t, costs)
+            .ok_or_else(|| self.unreachable(f, t, costs))?;
+        Ok(PlannedRoute {
+            stations: nodes.iter().map(|&n| self.names[n].clone()).collect(),
+            points: nodes.iter().map(|&n| self.positions[n]).collect(),
+            length_m: edges.iter().fold(0.0, |l, e| l + e.length_m),
+            time_s: time_of(&edges),
+            speed_limit_mps: edges.iter().fold(f64::INFINITY, |s, e| s.min(e.speed_limit_mps)),
+        })
+    }
+
     /// The route from `from` along the fastest lanes to the station the `costs` lead to: at each station the
     /// lane to the next one on a fastest route, the first name among equals. Since every lane on the way
     /// has the same (time, lanes) left, this is the first station sequence, name by name, of the fastest
@@ -255,16 +295,7 @@ impl Planner for StationMap {
     fn plan(&self, from: &str, to: &str) -> Result<PlannedRoute, RouteError> {
         let (f, t) = (self.index(from)?, self.index(to)?);
         let costs = self.costs_to(t);
-        let (nodes, edges) = self
-            .walk(f, t, &costs)
-            .ok_or_else(|| self.unreachable(f, t, &costs))?;
-        Ok(PlannedRoute {
-            stations: nodes.iter().map(|&n| self.names[n].clone()).collect(),
-            points: nodes.iter().map(|&n| self.positions[n]).collect(),
-            length_m: edges.iter().fold(0.0, |l, e| l + e.length_m),
-            time_s: time_of(&edges),
-            speed_limit_mps: edges.iter().fold(f64::INFINITY, |s, e| s.min(e.speed_limit_mps)),
-        })
+        self.route(f, t, &costs)
     }
 
     /// One search from `to` over the reversed lanes answers every start.

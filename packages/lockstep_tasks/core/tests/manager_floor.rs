@@ -64,6 +64,16 @@ struct Run {
     stations: Vec<String>,
 }
 
+impl Run {
+    /// The step-aside events' reasons.
+    fn asides(&self) -> Vec<&str> {
+        (self.waits.iter())
+            .filter(|(_, why)| why.contains("steps aside"))
+            .map(|(_, why)| why.as_str())
+            .collect()
+    }
+}
+
 fn record(commands: &[Command<Fake>], sent: &mut Vec<Sent>, run: &mut Run) {
     for c in commands {
         match c {
@@ -166,10 +176,7 @@ fn head_on_in_a_one_lane_aisle_one_robot_waits_then_steps_aside_and_both_arrive(
 fn the_robot_that_steps_aside_leaves_the_corridor_the_other_needs() {
     let run = run(CORRIDOR, &[("r1", "C"), ("r2", "D")], &["D", "C"]);
     assert_eq!(run.stations, ["D", "C"], "{:?}", run.waits);
-    let asides: Vec<&str> = (run.waits.iter())
-        .filter(|(_, why)| why.contains("steps aside"))
-        .map(|(_, why)| why.as_str())
-        .collect();
+    let asides = run.asides();
     // r1 reaches J7, the two wait on each other; J6 is on r2's way, J8 is not.
     assert_eq!(asides.len(), 1, "{asides:?}");
     assert!(asides[0].starts_with("steps aside from J7 to J8"), "{asides:?}");
@@ -195,12 +202,115 @@ fn a_robot_with_no_free_neighbour_off_the_way_backs_out_through_several_lanes() 
     // two lanes, A -> X -> T, in one go (one lane at a time, to X, it would stand in r1's way again).
     let run = run(DEAD_END, &[("r1", "B"), ("r2", "A")], &["S", "B"]);
     assert_eq!(run.stations, ["S", "B"], "{:?}", run.waits);
-    let asides: Vec<&str> = (run.waits.iter())
-        .filter(|(_, why)| why.contains("steps aside"))
-        .map(|(_, why)| why.as_str())
-        .collect();
+    let asides = run.asides();
     assert_eq!(asides.len(), 1, "{asides:?}");
     assert!(asides[0].starts_with("steps aside from A to T"), "{asides:?}");
+}
+
+/// Two ways from A to D: by B (10 m) and by C (about 14 m).
+const TWO_WAYS: &str = "stations:
+  A: {x: 0.0, y: 0.0}
+  B: {x: 5.0, y: 0.0}
+  C: {x: 5.0, y: 5.0}
+  D: {x: 10.0, y: 0.0}
+lanes:
+  - {from: A, to: B, speed_limit_mps: 1.0}
+  - {from: B, to: D, speed_limit_mps: 1.0}
+  - {from: A, to: C, speed_limit_mps: 1.0}
+  - {from: C, to: D, speed_limit_mps: 1.0}
+";
+
+#[test]
+fn a_robot_kept_waiting_past_replan_after_s_goes_round_the_robot_in_its_way() {
+    // r2 stands idle at B; r1 drives A -> D, planned by B.
+    let sent_of = |out: &[Command<Fake>]| -> Vec<Sent> {
+        let mut sent = Vec::new();
+        let mut run = Run {
+            first_sent: Vec::new(),
+            waits: Vec::new(),
+            outcomes: BTreeMap::new(),
+            stations: Vec::new(),
+        };
+        record(out, &mut sent, &mut run);
+        sent
+    };
+    let waits_of = |out: &[Command<Fake>]| -> Vec<String> {
+        (out.iter())
+            .filter_map(|c| match c {
+                Command::Publish(e) if e.kind == EventKind::Waiting => Some(e.reason.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    for replan_after_s in [None, Some(5.0)] {
+        let mut m = on_map(CONFIG, TWO_WAYS, &[("r1", "A"), ("r2", "B")]);
+        m.replan_after_s = replan_after_s;
+        let out = m.handle(
+            0.0,
+            Event::Goal {
+                request: 0,
+                goal: go_to(0, "r1", "D"),
+            },
+        );
+        assert_eq!(waits_of(&out), ["waiting at A for station B, held by r2"]);
+        assert!(sent_of(&out).is_empty());
+        let out = m.handle(6.0, Event::Tick);
+        match replan_after_s {
+            None => assert!(
+                sent_of(&out).is_empty() && waits_of(&out).is_empty(),
+                "it waits on"
+            ),
+            Some(_) => {
+                assert_eq!(
+                    waits_of(&out),
+                    ["plans around station B after waiting 6 s at A: via C, D"]
+                );
+                let sent = sent_of(&out);
+                assert_eq!(sent.len(), 1);
+                let (task, leaf, generation) = sent[0].clone();
+                let done = arrive(&mut m, 20.0, &task, leaf, generation);
+                assert!(
+                    done.iter().any(|c| matches!(c, Command::Finish { .. })),
+                    "the drive by C completes"
+                );
+                assert_eq!(m.robots["r1"].station.as_deref(), Some("D"));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_stretch_stops_before_a_station_it_passed_so_the_station_is_held_when_it_comes_back() {
+    // A drive given its stations: W, M, S and back through M to E. Arriving at S lets go of M, so the goal
+    // goes no further than S, and the way back through M is asked for again there.
+    let config = "\
+levels: [task, action]
+actuators:
+  nav: {server: nav, type: x/action/Nav, goal: {route: route}}
+templates:
+  loop:
+    level: task
+    children:
+      - type: drive
+        parameters:
+          route_stations: [W, M, S, M, E]
+          route: [{x: 0.0, y: 0.0}, {x: 5.0, y: 0.0}, {x: 5.0, y: 3.0}, {x: 5.0, y: 0.0}, {x: 10.0, y: 0.0}]
+  drive: {level: action, actuator: nav}
+";
+    let mut m = on_map(config, AISLE, &[("r1", "W")]);
+    let goal = GoalRequest {
+        task_type: "loop".into(),
+        robot: "r1".into(),
+        ..go_to(0, "r1", "E")
+    };
+    let out = m.handle(0.0, Event::Goal { request: 0, goal });
+    let routes: Vec<usize> = (out.iter())
+        .filter_map(|c| match c {
+            Command::SendGoal { goal, .. } => goal["route"].as_array().map(Vec::len),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(routes, [3], "W, M, S only");
 }
 
 #[test]

@@ -101,6 +101,7 @@ fn driver(
     });
     manager.robot_timeout_s = (start.p.robot_timeout_s > 0.0).then_some(start.p.robot_timeout_s);
     let p = &start.p;
+    manager.replan_after_s = (p.replan_after_s > 0.0).then_some(p.replan_after_s);
     manager.charging = lockstep_tasks::manager::charging::policy(
         p.recharge_below,
         p.charge_to,

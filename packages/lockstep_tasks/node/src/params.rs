@@ -46,6 +46,8 @@ pub struct ManagerParams {
     pub charge_task: String,
     /// A charging task whose robot's battery does not rise for this long at the charger fails, and that charger is not tried again for the robot until its battery rises somewhere [s].
     pub charge_stall_s: f64,
+    /// A robot that has waited this long at a station for the next station of its route (held by another robot) plans the rest of its drive around that station, when the map has another way [s]. 0: robots wait for their planned way.
+    pub replan_after_s: f64,
 }
 
 /// What each parameter may hold (`lockstep_ros::ParamRules`).
@@ -63,6 +65,7 @@ const RULES: &[ParamRule] = &[
     ParamRule::real("recharge_below", Real::closed(0.0, 100.0, "%")),
     ParamRule::real("charge_to", Real::above(0.0, 100.0, "%")),
     ParamRule::real("charge_stall_s", Real::above(0.0, 86400.0, "s")),
+    ParamRule::real("replan_after_s", Real::closed(0.0, 3600.0, "s")),
 ];
 
 impl ParamRules for ManagerParams {
@@ -93,6 +96,7 @@ impl Default for ManagerParams {
             charge_to: 90.0,
             charge_task: "charge".into(),
             charge_stall_s: 60.0,
+            replan_after_s: 10.0,
         }
     }
 }

@@ -40,6 +40,8 @@ pub struct Drive {
     /// It stepped aside for a cycle of waiting robots: at its side station it asks again only after the
     /// cycle's robots had their chance to take the room it left.
     pub stepped_aside: bool,
+    /// Since when it stands waiting [s] (the manager's clock); `None` while it drives.
+    pub waiting_since: Option<f64>,
 }
 
 /// The floor's reservations and the drives that use them, by robot.

@@ -106,6 +106,7 @@ impl<S: Setup> Manager<S> {
                 stop_at: None,
                 past_at,
                 stepped_aside: false,
+                waiting_since: None,
             },
         );
         if let Some(t) = self.tasks.get_mut(task) {
@@ -129,6 +130,11 @@ impl<S: Setup> Manager<S> {
         let mut blocked = None;
         let last = drive.stop_at.unwrap_or(drive.stations.len() - 1);
         while end < last {
+            // A stretch never comes back to a station it passes: arriving there lets the station go, so the
+            // robot would come back to a station it no longer holds. It asks again from there instead.
+            if drive.stations[drive.at..=end].contains(&drive.stations[end + 1]) {
+                break;
+            }
             match floor
                 .traffic
                 .request(robot, &drive.stations[end], &drive.stations[end + 1])
@@ -141,7 +147,10 @@ impl<S: Setup> Manager<S> {
             }
         }
         if end == drive.at {
-            // Nothing ahead is free: wait here (announced once per resource and holders).
+            // Nothing ahead is free: wait here (announced once per resource and holders); past
+            // `replan_after_s` of waiting, look for a way around.
+            let since = *drive.waiting_since.get_or_insert(self.now);
+            let due = blocked.is_some() && self.replan_after_s.is_some_and(|r| self.now - since >= r);
             if blocked.is_some() && drive.waiting != blocked {
                 drive.waiting = blocked.clone();
                 let (resource, holders) = blocked.unwrap_or_default();
@@ -153,8 +162,20 @@ impl<S: Setup> Manager<S> {
                 let (task, path) = (drive.task.clone(), drive.path.clone());
                 self.wait_event(&task, robot, &path, reason);
             }
+            if due && self.plan_around(robot) {
+                self.advance(robot);
+            }
             return;
         }
+        // A robot that was announced waiting says it goes on (the end of its wait on a timeline).
+        let waited = (drive.waiting.is_some()).then(|| {
+            let waited_s = self.now - drive.waiting_since.unwrap_or(self.now);
+            format!(
+                "goes on from {} after waiting {waited_s:.1} s",
+                drive.stations[drive.at]
+            )
+        });
+        drive.waiting_since = None;
         if blocked.is_some() {
             // It drives to the last station it holds and asks again there.
             floor.traffic.stop_waiting(robot);
@@ -173,14 +194,20 @@ impl<S: Setup> Manager<S> {
             return;
         };
         let sent = Self::send_goal(task, leaf, &path, &actuator, &server, &params, &mut self.out);
+        if let Some(reason) = waited {
+            self.wait_event(&task_id, robot, &path, reason);
+        }
         if let Err(reason) = sent {
+            let Some(task) = self.tasks.get_mut(&task_id) else {
+                return;
+            };
             let out = task.sched.leaf_failed(leaf, &reason);
             self.drive_over(robot);
             self.apply(&task_id, out);
         }
     }
 
-    fn wait_event(&mut self, task: &str, robot: &str, path: &str, reason: String) {
+    pub(crate) fn wait_event(&mut self, task: &str, robot: &str, path: &str, reason: String) {
         self.log(Level::Info, format!("{task}: {path}: {reason}"));
         self.out.push(super::io::Command::Publish(TaskEvent {
             task_id: task.to_owned(),

@@ -27,6 +27,7 @@ pub mod energy;
 pub mod environment;
 pub mod floor;
 mod floor_drive;
+mod floor_replan;
 pub mod goals;
 mod io;
 mod leaves;
@@ -92,6 +93,9 @@ pub struct Manager<S> {
     pub robot_timeout_s: Option<f64>,
     /// The robots lost (their actuators silent), until one is heard again.
     pub lost: std::collections::BTreeSet<String>,
+    /// A robot that has waited this long for a lane or station plans a way around it, if the map has one [s];
+    /// `None`: it waits for its planned way.
+    pub replan_after_s: Option<f64>,
     /// When robots charge; `None`: they never go to a charger by themselves.
     pub charging: Option<charge_policy::ChargePolicy>,
     /// What the event being handled asks the node to do.
@@ -132,6 +136,7 @@ impl<S: Setup> Manager<S> {
             robot_timeout_s: None,
             lost: Default::default(),
             charging: None,
+            replan_after_s: None,
             out: Vec::new(),
         };
         manager.use_setup(setup);
