@@ -22,6 +22,25 @@ fn route_of(params: &Params) -> Option<(Vec<String>, Vec<Value>)> {
     (stations.len() >= 2 && points.len() == stations.len()).then_some((stations, points))
 }
 
+/// How far `robot`'s `drive` can go now: the last station of the stretch whose lanes and stations it got
+/// (each asked for in order), and what stopped it there, if anything did.
+fn reach(traffic: &mut Traffic, robot: &str, drive: &Drive) -> (usize, Option<(String, Vec<String>)>) {
+    let mut end = drive.at;
+    let last = drive.stop_at.unwrap_or(drive.stations.len() - 1);
+    while end < last {
+        // A stretch never comes back to a station it passes: arriving there lets the station go, so the robot
+        // would come back to a station it no longer holds. It asks again from there instead.
+        if drive.stations[drive.at..=end].contains(&drive.stations[end + 1]) {
+            break;
+        }
+        match traffic.request(robot, &drive.stations[end], &drive.stations[end + 1]) {
+            Grant::Go => end += 1,
+            Grant::Wait { resource, holders } => return (end, Some((resource.to_string(), holders))),
+        }
+    }
+    (end, None)
+}
+
 impl<S: Setup> Manager<S> {
     /// The floor, set up at first use from the map and the robots' stations; `None` without a map.
     fn floor_mut(&mut self) -> Option<&mut Floor> {
@@ -126,26 +145,7 @@ impl<S: Setup> Manager<S> {
         if drive.to.is_some() {
             return;
         }
-        let mut end = drive.at;
-        let mut blocked = None;
-        let last = drive.stop_at.unwrap_or(drive.stations.len() - 1);
-        while end < last {
-            // A stretch never comes back to a station it passes: arriving there lets the station go, so the
-            // robot would come back to a station it no longer holds. It asks again from there instead.
-            if drive.stations[drive.at..=end].contains(&drive.stations[end + 1]) {
-                break;
-            }
-            match floor
-                .traffic
-                .request(robot, &drive.stations[end], &drive.stations[end + 1])
-            {
-                Grant::Go => end += 1,
-                Grant::Wait { resource, holders } => {
-                    blocked = Some((resource.to_string(), holders));
-                    break;
-                }
-            }
-        }
+        let (end, blocked) = reach(&mut floor.traffic, robot, drive);
         if end == drive.at {
             // Nothing ahead is free: wait here (announced once per resource and holders); past
             // `replan_after_s` of waiting, look for a way around.
