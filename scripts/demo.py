@@ -435,46 +435,96 @@ def subtask_names(config: dict, task_type: str) -> dict[str, str]:
     return names
 
 
+def task_timeline(events: list, config: dict, types: dict) -> tuple[list, dict]:
+    """The timeline's bars and row names from /task_events: each subtask's status intervals (running, delayed,
+    interrupted, charging) and each drive's waits for a lane or station another robot holds (`waiting`, from
+    the WAITING event that announces it to the one that ends it). With more than one task a row is
+    `<task id>/<path>` and the task's row is named with its type; `types` is task id -> task type."""
+    from lockstep_interfaces.msg import TaskEvent
+
+    import tasks_support as ts
+
+    t0 = min((ts.secs(e.stamp) for e in events), default=0.0)
+    order = list(dict.fromkeys(e.task_id for e in events))
+    several = len(order) > 1
+
+    def row(e) -> str:
+        return f"{e.task_id}/{e.path}" if several else e.path
+
+    open_since: dict = {}
+    waits: dict = {}
+    bars = []
+    for e in sorted(events, key=lambda e: ts.secs(e.stamp)):
+        t, key = ts.secs(e.stamp) - t0, row(e)
+        if e.kind in (TaskEvent.STATUS, TaskEvent.FINISHED) and key in open_since:
+            status, since = open_since.pop(key)
+            bars.append({"path": key, "level": e.level, "status": status, "start_s": since, "end_s": t})
+        if e.kind == TaskEvent.STATUS and e.new_status in ("running", "delayed", "interrupted", "charging"):
+            open_since[key] = (e.new_status, t)
+        if e.kind == TaskEvent.WAITING:
+            if key in waits:
+                bars.append({"path": key, "level": e.level, "status": "waiting", "start_s": waits.pop(key),
+                             "end_s": t})
+            if e.reason.startswith("waiting at"):
+                waits[key] = t
+    end = max((ts.secs(e.stamp) - t0 for e in events), default=0.0)
+    bars += [{"path": p, "level": 0, "status": s, "start_s": since, "end_s": end}
+             for p, (s, since) in open_since.items()]
+    bars += [{"path": p, "level": 0, "status": "waiting", "start_s": since, "end_s": end}
+             for p, since in waits.items()]
+    names: dict[str, str] = {}
+    for task_id in order:
+        for path, name in subtask_names(config, types.get(task_id, "")).items():
+            names[f"{task_id}/{path}" if several else path] = name
+        if several:
+            names[f"{task_id}/{config['levels'][0]}"] = f"{types.get(task_id, '')} ({task_id})"
+    return bars, names
+
+
 def stage_task(demo: Demo) -> str:
     from geometry_msgs.msg import PoseStamped
     from lockstep_interfaces.msg import TaskEvent
+    from lockstep_interfaces.srv import ListTasks
 
     import tasks_support as ts
 
     ros = demo.ros
     truth = ros.collect(PoseStamped, "/ground_truth", reliable(depth=5000))
-    sim = demo.start(SIM, params=ts.sim_params(mode="commanded", time_scale=TASK_TIME_SCALE, watch_files=False,
-                                               publish_clock=False))
+    sim = demo.start(SIM, params=ts.sim_params(
+        mode="commanded", time_scale=TASK_TIME_SCALE, watch_files=False, publish_clock=False,
+        **{"battery.capacity_wh": 1.0, "battery.start_percent": 25.0, "battery.idle_w": 0.0,
+           "battery.drive_wh_per_m": 0.01, "battery.charge_w": 300.0, "battery.rate_hz": 5.0,
+           "battery.chargers": "2.5 12.5, 17.5 12.5"}))
     ros.wait_until(lambda: truth, 60, "the first ground truth", proc=sim)
     ts.actuator(ros, "navigation")
     ts.actuator(ros, "loader", duration_s=0.5)
     ts.actuator(ros, "roller", duration_s=0.5)
-    manager = ts.Manager(ros, ts.WAREHOUSE, map_file=str(ts.WAREHOUSE_MAP), start_stations="A")
+    # The robot starts low (25 % of 1 Wh, below recharge_below): the manager sends it to the nearest
+    # charger (C) first, and the transport goes from there once it holds 90 %.
+    manager = ts.Manager(ros, ts.WAREHOUSE, map_file=str(ts.WAREHOUSE_MAP), start_stations="A",
+                         drive_wh_per_m=0.01, idle_w=0.0, recharge_below=30.0, charge_to=90.0)
+    # Every event from the first (the charging task starts as soon as the manager hears the battery, maybe
+    # before a volatile subscription matches): the topic keeps its history for late subscribers.
+    history = ros.collect(TaskEvent, "/task_events", reliable(depth=5000, latched=True))
+    ros.wait_until(lambda: manager.status_events(new="charging"), 180, "the robot charging", manager.proc)
     started = time.monotonic()
-    result = manager.result(manager.send(*TASK), timeout=180)
+    result = manager.result(manager.send(*TASK), timeout=240)
     wall = time.monotonic() - started
-    events = list(manager.events)
+    listed = ros.call(ListTasks, "/list_tasks", ListTasks.Request(), retry_every=5.0)
+    types = {t.task_id: t.task_type for t in listed.tasks}
+    ros.wait_until(lambda: len(history) >= len(manager.events), 30, "every task event", manager.proc)
+    events = list(history)
     for p in ros.processes:
         p.stop()
-    t0 = min((ts.secs(e.stamp) for e in events), default=0.0)
-    open_since: dict = {}
-    bars = []
-    for e in sorted((e for e in events if e.kind == TaskEvent.STATUS), key=lambda e: ts.secs(e.stamp)):
-        t = ts.secs(e.stamp) - t0
-        if e.path in open_since:
-            status, since = open_since.pop(e.path)
-            bars.append({"path": e.path, "level": e.level, "status": status, "start_s": since, "end_s": t})
-        if e.new_status in ("running", "delayed", "interrupted"):
-            open_since[e.path] = (e.new_status, t)
-    end = max((ts.secs(e.stamp) - t0 for e in events), default=0.0)
-    bars += [{"path": p, "level": 0, "status": s, "start_s": since, "end_s": end} for p, (s, since) in open_since.items()]
+    bars, names = task_timeline(events, yaml.safe_load(ts.WAREHOUSE.read_text()), types)
     demo.report["plots"]["task_timeline"] = demo.write_data("task_timeline.json", {
-        "task": TASK[0], "outcome": result.outcome, "bars": bars,
-        "names": subtask_names(yaml.safe_load(ts.WAREHOUSE.read_text()), TASK[0])})
+        "task": TASK[0], "outcome": result.outcome, "bars": bars, "names": names})
     demo.report["task"] = {"type": TASK[0], "parameters": TASK[1], "outcome": result.outcome,
                            "success": result.success, "leaves_executed": result.leaves_executed,
                            "group_reports": result.group_reports, "events": len(events), "wall_s": round(wall, 2),
-                           "time_scale": TASK_TIME_SCALE}
+                           "time_scale": TASK_TIME_SCALE,
+                           "charging_s": round(sum(b["end_s"] - b["start_s"] for b in bars
+                                                   if b["status"] == "charging"), 2)}
     assert result.success, result
     return (f"{TASK[0]} A -> B: {result.outcome}, {result.leaves_executed} actions, {result.group_reports} group "
             f"reports, {len(events)} events")

@@ -70,6 +70,8 @@ def test_every_stage_ran_and_the_figures_hold(demo):
     # Task: the warehouse transport task succeeded.
     task = report["task"]
     assert task["success"] and task["outcome"] == "completed" and task["leaves_executed"] == 4, task
+    # The robot started low: it charged before the transport, and the timeline shows it.
+    assert task["charging_s"] > 0, task
     # The key figures table says the same.
     assert [f for f in report["figures"] if f["ok"] is False] == [], report["figures"]
 

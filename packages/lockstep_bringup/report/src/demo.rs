@@ -150,8 +150,9 @@ pub const PLOTS: [PlotSpec; 5] = [
     PlotSpec {
         key: "task_timeline",
         title: "Warehouse task timeline",
-        caption: "The transport task's subtasks from /task_events: when each ran, one row per subtask, the task \
-                  on top.",
+        caption: "The tasks on /task_events, one row per subtask with bars per status: the charging task the \
+                  manager sent the low robot on first (its drive to the charger, then charging), then the \
+                  transport; a drive's waits for a lane or station another robot holds are bars of their own.",
         source: Source::Timeline,
     },
 ];
