@@ -254,3 +254,32 @@ def test_a_client_that_comes_later_still_gets_the_latched_map(ros):
     assert grids, second.lines[-3:]
     assert grids[0]["msg"] == first.of("message", topic="/markers/grid")[0]["msg"]
     assert grids[0]["msg"]["markers"] and grids[0]["msg"]["markers"][0]["header"]["frame_id"] == "map"
+
+
+def test_a_foxglove_client_shows_the_task_managers_live_fleet_view(ros):
+    # Two robots on the shipped warehouse map, at A and D: the manager's fleet_markers (transient-local, sent
+    # when the view changes) through the view, decoded by the Foxglove client.
+    manager = ros.start("lockstep_task_manager", params={
+        "config_file": str(REPO_ROOT / "config/tasks/warehouse.yaml"),
+        "map_file": str(REPO_ROOT / "config/tasks/warehouse_map.yaml"),
+        "robots": "robot1,robot2", "start_stations": "A,D"})
+    port = free_port()
+    view = start_view(ros, port)
+    client = Client(port, "--subscribe", "/fleet_markers,/task_events", "--max", "1", "--seconds", "60")
+    ros.wait_until(lambda: client.of("message", topic="/fleet_markers"), 90, "the fleet view at the client",
+                   proc=view)
+    assert manager.alive() and view.alive()
+    advertised = {l["topic"]: l for l in client.of("advertise")}
+    assert advertised["/fleet_markers"]["schemaName"] == "visualization_msgs/msg/MarkerArray"
+    assert not client.of("schemaError") and not client.of("decodeError"), client.lines
+    markers = client.of("message", topic="/fleet_markers")[-1]["msg"]["markers"]
+    assert markers and all(m["header"]["frame_id"] == "map" for m in markers)
+    names = sorted(m["text"] for m in markers if m["ns"] == "names")
+    assert names == ["robot1", "robot2"], names
+    robots = {m["id"]: (m["pose"]["position"]["x"], m["pose"]["position"]["y"]) for m in markers if m["ns"] == "robots"}
+    assert sorted(robots.values()) == [(2.5, 5.5), (17.5, 12.5)], robots
+    # The fleet layout shows what the manager publishes.
+    layout = json.loads((REPO_ROOT / "config/foxglove/fleet_layout.json").read_text())
+    shown = set(layout["configById"]["3D!lockstep_fleet"]["topics"])
+    shown.add(layout["configById"]["RawMessages!lockstep_task_events"]["topicPath"])
+    assert shown <= set(advertised), sorted(shown - set(advertised))
