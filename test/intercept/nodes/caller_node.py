@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """An unmodified rclpy service client: every `period_s` it asks /set_switch (std_srvs/SetBool) to switch on and
 off in turn, without waiting for the server, and publishes each answer's message on /answers."""
-import rclpy
 from rclpy.node import Node
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
+from node_main import run
 
 
 class Caller(Node):
@@ -25,14 +25,7 @@ class Caller(Node):
 
 
 def main():
-    rclpy.init()
-    node = Caller()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
+    run(Caller)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """An unmodified timer-driven rclpy node: every `period_s` it publishes /cmd, twice the latest /fused, stamped
 with the node's clock (now())."""
-import rclpy
 from geometry_msgs.msg import Vector3Stamped
 from rclpy.node import Node
 from std_msgs.msg import Float64
+from node_main import run
 
 
 class Controller(Node):
@@ -28,14 +28,7 @@ class Controller(Node):
 
 
 def main():
-    rclpy.init()
-    node = Controller()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
+    run(Controller)
 
 
 if __name__ == "__main__":

@@ -3,11 +3,11 @@
 `start`, one feedback per step."""
 import time
 
-import rclpy
 from rclpy.action import ActionServer
 from rclpy.node import Node
 
 from lockstep_interfaces.action import Countdown
+from node_main import run
 
 
 class Server(Node):
@@ -26,14 +26,7 @@ class Server(Node):
 
 
 def main():
-    rclpy.init()
-    node = Server()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
+    run(Server)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """An unmodified rclpy node downstream of an instrumented module: /obstacles (PoseArray) -> /obstacle_count."""
-import rclpy
 from geometry_msgs.msg import PoseArray
 from rclpy.node import Node
 from std_msgs.msg import Int32
+from node_main import run
 
 
 class Counter(Node):
@@ -14,14 +14,7 @@ class Counter(Node):
 
 
 def main():
-    rclpy.init()
-    node = Counter()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
+    run(Counter)
 
 
 if __name__ == "__main__":

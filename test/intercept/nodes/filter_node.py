@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """An unmodified rclpy node, as users write them: /raw -> /filtered, scaled by the parameter `gain`."""
-import rclpy
 from rclpy.node import Node
 from std_msgs.msg import Float64
+from node_main import run
 
 
 class Filter(Node):
@@ -17,14 +17,7 @@ class Filter(Node):
 
 
 def main():
-    rclpy.init()
-    node = Filter()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
+    run(Filter)
 
 
 if __name__ == "__main__":

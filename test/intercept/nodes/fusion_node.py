@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """An unmodified rclpy node that caches the latest of one input: /fused = /filtered + the latest /odom."""
-import rclpy
 from rclpy.node import Node
 from std_msgs.msg import Float64
+from node_main import run
 
 
 class Fusion(Node):
@@ -21,14 +21,7 @@ class Fusion(Node):
 
 
 def main():
-    rclpy.init()
-    node = Fusion()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
+    run(Fusion)
 
 
 if __name__ == "__main__":

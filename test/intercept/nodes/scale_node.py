@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """An unmodified rclpy node downstream of the example pipeline: /cmd_vel -> /cmd_vel_scaled, every velocity
 scaled by the parameter `scale`."""
-import rclpy
 from geometry_msgs.msg import Twist
 from rclpy.node import Node
+from node_main import run
 
 
 class Scale(Node):
@@ -21,14 +21,7 @@ class Scale(Node):
 
 
 def main():
-    rclpy.init()
-    node = Scale()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
+    run(Scale)
 
 
 if __name__ == "__main__":

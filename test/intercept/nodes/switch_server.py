@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """An unmodified rclpy service server: /set_switch (std_srvs/SetBool) answers with the state it was set to and
 publishes it on /switched."""
-import rclpy
 from rclpy.node import Node
 from std_msgs.msg import Bool
 from std_srvs.srv import SetBool
+from node_main import run
 
 
 class Server(Node):
@@ -21,14 +21,7 @@ class Server(Node):
 
 
 def main():
-    rclpy.init()
-    node = Server()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
+    run(Server)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,9 @@
 fraction of a second (a replay cannot reproduce it)."""
 import time
 
-import rclpy
 from rclpy.node import Node
 from std_msgs.msg import Float64
+from node_main import run
 
 
 class WallClock(Node):
@@ -19,14 +19,7 @@ class WallClock(Node):
 
 
 def main():
-    rclpy.init()
-    node = WallClock()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
+    run(WallClock)
 
 
 if __name__ == "__main__":
