@@ -9,7 +9,7 @@ mod world;
 
 use lockstep_tasks::manager::charging::ChargePolicy;
 use lockstep_tasks::manager::energy::{BatteryView, EnergyModel};
-use lockstep_tasks::manager::{Command, Event, EventKind, Manager, State};
+use lockstep_tasks::manager::{Command, Event, EventKind, GoalRequest, Manager, State};
 use world::{go_to, on_map, Fake};
 
 const CONFIG: &str = "\
@@ -65,7 +65,10 @@ fn battery(m: &mut Manager<Fake>, now: f64, robot: &str, charge_wh: f64) -> Vec<
 }
 
 fn submit(m: &mut Manager<Fake>, request: u64, robot: &str, to: &str) -> (String, Vec<Command<Fake>>) {
-    let goal = go_to(request, robot, to);
+    submit_goal(m, request, go_to(request, robot, to))
+}
+
+fn submit_goal(m: &mut Manager<Fake>, request: u64, goal: GoalRequest) -> (String, Vec<Command<Fake>>) {
     let now = m.now;
     let out = m.handle(now, Event::Goal { request, goal });
     let task = out
@@ -234,4 +237,29 @@ fn a_robot_that_cannot_finish_its_task_waits_while_no_charger_is_free() {
     let sent = sent(&out);
     assert_eq!(sent.len(), 1);
     assert_eq!(m.tasks[&sent[0].0].parameters["to"], "C1");
+}
+
+#[test]
+fn a_task_goes_to_a_robot_that_need_not_charge_first_when_that_is_sooner() {
+    // r1 stands at A, where the task starts, but is low: it would charge first (7 Wh at a full charge per
+    // hour: 2,520 s). r2, 10 m away and full, starts sooner.
+    let mut m = manager(&[("r1", "A"), ("r2", "B")]);
+    battery(&mut m, 0.0, "r1", 2.0);
+    battery(&mut m, 0.0, "r2", 10.0);
+    let goal = GoalRequest {
+        parameters_json: "{\"from\": \"A\", \"to\": \"M\"}".into(),
+        ..go_to(1, "", "M")
+    };
+    let (task, _) = submit_goal(&mut m, 1, goal);
+    assert_eq!(m.tasks[&task].robot, "r2");
+    // Both full: r1, at A already, takes the next one.
+    let mut m = manager(&[("r1", "A"), ("r2", "B")]);
+    battery(&mut m, 0.0, "r1", 10.0);
+    battery(&mut m, 0.0, "r2", 10.0);
+    let goal = GoalRequest {
+        parameters_json: "{\"from\": \"A\", \"to\": \"M\"}".into(),
+        ..go_to(1, "", "M")
+    };
+    let (task, _) = submit_goal(&mut m, 1, goal);
+    assert_eq!(m.tasks[&task].robot, "r1");
 }

@@ -1,7 +1,7 @@
 //! When robots charge (the manager's parameters `recharge_below`, `charge_to`, `charge_task`,
 //! `charge_stall_s`), and how far a charging task at its charger charges. See [`super::charging`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The parameter of a charging task that says how full it charges [Wh] (kept in the state file with the
 /// task, so a restored charging task charges as far).
@@ -22,6 +22,10 @@ pub struct ChargePolicy {
     pub(crate) told: BTreeSet<String>,
     /// (robot, charger) where the robot's battery did not rise: not tried again until it rises somewhere.
     pub(crate) stalled: BTreeSet<(String, String)>,
+    /// Each robot's latest battery reading (time [s], charge [Wh]), and the rate it was last seen charging
+    /// at [Wh/s]: how long a charge takes, for the assignment.
+    pub(crate) readings: BTreeMap<String, (f64, f64)>,
+    pub(crate) rates: BTreeMap<String, f64>,
 }
 
 impl ChargePolicy {
@@ -33,7 +37,28 @@ impl ChargePolicy {
             stall_s,
             told: BTreeSet::new(),
             stalled: BTreeSet::new(),
+            readings: BTreeMap::new(),
+            rates: BTreeMap::new(),
         }
+    }
+
+    /// A battery reading of `robot` at `now_s`: a rise since the last one gives its charging rate.
+    pub fn heard(&mut self, robot: &str, now_s: f64, charge_wh: f64) {
+        if let Some((t, wh)) = self.readings.insert(robot.to_owned(), (now_s, charge_wh)) {
+            if charge_wh > wh && now_s > t {
+                self.rates
+                    .insert(robot.to_owned(), (charge_wh - wh) / (now_s - t));
+            }
+        }
+    }
+
+    /// Seconds `robot` would spend charging from `charge_wh` to this policy's `charge_to` of `capacity_wh`,
+    /// at the rate it was last seen charging (a full charge per hour while it has never been seen charging).
+    pub fn charge_time_s(&self, robot: &str, charge_wh: f64, capacity_wh: f64) -> f64 {
+        let rate = (self.rates.get(robot).copied())
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .unwrap_or(capacity_wh / 3600.0);
+        ((self.charge_to * capacity_wh - charge_wh).max(0.0) / rate).min(86_400.0)
     }
 }
 

@@ -98,6 +98,29 @@ impl<S: Setup> Manager<S> {
         false
     }
 
+    /// The time `robot` will spend charging before it can start another task [s]: 0 unless, once its queued
+    /// tasks are done (their drives' energy spent), its battery would be below `recharge_below` or its
+    /// reserve.
+    pub(crate) fn charge_first_s(&self, robot: &str) -> f64 {
+        let (Some(policy), Some(battery)) = (&self.charging, self.batteries.get(robot)) else {
+            return 0.0;
+        };
+        let queued_wh: f64 = (self.energy.iter())
+            .flat_map(|m| {
+                (self.tasks.values())
+                    .filter(|t| t.robot == robot && !t.is_finished() && charge_to_wh(t).is_none())
+                    .map(|t| m.need_wh(t.sched.tree()))
+            })
+            .sum();
+        let reserve_wh = self.energy.map_or(0.0, |m| m.reserve_fraction) * battery.capacity_wh;
+        let left_wh = battery.charge_wh - queued_wh;
+        let floor_wh = (policy.recharge_below * battery.capacity_wh).max(reserve_wh);
+        if left_wh >= floor_wh {
+            return 0.0;
+        }
+        policy.charge_time_s(robot, left_wh.max(0.0), battery.capacity_wh)
+    }
+
     /// The charger nearest to `robot` by travel time that no other robot stands at or drives to (and where
     /// its battery did not stop rising before).
     fn free_charger(&self, robot: &str) -> Option<String> {

@@ -94,6 +94,9 @@ impl<S: Setup> Manager<S> {
             .filter(|name| !self.lost.contains(*name) || *name == named)
             .map(|name| {
                 let (station, busy) = self.free_at(name);
+                // A robot that will have to charge first starts that much later.
+                let charge_s = self.charge_first_s(name);
+                let busy = (charge_s > 0.0).then(|| busy.unwrap_or(0.0) + charge_s).or(busy);
                 RobotView {
                     name: name.clone(),
                     station: station.unwrap_or_default(),
@@ -130,6 +133,10 @@ impl<S: Setup> Manager<S> {
             return;
         }
         let before = self.batteries.insert(robot.clone(), battery);
+        let now = self.now;
+        if let Some(policy) = self.charging.as_mut() {
+            policy.heard(&robot, now, battery.charge_wh);
+        }
         if before.is_some_and(|b| battery.charge_wh > b.charge_wh) {
             // It charges again: chargers where it did not are worth another try.
             if let Some(policy) = self.charging.as_mut() {
