@@ -47,8 +47,9 @@ def test_a_low_robot_charges_at_the_nearest_charger_before_its_transport(ros):
     # A 1 Wh battery at 25 %, 0.01 Wh per metre; chargers at C and D (the map's `charger: true` stations).
     truth = ros.collect(PoseStamped, "/ground_truth", reliable(depth=10000))
     batteries = ros.collect(BatteryState, "/battery_state", reliable(depth=10000))
+    # The simulator at twice real time, as the demo's task stage runs it: the drives take half the wall time.
     sim = ros.start("lockstep_sim_node", params=sim_params(
-        mode="commanded", start_column=2, start_row=9,
+        mode="commanded", start_column=2, start_row=9, time_scale=2.0,
         **{"battery.capacity_wh": 1.0, "battery.start_percent": 25.0, "battery.idle_w": 0.0,
            "battery.drive_wh_per_m": 0.01, "battery.charge_w": 300.0, "battery.rate_hz": 5.0,
            "battery.chargers": "2.5 12.5, 17.5 12.5"}))
