@@ -72,6 +72,13 @@ impl Run {
             .map(|(_, why)| why.as_str())
             .collect()
     }
+
+    /// The one step-aside event's reason (there must be exactly one).
+    fn only_aside(&self) -> &str {
+        let asides = self.asides();
+        assert_eq!(asides.len(), 1, "{asides:?}");
+        asides[0]
+    }
 }
 
 fn record(commands: &[Command<Fake>], sent: &mut Vec<Sent>, run: &mut Run) {
@@ -176,10 +183,9 @@ fn head_on_in_a_one_lane_aisle_one_robot_waits_then_steps_aside_and_both_arrive(
 fn the_robot_that_steps_aside_leaves_the_corridor_the_other_needs() {
     let run = run(CORRIDOR, &[("r1", "C"), ("r2", "D")], &["D", "C"]);
     assert_eq!(run.stations, ["D", "C"], "{:?}", run.waits);
-    let asides = run.asides();
     // r1 reaches J7, the two wait on each other; J6 is on r2's way, J8 is not.
-    assert_eq!(asides.len(), 1, "{asides:?}");
-    assert!(asides[0].starts_with("steps aside from J7 to J8"), "{asides:?}");
+    let aside = run.only_aside();
+    assert!(aside.starts_with("steps aside from J7 to J8"), "{aside}");
 }
 
 /// A dead-end corridor B - A - X with two ways on at X: S (where r1 goes) and T.
@@ -202,9 +208,8 @@ fn a_robot_with_no_free_neighbour_off_the_way_backs_out_through_several_lanes() 
     // two lanes, A -> X -> T, in one go (one lane at a time, to X, it would stand in r1's way again).
     let run = run(DEAD_END, &[("r1", "B"), ("r2", "A")], &["S", "B"]);
     assert_eq!(run.stations, ["S", "B"], "{:?}", run.waits);
-    let asides = run.asides();
-    assert_eq!(asides.len(), 1, "{asides:?}");
-    assert!(asides[0].starts_with("steps aside from A to T"), "{asides:?}");
+    let aside = run.only_aside();
+    assert!(aside.starts_with("steps aside from A to T"), "{aside}");
 }
 
 /// Two ways from A to D: by B (10 m) and by C (about 14 m).
@@ -224,15 +229,17 @@ lanes:
 fn a_robot_kept_waiting_past_replan_after_s_goes_round_the_robot_in_its_way() {
     // r2 stands idle at B; r1 drives A -> D, planned by B.
     let sent_of = |out: &[Command<Fake>]| -> Vec<Sent> {
-        let mut sent = Vec::new();
-        let mut run = Run {
-            first_sent: Vec::new(),
-            waits: Vec::new(),
-            outcomes: BTreeMap::new(),
-            stations: Vec::new(),
-        };
-        record(out, &mut sent, &mut run);
-        sent
+        (out.iter())
+            .filter_map(|c| match c {
+                Command::SendGoal {
+                    task,
+                    leaf,
+                    generation,
+                    ..
+                } => Some((task.clone(), *leaf, *generation)),
+                _ => None,
+            })
+            .collect()
     };
     let waits_of = |out: &[Command<Fake>]| -> Vec<String> {
         (out.iter())
